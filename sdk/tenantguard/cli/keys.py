@@ -1,0 +1,55 @@
+"""``tenantguard keys``: generate signing keys, show them, export trust sets as JWKS."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..keys import SUPPORTED_ALGORITHMS, SigningKey, TrustSet, load_public_key_file
+from .common import console, print_json
+
+app = typer.Typer(help="Generate signing keys (written 0600), show their kid, export JWKS.", no_args_is_help=True)
+
+
+@app.command()
+def generate(
+    out: Annotated[Path, typer.Argument(help="Private key path; the public key goes to OUT.pub")],
+    alg: Annotated[str, typer.Option(help=f"One of {', '.join(SUPPORTED_ALGORITHMS)}")] = "EdDSA",
+    force: Annotated[bool, typer.Option(help="Overwrite an existing key file")] = False,
+) -> None:
+    """Generate a key pair; the private key file is created with mode 0600."""
+    if alg not in SUPPORTED_ALGORITHMS:
+        raise typer.BadParameter(f"choose one of {', '.join(SUPPORTED_ALGORITHMS)}", param_hint="--alg")
+    if out.exists() and not force:
+        raise typer.BadParameter(f"{out} exists; pass --force to overwrite", param_hint="OUT")
+    key = SigningKey.generate(alg)  # type: ignore[arg-type]
+    pub = key.save(out)
+    console.print(f"[green]generated[/] {key.alg} key [bold]{key.kid}[/]")
+    console.print(f"  private: {out} (0600)\n  public:  {pub}")
+
+
+@app.command()
+def show(path: Annotated[Path, typer.Argument(help="A PEM private or public key")]) -> None:
+    """Print the key's public JWK (with its RFC 7638 kid); never prints private material."""
+    from ..keys import public_jwk
+
+    print_json(public_jwk(load_public_key_file(path)))
+
+
+@app.command()
+def jwks(
+    keys: Annotated[list[Path], typer.Argument(help="PEM keys (private or public) to publish")],
+    issuer: Annotated[str, typer.Option(help="Issuer these keys may sign for")],
+    out: Annotated[Path | None, typer.Option(help="Write the JWKS here instead of stdout")] = None,
+) -> None:
+    """Export public keys as a JWKS trust file (each key carries 'iss')."""
+    trust = TrustSet()
+    for path in keys:
+        trust.add_public_key(load_public_key_file(path), issuer)
+    if out is None:
+        print_json(trust.to_jwks())
+    else:
+        trust.save(out)
+        console.print(f"[green]wrote[/] {len(trust)} key(s) to {out}")
