@@ -16,7 +16,6 @@ from collections.abc import Callable
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding
-
 from tenantguard.keys import SigningKey, TrustSet
 from tenantguard.tokens import TokenVerifier, VerifyOptions, mint
 
