@@ -1,0 +1,55 @@
+"""OPA-compatible policy bundles: build, sign, verify, inspect and activate.
+
+The archive format and the ``.signatures.json`` JWT follow OPA (v1/bundle), so a bundle
+built here loads in OPA and one built by ``opa build --signing-key`` loads here (with
+:class:`PublicKeyVerifier`). See each module for the rules it enforces.
+"""
+
+from .archive import DEFAULT_LIMITS, ArchiveLimits, read_archive, write_archive
+from .build import build_bundle, sign_bundle
+from .errors import BundlePersistError, BundleUnsigned
+from .hashing import canonical_json, file_digest
+from .inspection import inspect
+from .load import verify_bundle
+from .model import (
+    MANIFEST_FILE,
+    SIGNATURES_FILE,
+    Bundle,
+    FileHash,
+    Manifest,
+    SignatureInfo,
+    SignedFiles,
+)
+from .signing import JwtSigner, Signer
+from .store import Activation, BundleStore, order_key
+from .verify import PublicKeyVerifier, TrustSetVerifier, Verifier
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "MANIFEST_FILE",
+    "SIGNATURES_FILE",
+    "Activation",
+    "ArchiveLimits",
+    "Bundle",
+    "BundlePersistError",
+    "BundleStore",
+    "BundleUnsigned",
+    "FileHash",
+    "JwtSigner",
+    "Manifest",
+    "PublicKeyVerifier",
+    "SignatureInfo",
+    "SignedFiles",
+    "Signer",
+    "TrustSetVerifier",
+    "Verifier",
+    "build_bundle",
+    "canonical_json",
+    "file_digest",
+    "inspect",
+    "order_key",
+    "read_archive",
+    "sign_bundle",
+    "verify_bundle",
+    "write_archive",
+]

@@ -1,0 +1,139 @@
+"""Building and re-signing bundle archives.
+
+``build_bundle`` packs a directory in the bundle repository layout: ``*.rego`` and
+``data.json`` files anywhere below the root, plus an optional root ``.manifest``.
+Hidden files and directories (``.git``...) and every other file are left out; a
+symlink is refused rather than followed out of the tree. A mapping of path to content
+is packed as given. The
+content is parsed before it is signed, so a bundle that would be rejected on load is
+never produced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import BundleTooLarge, BundleUnsafePath
+from ..keys import SigningKey
+from .archive import DEFAULT_LIMITS, ArchiveLimits, read_archive, safe_name, write_archive
+from .content import classify, load_json, parse_contents
+from .model import MANIFEST_FILE, SIGNATURES_FILE, Manifest
+from .signing import Signer, as_signer, digests, signatures_file
+
+Source = str | os.PathLike[str] | Mapping[str, bytes | str]
+
+
+def build_bundle(
+    source: Source,
+    revision: str,
+    *,
+    signing_key: SigningKey | Signer | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    roots: Sequence[str] | None = None,
+    serial: int | None = None,
+    limits: ArchiveLimits = DEFAULT_LIMITS,
+) -> bytes:
+    """Return the tar.gz bytes of a new bundle, signed when a key or signer is given.
+
+    ``revision`` and ``roots`` override the source ``.manifest``; ``metadata`` is merged
+    over it; ``metadata["serial"]`` is set to ``serial`` (else ``metadata["serial"]``,
+    else now in milliseconds)
+    so that activation can refuse rollbacks.
+    """
+    files = _collect(source, limits)
+    files.pop(SIGNATURES_FILE, None)
+    base = Manifest.from_wire(load_json(files[MANIFEST_FILE], MANIFEST_FILE)) if (
+        MANIFEST_FILE in files
+    ) else Manifest()
+    extra = dict(metadata or {})
+    if serial is None:
+        serial = extra.get("serial", time.time_ns() // 1_000_000)
+    wire = base.to_wire() | {"revision": revision}
+    wire["metadata"] = {**base.metadata, **extra, "serial": serial}
+    if roots is not None:
+        wire["roots"] = list(roots)
+    files[MANIFEST_FILE] = _manifest_bytes(wire)
+    parse_contents(files)
+    return _finish(files, signing_key, limits)
+
+
+def sign_bundle(
+    bundle: bytes | str | os.PathLike[str],
+    key: SigningKey | Signer,
+    *,
+    limits: ArchiveLimits = DEFAULT_LIMITS,
+) -> bytes:
+    """Re-sign an existing archive (any previous signature is dropped, not checked).
+
+    The content is kept byte for byte; member names are normalised and the archive is
+    rewritten deterministically.
+    """
+    files = read_archive(bundle, limits)
+    files.pop(SIGNATURES_FILE, None)
+    parse_contents(files)
+    return _finish(files, key, limits)
+
+
+def _finish(
+    files: dict[str, bytes], key: SigningKey | Signer | None, limits: ArchiveLimits
+) -> bytes:
+    if key is not None:
+        token = as_signer(key).sign(digests(files))
+        files[SIGNATURES_FILE] = signatures_file(token)
+    _check_sizes(files, limits)
+    archive = write_archive(files)
+    read_archive(archive, limits)  # what we write must be what we accept
+    return archive
+
+
+def _manifest_bytes(wire: dict[str, Any]) -> bytes:
+    return json.dumps(wire, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _collect(source: Source, limits: ArchiveLimits) -> dict[str, bytes]:
+    if isinstance(source, Mapping):
+        return {
+            safe_name(name): content.encode() if isinstance(content, str) else bytes(content)
+            for name, content in source.items()
+        }
+    return _collect_dir(Path(source), limits)
+
+
+def _collect_dir(root: Path, limits: ArchiveLimits) -> dict[str, bytes]:
+    if not root.is_dir():
+        raise BundleUnsafePath(f"{root} is not a directory")
+    files: dict[str, bytes] = {}
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for filename in sorted(filenames):
+            path = Path(directory, filename)
+            name = path.relative_to(root).as_posix()
+            if not _wanted(name):
+                continue
+            if path.is_symlink() or not path.is_file():
+                raise BundleUnsafePath(f"{name} is not a regular file", file=name)
+            if path.stat().st_size > limits.max_file_bytes:
+                raise BundleTooLarge(f"{name} exceeds {limits.max_file_bytes} bytes", file=name)
+            files[name] = path.read_bytes()
+    return files
+
+
+def _wanted(name: str) -> bool:
+    if name == MANIFEST_FILE:
+        return True
+    if any(part.startswith(".") for part in name.split("/")):
+        return False
+    return classify(name) in ("module", "data")
+
+
+def _check_sizes(files: Mapping[str, bytes], limits: ArchiveLimits) -> None:
+    for name, content in files.items():
+        if len(content) > limits.max_file_bytes:
+            raise BundleTooLarge(f"{name} exceeds {limits.max_file_bytes} bytes", file=name)
+    if len(files) > limits.max_files:
+        raise BundleTooLarge(f"bundle has more than {limits.max_files} files")
