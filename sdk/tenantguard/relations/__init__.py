@@ -1,0 +1,71 @@
+"""Relationships (membership tuples): model, safe NATS/KV encoding, local index, snapshots.
+
+Library only: no NATS and no HTTP here. The plane writes :class:`ChangeBatch` events and
+snapshots; a sidecar applies them to a :class:`RelationIndex` in sequence order and
+hands ``relations_of`` (or a :class:`TenantRelations` bound to the decision's tenant) to
+the policy.
+"""
+
+from .encoding import (
+    decode_id,
+    encode_id,
+    object_subject,
+    relationship_from_key,
+    relationship_from_subject,
+    relationship_key,
+    relationship_subject,
+    tenant_key_filter,
+    tenant_subject,
+)
+from .errors import (
+    ChangeBatchInvalid,
+    ChangeBatchTooLarge,
+    RelationshipInvalid,
+    SequenceGap,
+    SnapshotInvalid,
+    SnapshotTooLarge,
+)
+from .index import MAX_DEPTH, IndexView, RelationIndex, TenantRelations
+from .model import MAX_BATCH_CHANGES, ChangeBatch, RelationChange, Relationship
+from .snapshot import (
+    SnapshotHeader,
+    index_from_snapshot_bytes,
+    read_header,
+    read_snapshot,
+    snapshot_bytes,
+    snapshot_digest,
+    write_snapshot,
+)
+
+__all__ = [
+    "MAX_BATCH_CHANGES",
+    "MAX_DEPTH",
+    "ChangeBatch",
+    "ChangeBatchInvalid",
+    "ChangeBatchTooLarge",
+    "IndexView",
+    "RelationChange",
+    "RelationIndex",
+    "Relationship",
+    "RelationshipInvalid",
+    "SequenceGap",
+    "SnapshotHeader",
+    "SnapshotInvalid",
+    "SnapshotTooLarge",
+    "TenantRelations",
+    "decode_id",
+    "encode_id",
+    "index_from_snapshot_bytes",
+    "object_subject",
+    "read_header",
+    "read_snapshot",
+    "relationship_from_key",
+    "relationship_from_subject",
+    "relationship_key",
+    "relationship_subject",
+    "snapshot_bytes",
+    "snapshot_digest",
+    "tenant_key_filter",
+    "tenant_subject",
+    "write_snapshot",
+]
