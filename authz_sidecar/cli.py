@@ -2,13 +2,53 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
+from .config import DEFAULT_GRPC_PORT, DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, SidecarConfig
+
 app = typer.Typer(help="Run the authorization sidecar beside a service.", no_args_is_help=True)
+ENV = "TG_SIDECAR_"
 
 
 @app.command()
-def serve() -> None:
-    """Start the sidecar (HTTP + gRPC ext_authz). Not yet available in this build."""
-    typer.echo("tenantguard sidecar serve: not yet available in this build", err=True)
-    raise typer.Exit(2)
+def serve(
+    service: Annotated[str, typer.Option(envvar=ENV + "SERVICE", help="This service's name (the expected token aud)")],
+    bundle: Annotated[Path | None, typer.Option(envvar=ENV + "BUNDLE",
+                                                help="Signed bundle file to load at start")] = None,
+    bundle_key: Annotated[list[Path] | None, typer.Option(envvar=ENV + "BUNDLE_KEY",
+                                                          help="Public key trusted to sign bundles; repeat")] = None,
+    trust: Annotated[Path | None, typer.Option(envvar=ENV + "TRUST",
+                                               help="Trust file (JWKS with iss) for tokens")] = None,
+    relations: Annotated[Path | None, typer.Option(envvar=ENV + "RELATIONS",
+                                                   help="Local relations file (JSON) until the plane feeds us")] = None,
+    state_dir: Annotated[Path | None, typer.Option(envvar=ENV + "STATE_DIR",
+                                                   help="Where the last good bundle is kept for cold start")] = None,
+    host: Annotated[str, typer.Option(envvar=ENV + "HOST", help="Bind address (loopback by default)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(envvar=ENV + "PORT", help="HTTP port (0 = any free port)")] = DEFAULT_HTTP_PORT,
+    grpc_port: Annotated[int, typer.Option(envvar=ENV + "GRPC_PORT",
+                                           help="Envoy ext_authz gRPC port (-1 disables)")] = DEFAULT_GRPC_PORT,
+    uds: Annotated[Path | None, typer.Option(envvar=ENV + "UDS", help="Serve HTTP on this unix socket instead")] = None,
+    decision: Annotated[str | None, typer.Option(envvar=ENV + "DECISION",
+                                                 help="Decision rule, e.g. data.tenantguard.decision")] = None,
+    require_token: Annotated[bool, typer.Option(envvar=ENV + "REQUIRE_TOKEN",
+                                                help="Refuse questions without a context token")] = False,
+    allow_remote: Annotated[bool, typer.Option(envvar=ENV + "ALLOW_REMOTE",
+                                               help="Answer callers that are not on loopback")] = False,
+    alg: Annotated[list[str] | None, typer.Option(envvar=ENV + "ALG", help="Accepted token algorithm; repeat")] = None,
+    max_body_bytes: Annotated[int, typer.Option(envvar=ENV + "MAX_BODY_BYTES")] = DEFAULT_MAX_BODY_BYTES,
+) -> None:
+    """Start the sidecar: HTTP doors (native, AuthZEN, OPA Data API, ops) and Envoy ext_authz over gRPC."""
+    from .runtime import Sidecar
+    from .server import run
+
+    config = SidecarConfig(
+        service=service, bundle_file=bundle, bundle_keys=tuple(bundle_key or ()), trust_file=trust,
+        relations_file=relations, state_dir=state_dir, host=host, port=port,
+        grpc_port=None if grpc_port < 0 else grpc_port, uds=uds, decision=decision,
+        require_token=require_token, loopback_only=not allow_remote,
+        algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes,
+    )
+    run(Sidecar.from_config(config))

@@ -1,0 +1,70 @@
+"""Sidecar settings: one frozen object built from flags or ``TG_SIDECAR_*`` variables."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tenantguard.errors import ConfigError
+from tenantguard.tokens import MAX_LEEWAY
+
+DEFAULT_HTTP_PORT = 8181
+DEFAULT_GRPC_PORT = 9191
+DEFAULT_MAX_BODY_BYTES = 64 * 1024
+DEFAULT_MAX_EVALUATIONS = 64
+DEFAULT_DECISION_LOG_QUEUE = 10_000
+ENV_PREFIX = "TG_SIDECAR_"
+
+
+@dataclass(frozen=True, slots=True)
+class SidecarConfig:
+    """Everything a sidecar needs to start; validated once, at construction."""
+
+    service: str
+    bundle_file: Path | None = None
+    bundle_keys: tuple[Path, ...] = ()
+    trust_file: Path | None = None
+    relations_file: Path | None = None
+    state_dir: Path | None = None
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_HTTP_PORT
+    grpc_port: int | None = DEFAULT_GRPC_PORT
+    uds: Path | None = None
+    decision: str | None = None  # overrides the bundle's manifest metadata.decision
+    require_token: bool = False
+    loopback_only: bool = True
+    algorithms: frozenset[str] = field(default_factory=lambda: frozenset({"EdDSA"}))
+    leeway: float = 5.0
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_evaluations: int = DEFAULT_MAX_EVALUATIONS
+    max_wait_ms: int = 500
+    decision_log_queue: int = DEFAULT_DECISION_LOG_QUEUE
+    nats_url: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.service or not self.service.replace("-", "").replace("_", "").isalnum():
+            raise ConfigError("service must be a non-empty name of letters, digits, '-' or '_'")
+        for name in ("port", "grpc_port"):
+            port = getattr(self, name)
+            if port is not None and not 0 <= port <= 65535:
+                raise ConfigError(f"{name} must be within 0..65535")
+        if not 0 <= self.leeway <= MAX_LEEWAY:
+            raise ConfigError(f"leeway must be within 0..{MAX_LEEWAY:.0f} s")
+        if not 1024 <= self.max_body_bytes <= 16 * 1024 * 1024:
+            raise ConfigError("max_body_bytes must be within 1 KiB..16 MiB")
+        if not 1 <= self.max_evaluations <= 1024:
+            raise ConfigError("max_evaluations must be within 1..1024")
+        if not 0 <= self.max_wait_ms <= 10_000:
+            raise ConfigError("max_wait_ms must be within 0..10000")
+        if self.bundle_file is not None and not self.bundle_keys:
+            raise ConfigError("a bundle file needs at least one --bundle-key to verify it")
+
+    @property
+    def decision_log_subject(self) -> str:
+        return f"tg.decisions.{self.service}"
+
+
+def env_default(name: str, default: str | None = None) -> str | None:
+    """``TG_SIDECAR_<NAME>``, so every flag can also come from the environment."""
+    return os.environ.get(ENV_PREFIX + name.upper(), default)

@@ -1,0 +1,90 @@
+"""OPA Data API door: ``POST/GET /v1/data/{path}`` with OPA's response shape.
+
+Existing OPA clients (opa-python-client, OPA SDKs, Envoy's OPA plugin users) keep
+working: they ask for their decision rule and get ``{"result": ..., "decision_id": ...}``.
+Only the decision entrypoint (and its members, e.g. ``.../allow``) is exposed, and it
+runs through the same decision core as every other door, built-in checks included;
+other documents (raw data, helper rules) are not served, so the door cannot be used to
+read another tenant's data out of the bundle.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request
+from tenantguard.errors import InvalidInput, TenantGuardError
+
+from ..runtime import Sidecar
+from .models import ErrorBody, OpaDataRequest
+
+router = APIRouter(tags=["opa-compatible"])
+ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 404: {"model": ErrorBody}}
+MAX_PATH = 512
+
+
+class PathNotExposed(TenantGuardError):
+    code = "path_not_exposed"
+    http_status = 404
+
+
+def _member(sidecar: Sidecar, path: str) -> str | None:
+    """'' for the decision document itself, the member name for ``.../allow``, else None."""
+    entry = sidecar.decision_entrypoint.removeprefix("data.").replace(".", "/")
+    path = path.strip("/")
+    if path == entry:
+        return ""
+    if path.startswith(entry + "/") and path.count("/") == entry.count("/") + 1:
+        return path.rsplit("/", 1)[1]
+    return None
+
+
+def _answer(sidecar: Sidecar, path: str, input_doc: dict[str, Any] | None, authorization: str | None) -> dict[str, Any]:
+    if len(path) > MAX_PATH:
+        raise InvalidInput("path too long")
+    member = _member(sidecar, path)
+    if member is None:
+        raise PathNotExposed(f"only the decision document {sidecar.decision_entrypoint} is served here")
+    if input_doc is None:
+        raise InvalidInput("an input document is required", field="input")
+    claims = sidecar.authenticate(authorization)
+    decision = sidecar.decide(input_doc, claims, door="opa")
+    document = {"allow": decision.allow, "reasons": list(decision.reasons), "high_risk": decision.high_risk}
+    body: dict[str, Any] = {"decision_id": decision.decision_id}
+    if member == "":
+        body["result"] = document
+    elif member in document:
+        body["result"] = document[member]
+    # an unknown member is an undefined document: OPA answers 200 without "result"
+    return body
+
+
+@router.post("/v1/data/{path:path}", responses=ERRORS)  # type: ignore[untyped-decorator]
+async def post_data(
+    path: str,
+    body: OpaDataRequest,
+    request: Request,
+    authorization: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """OPA's ``POST /v1/data/{path}`` with ``{"input": {...}}`` (AuthZEN-shaped input)."""
+    return _answer(request.app.state.sidecar, path, body.input, authorization)
+
+
+@router.get("/v1/data/{path:path}", responses=ERRORS)  # type: ignore[untyped-decorator]
+async def get_data(
+    path: str,
+    request: Request,
+    input: Annotated[str | None, Query(max_length=16384, description="URL-encoded JSON input")] = None,
+    authorization: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """OPA's ``GET /v1/data/{path}?input=<json>``."""
+    input_doc = None
+    if input is not None:
+        try:
+            input_doc = json.loads(input)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"input is not JSON: {exc.msg}") from None
+        if not isinstance(input_doc, dict):
+            raise InvalidInput("input must be a JSON object")
+    return _answer(request.app.state.sidecar, path, input_doc, authorization)

@@ -1,0 +1,41 @@
+"""Operational endpoints: liveness, readiness, status and Prometheus metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from ..runtime import Sidecar
+
+router = APIRouter(tags=["operations"])
+
+
+@router.get("/health")  # type: ignore[untyped-decorator]
+async def health() -> dict[str, str]:
+    """The process is up (says nothing about whether it can decide)."""
+    return {"status": "ok"}
+
+
+@router.get("/ready")  # type: ignore[untyped-decorator]
+async def ready(request: Request) -> JSONResponse:
+    """Ready only once a verified bundle is active: before that every decision would deny."""
+    sidecar: Sidecar = request.app.state.sidecar
+    if sidecar.core.ready:
+        return JSONResponse({"status": "ready", "bundle_revision": sidecar.bundle_revision})
+    return JSONResponse({"status": "not_ready", "error": "not_ready", "message": "no verified bundle is active"},
+                        status_code=503)
+
+
+@router.get("/v1/status")  # type: ignore[untyped-decorator]
+async def status(request: Request) -> dict[str, Any]:
+    sidecar: Sidecar = request.app.state.sidecar
+    return sidecar.status()
+
+
+@router.get("/metrics")  # type: ignore[untyped-decorator]
+async def metrics(request: Request) -> Response:
+    sidecar: Sidecar = request.app.state.sidecar
+    return Response(generate_latest(sidecar.metrics.registry), media_type=CONTENT_TYPE_LATEST)

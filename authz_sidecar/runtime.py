@@ -1,0 +1,281 @@
+"""The sidecar's state: verifier, decision core, bundle store, relations, log, metrics.
+
+Every door holds one :class:`Sidecar` and calls :meth:`Sidecar.authenticate` then
+:meth:`Sidecar.decide`. Loading a bundle (from a file now, from NATS later) goes
+through :meth:`Sidecar.activate_bundle`, which verifies, compiles and only then swaps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tenantguard.bundle import Bundle, BundleStore, TrustSetVerifier
+from tenantguard.decision import (
+    DEFAULT_DECISION_ENTRYPOINT,
+    RELATED_EXTENSION,
+    Decision,
+    DecisionCore,
+    DecisionRequest,
+    PolicyRevision,
+)
+from tenantguard.engine import RegorusEngine
+from tenantguard.errors import BundleRejected, ConfigError, InvalidInput, TokenError, TokenMissing
+from tenantguard.keys import TrustSet, load_public_key_file
+from tenantguard.relations import RelationIndex, Relationship
+from tenantguard.revocations import RevocationList
+from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions
+
+from .config import SidecarConfig
+from .decision_log import DecisionLog, DecisionSink, MemorySink
+from .metrics import SidecarMetrics
+
+log = logging.getLogger(__name__)
+
+BUNDLE_ISSUER = "plane"
+MAX_RELATIONS_FILE = 64 * 1024 * 1024
+
+
+class Sidecar:
+    """One service's local authorizer; safe to share between the HTTP and gRPC doors."""
+
+    def __init__(
+        self,
+        config: SidecarConfig,
+        *,
+        trust: TrustSet | None = None,
+        bundle_trust: TrustSet | None = None,
+        relations: RelationIndex | None = None,
+        revocations: RevocationList | None = None,
+        log_sink: DecisionSink | None = None,
+    ) -> None:
+        self.config = config
+        self.trust = trust if trust is not None else TrustSet()
+        self.revocations = revocations if revocations is not None else RevocationList()
+        self.relations = relations if relations is not None else RelationIndex()
+        self.metrics = SidecarMetrics()
+        self.decision_log = DecisionLog(log_sink or MemorySink(), maxsize=config.decision_log_queue)
+        self.verifier = TokenVerifier(
+            self.trust,
+            VerifyOptions(audience=config.service, algorithms=config.algorithms, leeway=config.leeway),
+            revocations=self.revocations,
+        )
+        self.core = DecisionCore(config.service, self.relations, revocations=self.revocations,
+                                 on_decision=self.decision_log.submit)
+        self.bundles: BundleStore[PolicyRevision] = BundleStore(
+            TrustSetVerifier(bundle_trust if bundle_trust is not None else TrustSet()),
+            persist_dir=config.state_dir / "bundles" if config.state_dir else None,
+        )
+        self.engine = RegorusEngine()
+        self.started_at = time.time()
+        self.last_update = self.started_at
+        self.feed_state = "file" if config.nats_url is None else "connecting"
+        self._seq_changed = asyncio.Condition()
+        self._register_metric_callbacks()
+
+    # -- assembly from configuration ---------------------------------------------------
+
+    @classmethod
+    def from_config(cls, config: SidecarConfig, log_sink: DecisionSink | None = None) -> Sidecar:
+        """Build from files named in the config: trust file, bundle keys, relations, bundle."""
+        trust = TrustSet.load(config.trust_file) if config.trust_file else TrustSet()
+        bundle_trust = TrustSet()
+        for path in config.bundle_keys:
+            bundle_trust.add_public_key(load_public_key_file(path), BUNDLE_ISSUER)
+        relations = load_relations_file(config.relations_file) if config.relations_file else None
+        sidecar = cls(config, trust=trust, bundle_trust=bundle_trust, relations=relations, log_sink=log_sink)
+        if config.state_dir is not None:
+            sidecar._load_persisted()
+        if config.bundle_file is not None:
+            try:
+                sidecar.activate_bundle(_read_file(config.bundle_file))
+            except BundleRejected:
+                if not sidecar.core.ready and config.nats_url is None:
+                    raise  # nothing to serve and nothing coming: refuse to start, loudly
+                log.error("bundle file %s rejected; serving revision %s", config.bundle_file,
+                          sidecar.bundle_revision)
+        return sidecar
+
+    def _load_persisted(self) -> None:
+        try:
+            activation = self.bundles.load_persisted(prepare=self._prepare)
+        except BundleRejected as exc:
+            log.error("persisted bundle rejected (%s); waiting for a fresh one", exc)
+            self.metrics.bundles_rejected.labels(exc.code).inc()
+            return
+        if activation is not None and activation.prepared is not None:
+            self._swap(activation.prepared)
+
+    # -- bundles -------------------------------------------------------------------------
+
+    def activate_bundle(self, archive: bytes, *, force: bool = False) -> PolicyRevision:
+        """Verify, compile and swap in a bundle; a rejected one leaves the active one serving."""
+        try:
+            activation = self.bundles.activate(archive, force=force, prepare=self._prepare)
+        except BundleRejected as exc:
+            self.metrics.bundles_rejected.labels(exc.code).inc()
+            log.warning("bundle rejected: %s", exc)
+            raise
+        revision = activation.prepared
+        assert revision is not None  # _prepare always returns one
+        if self.core.active is not revision:
+            self._swap(revision)
+        return revision
+
+    def _prepare(self, bundle: Bundle) -> PolicyRevision:
+        entrypoint = self.config.decision or _manifest_decision(bundle) or DEFAULT_DECISION_ENTRYPOINT
+        policy = self.engine.prepare(bundle.modules, bundle.data, extensions=RELATED_EXTENSION,
+                                     entrypoints=(entrypoint,))
+        return PolicyRevision(revision=bundle.revision, policy=policy, entrypoint=entrypoint)
+
+    def _swap(self, revision: PolicyRevision) -> None:
+        self.core.activate(revision)
+        self.last_update = time.time()
+        self.metrics.bundles_activated.inc()
+        self.metrics.set_revision(revision.revision)
+        log.info("bundle revision %s active (decision %s)", revision.revision, revision.entrypoint)
+
+    @property
+    def bundle_revision(self) -> str | None:
+        return self.core.active.revision if self.core.active else None
+
+    @property
+    def decision_entrypoint(self) -> str:
+        active = self.core.active
+        return active.entrypoint if active else (self.config.decision or DEFAULT_DECISION_ENTRYPOINT)
+
+    # -- decisions -----------------------------------------------------------------------
+
+    def authenticate(self, authorization: str | None) -> Claims | None:
+        """The verified claims of a ``Bearer`` token; None when absent and not required."""
+        if not authorization:
+            if self.config.require_token:
+                raise TokenMissing("a context token is required (Authorization: Bearer ...)")
+            return None
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise TokenMissing("Authorization must use the Bearer scheme")
+        try:
+            return self.verifier.verify(token.strip())
+        except TokenError as exc:
+            self.metrics.tokens_rejected.labels(exc.code).inc()
+            raise
+
+    def decide(self, wire: Mapping[str, Any], claims: Claims | None, *, door: str) -> Decision:
+        """Shape-check the request (InvalidInput on a bad one), then decide and count."""
+        request = DecisionRequest.from_wire(wire, claims)
+        start = time.perf_counter()
+        decision = self.core.decide(request)
+        self.metrics.record(door, decision.allow, time.perf_counter() - start)
+        return decision
+
+    def stale_decision(self, wire: Mapping[str, Any], claims: Claims | None, door: str, wanted: int) -> Decision:
+        """The deny for a check whose ``at_least`` sequence has not arrived in time."""
+        DecisionRequest.from_wire(wire, claims)  # still a 400 for a malformed request
+        decision = Decision(allow=False, reasons=("relations_stale",), decision_id=_new_id(),
+                            bundle_revision=self.bundle_revision, relations_seq=self.relations.applied_seq)
+        self.metrics.record(door, False, 0.0)
+        log.info("check wanted relations seq %d, have %d: denied as stale", wanted, decision.relations_seq)
+        return decision
+
+    async def wait_for_seq(self, seq: int) -> bool:
+        """Wait (bounded by ``max_wait_ms``) until relations reach ``seq``."""
+        if self.relations.applied_seq >= seq:
+            return True
+        try:
+            async with self._seq_changed:
+                await asyncio.wait_for(
+                    self._seq_changed.wait_for(lambda: self.relations.applied_seq >= seq),
+                    timeout=self.config.max_wait_ms / 1000,
+                )
+        except TimeoutError:
+            return False
+        return True
+
+    async def relations_advanced(self) -> None:
+        """Called by the feed after applying a batch: wakes checks waiting on ``at_least``."""
+        self.last_update = time.time()
+        async with self._seq_changed:
+            self._seq_changed.notify_all()
+
+    # -- status --------------------------------------------------------------------------
+
+    def staleness(self) -> float:
+        return max(0.0, time.time() - self.last_update)
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "service": self.config.service,
+            "ready": self.core.ready,
+            "bundle_revision": self.bundle_revision,
+            "decision_entrypoint": self.decision_entrypoint,
+            "relations_seq": self.relations.applied_seq,
+            "relations_count": self.relations.count(),
+            "staleness_seconds": round(self.staleness(), 3),
+            "feed": self.feed_state,
+            "trusted_keys": len(self.trust),
+            "token_cache": {"hits": self.verifier.cache_hits, "misses": self.verifier.cache_misses},
+            "decision_log": self.decision_log.stats(),
+            "uptime_seconds": round(time.time() - self.started_at, 3),
+        }
+
+    def _register_metric_callbacks(self) -> None:
+        self.metrics.read_from(
+            counters={
+                "tg_token_cache_hits": ("Verified-token cache hits", lambda: self.verifier.cache_hits),
+                "tg_token_cache_misses": ("Verified-token cache misses", lambda: self.verifier.cache_misses),
+                "tg_decision_log_dropped": ("Decision log records dropped", lambda: self.decision_log.dropped),
+            },
+            gauges={
+                "tg_staleness_seconds": ("Seconds since the last bundle or relations update", self.staleness),
+                "tg_relations_seq": ("Applied relations sequence", lambda: self.relations.applied_seq),
+                "tg_ready": ("1 when a verified bundle is active", lambda: 1.0 if self.core.ready else 0.0),
+            },
+        )
+
+
+def _manifest_decision(bundle: Bundle) -> str | None:
+    value = bundle.manifest.metadata.get("decision")
+    return value if isinstance(value, str) and value else None
+
+
+def _new_id() -> str:
+    import uuid
+
+    return uuid.uuid4().hex
+
+
+def _read_file(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def load_relations_file(path: Path) -> RelationIndex:
+    """A local relations file (until the plane feeds the sidecar):
+    ``{"seq": N, "relationships": ["acme/project:p1#member@user:alice", ...]}``."""
+    if path.stat().st_size > MAX_RELATIONS_FILE:
+        raise ConfigError(f"relations file {path} exceeds {MAX_RELATIONS_FILE} bytes")
+    try:
+        doc = json.loads(_read_file(path))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"relations file {path} is not JSON: {exc.msg}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("relationships"), list):
+        raise ConfigError('relations file must be {"seq": N, "relationships": [...]}')
+    seq = doc.get("seq", 0)
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+        raise ConfigError("relations file 'seq' must be a non-negative integer")
+    tuples = []
+    for i, item in enumerate(doc["relationships"]):
+        try:
+            rel = Relationship.parse(item) if isinstance(item, str) else Relationship.from_wire(item)
+        except (InvalidInput, TypeError, AttributeError) as exc:
+            raise ConfigError(f"relations file entry {i}: {exc}") from None
+        tuples.append((rel.tenant, rel.object, rel.relation, rel.subject))
+    return RelationIndex.from_trusted(seq, tuples)

@@ -1,0 +1,95 @@
+"""Run one sidecar: HTTP (uvicorn) and gRPC (grpc.aio) on one event loop.
+
+One loop means every decision runs on one thread, which is what the embedded Rego
+engine wants (an engine belongs to the thread that built it) and keeps the decision
+path free of locks. Sockets are bound here, before serving, so port 0 works and the
+real ports can be announced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import socket
+import sys
+from dataclasses import dataclass
+
+import uvicorn
+
+from .app import create_app
+from .grpc_ext_authz import GrpcDoor, start_grpc
+from .runtime import Sidecar
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Listening:
+    http: str
+    grpc: str | None
+
+    def announce(self) -> None:
+        """One JSON line on stdout that supervisors (and tests) can wait for."""
+        print(json.dumps({"event": "listening", "http": self.http, "grpc": self.grpc}), flush=True)
+
+
+def bind_tcp(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+def bind_unix(path: str) -> socket.socket:
+    import os
+
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(path)
+    os.chmod(path, 0o660)
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve(sidecar: Sidecar, stop: asyncio.Event | None = None) -> None:
+    """Serve until ``stop`` is set or SIGINT/SIGTERM arrives; then shut both doors down."""
+    config = sidecar.config
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    sock = bind_unix(str(config.uds)) if config.uds else bind_tcp(config.host, config.port)
+    uv = uvicorn.Server(uvicorn.Config(create_app(sidecar), log_level="warning", access_log=False,
+                                       lifespan="on", timeout_graceful_shutdown=5))
+    uv.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals
+    http_task = asyncio.create_task(uv.serve(sockets=[sock]))
+    door: GrpcDoor | None = None
+    if config.grpc_port is not None:
+        door = await start_grpc(sidecar, config.host, config.grpc_port)
+    while not uv.started and not http_task.done():
+        await asyncio.sleep(0.01)
+    if http_task.done():
+        http_task.result()  # surface the startup error
+    http_addr = str(config.uds) if config.uds else "{}:{}".format(*sock.getsockname()[:2])
+    Listening(http_addr, f"{config.host}:{door.port}" if door else None).announce()
+    await stop.wait()
+    uv.should_exit = True
+    if door is not None:
+        await door.server.stop(grace=2)
+    await http_task
+
+
+def run(sidecar: Sidecar) -> None:
+    """Blocking entry point for the CLI."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    asyncio.run(serve(sidecar))

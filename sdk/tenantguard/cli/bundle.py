@@ -1,0 +1,438 @@
+"""``tenantguard bundle``: test, build, sign, verify, inspect and evaluate policy bundles.
+
+Exit codes, for every command: 0 success; 1 the bundle, a key or a test failed (a typed
+error is printed as ``error <code>: ...``); 2 bad usage (click's own code), also used by
+``push``/``publish`` until the policy plane API exists. ``eval`` exits 1 when the query
+is undefined (it prints ``undefined``); a defined ``false`` or a deny decision exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from ..bundle import (
+    SIGNATURES_FILE,
+    Bundle,
+    PublicKeyVerifier,
+    TrustSetVerifier,
+    Verifier,
+    build_bundle,
+    inspect,
+    sign_bundle,
+    verify_bundle,
+)
+from ..errors import BundleRejected
+from ..keys import SigningKey, TrustSet, load_public_key_file
+from .common import console, console_err, print_json
+
+app = typer.Typer(
+    help=(
+        "Build, sign, verify, test and inspect OPA-compatible policy bundles.\n\n"
+        "A bundle directory holds *.rego modules, data.json files and an optional .manifest "
+        "(see bundles/tenantguard). Typical flow: `bundle test DIR`, then "
+        "`bundle build DIR -o bundle.tar.gz --signing-key KEY`, then "
+        "`bundle verify bundle.tar.gz --key KEY.pub`."
+    ),
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
+
+PLANE_UNAVAILABLE = "the policy plane API is not yet available in this build"
+
+# The local keys given with --key go into an ad hoc trust set under this issuer name.
+_LOCAL_ISSUER = "tenantguard-cli"
+
+ArchiveArg = Annotated[
+    Path, typer.Argument(help="A bundle archive (.tar.gz)", metavar="FILE", exists=True, dir_okay=False, readable=True)
+]
+DirArg = Annotated[
+    Path, typer.Argument(help="A bundle source directory", metavar="DIR", exists=True, file_okay=False, readable=True)
+]
+KeyOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--key",
+        metavar="PUB",
+        help="Public (or private) key, PEM; repeat to accept any of several keys",
+        exists=True,
+        dir_okay=False,
+    ),
+]
+TrustOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Trust file (JWKS with 'iss' per key); the key is picked by the bundle's kid", exists=True, dir_okay=False
+    ),
+]
+IssuerOpt = Annotated[str | None, typer.Option(help="With --trust: only accept keys trusted for this issuer")]
+
+
+# --------------------------------------------------------------------------- test
+
+
+@app.command("test")
+def test_cmd(
+    directory: DirArg,
+    coverage: Annotated[bool, typer.Option("--coverage", help="Report line coverage of every module")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show print() output of passing tests too")] = False,
+    run: Annotated[
+        str | None,
+        typer.Option(help="Only run tests whose name (data.pkg.test_x) matches this regular expression"),
+    ] = None,
+) -> None:
+    """Run the bundle's Rego unit tests (rules named test_*), as `opa test -v` does.
+
+    Prints one PASS, FAIL or ERROR line per test, then "N passed, M failed".
+    A test passes when its value is defined and not false.
+    print() output is shown under failing tests, and under every test with -v.
+    --run REGEX keeps the tests whose data.pkg.test_name matches (re.search).
+    Exit 1 when a test fails or errors, or when no test ran; 0 otherwise.
+    A module that does not compile exits 1 with error policy_compile_error.
+    """
+    from ..policytest import load_bundle_dir, run_tests
+
+    if run is not None:
+        try:
+            re.compile(run)
+        except re.error as exc:
+            raise typer.BadParameter(f"not a regular expression: {exc}", param_hint="--run") from None
+    modules, data = load_bundle_dir(directory)
+    report = run_tests(modules, data, coverage=coverage, verbose=verbose, run_filter=run)
+    colours = {"pass": "green", "fail": "red", "error": "red"}
+    for result in report.results:
+        where = f"{result.file}:{result.line}: " if result.file else ""
+        status = f"[{colours[result.outcome]}]{result.outcome.upper()}[/]"
+        millis = result.duration_ns / 1e6
+        _line(f"{escape(where + result.full_name)}: {status} ({millis:.3f}ms)")
+        for printed in result.prints:
+            _line(f"  {escape(printed)}")
+        for error_line in (result.error or "").splitlines():
+            _line(f"  {escape(error_line)}")
+    if report.coverage is not None:
+        _line("")
+        for file in report.coverage.files:
+            missing = _ranges(file.not_covered)
+            _line(
+                f"coverage {escape(file.path)}: {file.percent:.1f}%" + (f" (not covered: {missing})" if missing else "")
+            )
+        _line(f"coverage total: {report.coverage.percent:.1f}%")
+    summary = f"{report.passed} passed, {report.failed} failed"
+    if report.errors:
+        summary += f", {report.errors} error{'s' if report.errors > 1 else ''}"
+    if not report.results:
+        _line("[red]no tests found[/]" + (f" matching --run {escape(run)}" if run else ""))
+        raise typer.Exit(1)
+    _line(f"[{'green' if report.ok else 'red'}]{summary}[/]")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- build / sign
+
+
+@app.command()
+def build(
+    directory: DirArg,
+    out: Annotated[Path, typer.Option("--output", "-o", help="Archive to write (overwritten if it exists)")],
+    revision: Annotated[
+        str | None, typer.Option(help="Manifest revision; default: the revision in DIR/.manifest")
+    ] = None,
+    signing_key: Annotated[
+        Path | None, typer.Option(help="Private key (PEM) to sign with; unsigned when omitted", dir_okay=False)
+    ] = None,
+    serial: Annotated[
+        int | None,
+        typer.Option(help="metadata.serial, which orders bundles (rollbacks are refused); default: now in ms"),
+    ] = None,
+) -> None:
+    """Pack DIR into a bundle archive, signed when --signing-key is given.
+
+    Packs DIR/.manifest and every *.rego (tests too) and data.json below DIR.
+    Hidden files and all other files are left out; symlinks are refused.
+    Content is parsed, not evaluated, before signing: run `bundle test DIR` first.
+    Prints the revision, serial, file count and signer kid.
+    """
+    key = SigningKey.load(signing_key) if signing_key is not None else None
+    archive = build_bundle(directory, revision or _manifest_revision(directory), signing_key=key, serial=serial)
+    _write(out, archive)
+    summary = inspect(archive)
+    _report_written(out, summary, key)
+
+
+@app.command()
+def sign(
+    archive: ArchiveArg,
+    signing_key: Annotated[Path, typer.Option(help="Private key (PEM) to sign with", dir_okay=False)],
+    out: Annotated[Path | None, typer.Option("--output", "-o", help="Where to write; default: FILE in place")] = None,
+) -> None:
+    """Re-sign an existing archive (in place unless -o is given).
+
+    Any previous signature is dropped WITHOUT being checked; the content is kept.
+    Verify the archive first if you do not trust where it came from.
+    """
+    key = SigningKey.load(signing_key)
+    signed = sign_bundle(archive, key)
+    target = out or archive
+    _write(target, signed)
+    _report_written(target, inspect(signed), key)
+
+
+# --------------------------------------------------------------------------- verify / inspect
+
+
+@app.command()
+def verify(
+    archive: ArchiveArg,
+    key: KeyOpt = None,
+    trust: TrustOpt = None,
+    issuer: IssuerOpt = None,
+) -> None:
+    """Verify a bundle's signature and every file digest, then parse its content.
+
+    --key PUB: one key is used whatever kid the bundle names (this accepts bundles
+    from `opa build --signing-key`); with several, the bundle's kid picks the key.
+    --trust JWKS: the bundle's kid picks a trust file key (--issuer narrows it).
+    Prints OK with revision and signer; exit 0.
+    A rejected bundle prints `error <code>: FILE: <reason>`; exit 1.
+    Unsigned bundles are rejected (bundle_unsigned).
+    """
+    verifier = _verifier(key, trust, issuer, required=True)
+    bundle = _verified(archive, verifier, require_signature=True)
+    signer = bundle.signature
+    who = f"kid {signer.kid} ({signer.alg})" if signer else "nobody"
+    if signer and signer.issuer:
+        who += f", iss {signer.issuer}"
+    console.print(
+        f"[green]OK[/] {escape(str(archive))}: revision {escape(bundle.revision or '-')}, "
+        f"{len(bundle.files)} files, signed by {escape(who)}",
+        soft_wrap=True,
+    )
+
+
+@app.command("inspect")
+def inspect_cmd(
+    archive: ArchiveArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+) -> None:
+    """Show the manifest, the files (size, SHA-256) and the signer a bundle CLAIMS.
+
+    Nothing is verified: the signer shown is what .signatures.json says,
+    which anyone can write. Use `tenantguard bundle verify` to check it.
+    """
+    summary = inspect(archive)
+    if as_json:
+        print_json(summary)
+        return
+    manifest = summary["manifest"]
+    console.print(f"[bold]{escape(str(archive))}[/]", soft_wrap=True)
+    console.print(f"  revision: {escape(manifest.get('revision') or '-')}", soft_wrap=True)
+    console.print(f"  roots:    {escape(json.dumps(manifest.get('roots')))}", soft_wrap=True)
+    if manifest.get("metadata"):
+        console.print(f"  metadata: {escape(json.dumps(manifest['metadata'], sort_keys=True))}", soft_wrap=True)
+    console.print(f"  files:    {len(summary['files'])} (size, sha256, name)", soft_wrap=True)
+    width = max((len(str(entry["size"])) for entry in summary["files"]), default=1)
+    for entry in summary["files"]:
+        _line(f"    {entry['size']:>{width}}  {entry['sha256']}  {escape(entry['name'])}")
+    signature = summary["signature"]
+    if signature is None:
+        console.print("  signer:   [yellow]unsigned[/]")
+        return
+    console.print(
+        f"  signer:   claimed, NOT verified: kid {escape(str(signature['kid']))} ({escape(str(signature['alg']))})"
+        f", iss {escape(str(signature['iss'] or '-'))}, {signature['files']} files signed",
+        soft_wrap=True,
+    )
+
+
+# --------------------------------------------------------------------------- eval
+
+
+@app.command("eval")
+def eval_cmd(
+    archive: ArchiveArg,
+    query: Annotated[
+        str | None,
+        typer.Option(
+            help="Rule or document to evaluate, e.g. data.tenantguard.decision; "
+            "default: metadata.decision of the manifest"
+        ),
+    ] = None,
+    input_arg: Annotated[
+        str,
+        typer.Option("--input", help="Input document: inline JSON, @PATH to a JSON file, or @- for stdin"),
+    ] = "{}",
+    key: KeyOpt = None,
+    trust: TrustOpt = None,
+    issuer: IssuerOpt = None,
+    unsigned: Annotated[
+        bool, typer.Option("--unsigned", help="Accept an UNSIGNED bundle (a signed one is still verified)")
+    ] = False,
+) -> None:
+    """Verify a bundle, evaluate one query against an input, print the JSON result.
+
+    The bundle is verified as `bundle verify` does it (--key/--trust).
+    --unsigned accepts a bundle without a signature (local development only);
+    a signed bundle is always verified.
+    --query defaults to metadata.decision of the manifest.
+    Exit 0 with the result as JSON on stdout, even when the decision denies.
+    Exit 1 with `undefined` on stdout when the query has no value.
+    Exit 1 with `error <code>: ...` on stderr when verifying or evaluating fails.
+
+    Example: bundle eval b.tar.gz --key k.pem.pub --input @request.json
+    """
+    document = _input_document(input_arg)
+    verifier = _verifier(key, trust, issuer, required=not unsigned)
+    bundle = _verified(archive, verifier, require_signature=not unsigned)
+    entrypoint = query or bundle.manifest.metadata.get("decision")
+    if not isinstance(entrypoint, str) or not entrypoint:
+        raise typer.BadParameter("the manifest names no metadata.decision; pass --query", param_hint="--query")
+    from ..engine import RegorusEngine
+
+    policy = RegorusEngine().prepare(bundle.modules, bundle.data)
+    result = policy.evaluate(entrypoint, document)
+    if result is None:
+        print("undefined")
+        raise typer.Exit(1)
+    print_json(result)
+
+
+# --------------------------------------------------------------------------- plane (not yet)
+
+
+@app.command()
+def push(
+    archive: Annotated[Path, typer.Argument(help="A built (and signed) bundle archive", metavar="FILE")],
+    plane: Annotated[str, typer.Option(help="Policy plane base URL, e.g. https://plane.internal:8443")],
+) -> None:
+    """Upload a built, signed bundle to the policy plane, which sends it to sidecars.
+
+    The plane verifies the signature against its bundle trust set and refuses
+    a serial lower than the active one.
+    Not available in this build yet: exits 2.
+    """
+    _plane_unavailable("push")
+
+
+@app.command()
+def publish(
+    directory: Annotated[Path, typer.Argument(help="A bundle source directory", metavar="DIR")],
+    plane: Annotated[str, typer.Option(help="Policy plane base URL, e.g. https://plane.internal:8443")],
+) -> None:
+    """Test, build, sign and push a bundle directory to the policy plane in one step.
+
+    Runs `bundle test`, `bundle build --signing-key` and `bundle push` in order
+    and stops at the first failure.
+    Not available in this build yet: exits 2.
+    """
+    _plane_unavailable("publish")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _line(markup: str) -> None:
+    console.print(markup, soft_wrap=True, highlight=False)
+
+
+def _ranges(numbers: tuple[int, ...]) -> str:
+    """(1, 2, 3, 7) -> "1-3, 7"."""
+    spans: list[list[int]] = []
+    for number in sorted(numbers):
+        if spans and spans[-1][1] == number - 1:
+            spans[-1][1] = number
+        else:
+            spans.append([number, number])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def _manifest_revision(directory: Path) -> str:
+    """The revision of DIR/.manifest; a usage error when there is none."""
+    try:
+        revision = json.loads((directory / ".manifest").read_text()).get("revision")
+    except (OSError, ValueError, AttributeError):
+        revision = None
+    if not isinstance(revision, str) or not revision:
+        raise typer.BadParameter(f"{directory}/.manifest names no revision; pass --revision", param_hint="--revision")
+    return revision
+
+
+def _write(path: Path, content: bytes) -> None:
+    try:
+        path.write_bytes(content)
+    except OSError as exc:
+        console_err.print(
+            f"[red]error[/] write_failed: cannot write {escape(str(path))}: {exc.strerror}", soft_wrap=True
+        )
+        raise typer.Exit(1) from None
+
+
+def _report_written(path: Path, summary: dict[str, Any], key: SigningKey | None) -> None:
+    manifest = summary["manifest"]
+    count = sum(1 for entry in summary["files"] if entry["name"] != SIGNATURES_FILE)
+    signer = f"signed by kid {key.kid} ({key.alg})" if key else "[yellow]unsigned[/]"
+    console.print(
+        f"[green]wrote[/] {escape(str(path))}: revision {escape(manifest.get('revision') or '-')}, "
+        f"serial {manifest.get('metadata', {}).get('serial')}, {count} files, {signer}",
+        soft_wrap=True,
+    )
+
+
+def _verifier(keys: list[Path] | None, trust: Path | None, issuer: str | None, *, required: bool) -> Verifier | None:
+    """PublicKeyVerifier for one key, TrustSetVerifier for several keys or a trust file."""
+    if keys and trust is not None:
+        raise typer.BadParameter("give --key or --trust, not both", param_hint="--key/--trust")
+    if issuer is not None and trust is None:
+        raise typer.BadParameter("--issuer only applies to --trust", param_hint="--issuer")
+    if trust is not None:
+        return TrustSetVerifier(TrustSet.load(trust), issuer=issuer)
+    if not keys:
+        if required:
+            raise typer.BadParameter(
+                "give the accepted key(s) with --key, or a trust file with --trust", param_hint="--key/--trust"
+            )
+        return None
+    public_keys = [load_public_key_file(path) for path in keys]
+    if len(public_keys) == 1:
+        return PublicKeyVerifier(public_keys[0])
+    local = TrustSet()
+    for public_key in public_keys:
+        local.add_public_key(public_key, _LOCAL_ISSUER)
+    return TrustSetVerifier(local)
+
+
+def _verified(archive: Path, verifier: Verifier | None, *, require_signature: bool) -> Bundle:
+    """Verify ``archive``; a rejection is printed with the archive and member names, exit 1."""
+    try:
+        return verify_bundle(archive, verifier, require_signature=require_signature)
+    except BundleRejected as exc:
+        member = f"{exc.file}: " if exc.file and exc.file not in exc.message else ""
+        console_err.print(
+            f"[red]error[/] {exc.code}: {escape(str(archive))}: {escape(member + exc.message)}", soft_wrap=True
+        )
+        raise typer.Exit(1) from None
+
+
+def _input_document(raw: str) -> Any:
+    """Parse --input: inline JSON, @PATH or @- (stdin)."""
+    if raw.startswith("@"):
+        source = raw[1:]
+        try:
+            raw = sys.stdin.read() if source == "-" else Path(source).read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise typer.BadParameter(f"cannot read {source}: {exc}", param_hint="--input") from None
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise typer.BadParameter(f"not JSON: {exc}", param_hint="--input") from None
+
+
+def _plane_unavailable(command: str) -> None:
+    console_err.print(f"[yellow]tenantguard bundle {command}: {PLANE_UNAVAILABLE}[/]", soft_wrap=True)
+    raise typer.Exit(2)

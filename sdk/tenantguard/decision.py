@@ -1,0 +1,397 @@
+"""The one decision core: built-in checks, local relations, policy, a typed result.
+
+Every door (native HTTP, AuthZEN, OPA Data API, Envoy ext_authz, the SDK's embedded
+mode) builds a :class:`DecisionRequest` and calls :meth:`DecisionCore.decide`. The core
+never raises to its caller: any error becomes a deny with a reason (fail closed).
+
+Order of work, cheapest and most decisive first:
+1. subject and tenant: from the verified token when there is one (the body may only
+   agree with it), otherwise as the local PEP states them;
+2. tenant kill switch;
+3. resource tenant must equal the subject's tenant, unless the policy's ``act_as`` rule
+   grants an explicit, audited cross-tenant mode;
+4. the subject's relations in that tenant, computed from the local index;
+5. the policy, on one immutable revision read once (a swap never mixes revisions);
+6. high-risk actions are confirmed by a :class:`HighRiskConfirmer`, or denied.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .errors import InvalidInput, TenantGuardError
+from .revocations import RevocationList
+from .tokens import Claims
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DECISION_ENTRYPOINT = "data.tenantguard.decision"
+ACT_AS_SUFFIX = "act_as"
+
+
+class Policy(Protocol):
+    """A prepared policy revision (see ``tenantguard.engine``)."""
+
+    def evaluate(self, entrypoint: str, input: Mapping[str, Any]) -> Any: ...
+
+
+class RelationSource(Protocol):
+    """The local relationship index the core reads (see ``tenantguard.relations``)."""
+
+    @property
+    def applied_seq(self) -> int: ...
+
+    def relations_of(self, tenant: str, subject: str) -> Mapping[str, list[str]]: ...
+
+    def check(self, tenant: str, object: str, relation: str, subject: str) -> bool: ...
+
+
+class HighRiskConfirmer(Protocol):
+    """Confirms a high-risk allow against the authoritative store; False or raise = deny."""
+
+    def confirm(self, request: DecisionRequest, tenant: str) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyRevision:
+    """One activated bundle revision: swapping this single reference swaps the policy."""
+
+    revision: str
+    policy: Policy
+    entrypoint: str = DEFAULT_DECISION_ENTRYPOINT
+    activated_at: float = field(default_factory=time.time)
+
+    @property
+    def act_as_entrypoint(self) -> str:
+        return f"{self.entrypoint.rsplit('.', 1)[0]}.{ACT_AS_SUFFIX}"
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRequest:
+    """An AuthZEN-shaped question; ``claims`` are the verified token's, when there is one."""
+
+    subject: Mapping[str, Any]
+    action: Mapping[str, Any]
+    resource: Mapping[str, Any]
+    context: Mapping[str, Any] = field(default_factory=dict)
+    claims: Claims | None = None
+
+    @classmethod
+    def from_wire(cls, body: Mapping[str, Any], claims: Claims | None = None) -> DecisionRequest:
+        """Shape check for a request body; unknown top-level members are ignored (AuthZEN)."""
+        subject = _object(body, "subject", required=claims is None)
+        action = _object(body, "action", required=True)
+        resource = _object(body, "resource", required=True)
+        context = _object(body, "context", required=False)
+        if not isinstance(action.get("name"), str) or not action["name"]:
+            raise InvalidInput("action.name must be a non-empty string")
+        if not isinstance(resource.get("type"), str) or not resource["type"]:
+            raise InvalidInput("resource.type must be a non-empty string")
+        if claims is None and (not isinstance(subject.get("id"), str) or not subject["id"]):
+            raise InvalidInput("subject.id must be a non-empty string")
+        for name, value in (("subject", subject), ("resource", resource)):
+            props = value.get("properties", {})
+            if not isinstance(props, Mapping):
+                raise InvalidInput(f"{name}.properties must be an object")
+        return cls(subject=subject, action=action, resource=resource, context=context, claims=claims)
+
+
+def _object(body: Mapping[str, Any], name: str, *, required: bool) -> Mapping[str, Any]:
+    value = body.get(name)
+    if value is None:
+        if required:
+            raise InvalidInput(f"{name} is required", field=name)
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidInput(f"{name} must be an object", field=name)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The answer every door renders; ``reasons`` explain denies with stable short strings."""
+
+    allow: bool
+    reasons: tuple[str, ...]
+    decision_id: str
+    bundle_revision: str | None
+    relations_seq: int
+    tenant: str | None = None
+    subject: str | None = None
+    high_risk: bool = False
+    act_as: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "allow": self.allow,
+            "reasons": list(self.reasons),
+            "decision_id": self.decision_id,
+            "bundle_revision": self.bundle_revision,
+            "relations_seq": self.relations_seq,
+            "high_risk": self.high_risk,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRecord:
+    """What the decision log keeps: never the raw token."""
+
+    decision_id: str
+    time: float
+    service: str
+    tenant: str | None
+    subject: str | None
+    action: str
+    resource: str
+    allow: bool
+    reasons: tuple[str, ...]
+    bundle_revision: str | None
+    relations_seq: int
+    actor_chain: tuple[str, ...] = ()
+    act_as: bool = False
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "decision_id": self.decision_id,
+            "time": self.time,
+            "service": self.service,
+            "tenant": self.tenant,
+            "subject": self.subject,
+            "action": self.action,
+            "resource": self.resource,
+            "allow": self.allow,
+            "reasons": list(self.reasons),
+            "bundle_revision": self.bundle_revision,
+            "relations_seq": self.relations_seq,
+            "actor_chain": list(self.actor_chain),
+            "act_as": self.act_as,
+        }
+
+
+class _Denied(Exception):
+    """Internal short-circuit: a built-in check decided before policy ran."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+# The tenant (and index) the ``tg.related`` builtin is bound to during one evaluation.
+_related_scope: contextvars.ContextVar[tuple[RelationSource, str] | None] = contextvars.ContextVar(
+    "tenantguard_related_scope", default=None
+)
+
+
+def related_builtin(object: str, relation: str, subject: str) -> bool:
+    """``tg.related(object, relation, subject)`` for Rego, bound to the decision's tenant.
+
+    Outside a decision it answers False, so a policy can never look across tenants
+    even by mistake: the tenant is not an argument.
+    """
+    scope = _related_scope.get()
+    if scope is None:
+        return False
+    index, tenant = scope
+    return index.check(tenant, str(object), str(relation), str(subject))
+
+
+RELATED_EXTENSION: dict[str, tuple[int, Callable[..., Any]]] = {"tg.related": (3, related_builtin)}
+
+
+class DecisionCore:
+    """Decides locally for one service; holds the active policy revision by reference."""
+
+    def __init__(
+        self,
+        service: str,
+        relations: RelationSource,
+        *,
+        revocations: RevocationList | None = None,
+        confirmer: HighRiskConfirmer | None = None,
+        on_decision: Callable[[DecisionRecord], None] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.service = service
+        self.relations = relations
+        self.revocations = revocations if revocations is not None else RevocationList()
+        self.confirmer = confirmer
+        self.on_decision = on_decision
+        self.active: PolicyRevision | None = None
+        self._clock = clock
+
+    def activate(self, revision: PolicyRevision) -> None:
+        """Swap the policy: one reference assignment, so each decision sees one revision."""
+        self.active = revision
+
+    @property
+    def ready(self) -> bool:
+        return self.active is not None
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        """Allow or deny; never raises (any failure is a deny with its reason)."""
+        active = self.active
+        seq = self.relations.applied_seq
+        decision_id = uuid.uuid4().hex
+        tenant = subject = None
+        act_as = high_risk = False
+        try:
+            tenant, subject = self._subject(request)
+            self._check_kill_switch(tenant)
+            if active is None:
+                raise _Denied("no_active_bundle")
+            input_doc = self._policy_input(request, tenant, subject)
+            act_as = self._check_resource_tenant(active, input_doc, tenant)
+            allow, reasons, high_risk = self._evaluate(active, input_doc, tenant)
+            if allow and high_risk:
+                allow, reasons = self._confirm_high_risk(request, tenant, reasons)
+        except _Denied as denied:
+            allow, reasons = False, (denied.reason,)
+        except TenantGuardError as exc:
+            log.warning("decision %s failed closed: %s", decision_id, exc)
+            allow, reasons = False, (exc.code,)
+        except Exception:  # fail closed on anything unexpected, and say so in the log
+            log.exception("decision %s failed closed on an unexpected error", decision_id)
+            allow, reasons = False, ("internal_error",)
+        decision = Decision(
+            allow=allow,
+            reasons=reasons,
+            decision_id=decision_id,
+            bundle_revision=active.revision if active else None,
+            relations_seq=seq,
+            tenant=tenant,
+            subject=subject,
+            high_risk=high_risk,
+            act_as=act_as,
+        )
+        self._record(request, decision)
+        return decision
+
+    # -- built-in checks ---------------------------------------------------------------
+
+    def _subject(self, request: DecisionRequest) -> tuple[str, str]:
+        """(tenant, "type:id"): the token's when present; the body may only agree with it."""
+        props = request.subject.get("properties") or {}
+        stated_tenant = props.get("tenant_id")
+        claims = request.claims
+        if claims is not None:
+            stated_id = request.subject.get("id")
+            if stated_id is not None and stated_id != claims.sub:
+                raise _Denied("subject_mismatch")
+            if stated_tenant is not None and stated_tenant != claims.tenant_id:
+                raise _Denied("tenant_mismatch")
+            return claims.tenant_id, f"{request.subject.get('type') or 'user'}:{claims.sub}"
+        if not isinstance(stated_tenant, str) or not stated_tenant:
+            raise _Denied("tenant_unknown")
+        return stated_tenant, f"{request.subject.get('type') or 'user'}:{request.subject['id']}"
+
+    def _check_kill_switch(self, tenant: str) -> None:
+        if tenant in self.revocations.tenants:
+            raise _Denied("tenant_revoked")
+
+    def _check_resource_tenant(self, active: PolicyRevision, input_doc: dict[str, Any], tenant: str) -> bool:
+        """True when a cross-tenant request was let through by the policy's act-as rule."""
+        resource_tenant = input_doc["resource"]["properties"]["tenant_id"]
+        if resource_tenant == tenant:
+            return False
+        if active.policy.evaluate(active.act_as_entrypoint, input_doc) is True:
+            return True  # the decision rule still runs and must grant it too
+        raise _Denied("tenant_mismatch")
+
+    # -- policy ------------------------------------------------------------------------
+
+    def _policy_input(self, request: DecisionRequest, tenant: str, subject: str) -> dict[str, Any]:
+        claims = request.claims
+        subject_props = dict(request.subject.get("properties") or {})
+        subject_props["tenant_id"] = tenant
+        if claims is not None:  # the token's roles replace any the body states
+            subject_props["roles"] = list(claims.roles)
+            subject_props.pop("scope", None)
+            if claims.scope:  # absent scope means unrestricted; present, it only narrows
+                subject_props["scope"] = " ".join(claims.scope)
+        resource_props = dict(request.resource.get("properties") or {})
+        resource_props.setdefault("tenant_id", tenant)  # no tenant named: the subject's own
+        subject_type, _, subject_id = subject.partition(":")
+        return {
+            "subject": {**request.subject, "type": subject_type, "id": subject_id, "properties": subject_props},
+            "action": dict(request.action),
+            "resource": {**request.resource, "properties": resource_props},
+            "context": {**request.context, "service": self.service},
+            "token": claims.to_dict() if claims is not None else None,
+            "actor_chain": claims.actor_chain if claims is not None else [],
+            "relations": self.relations.relations_of(tenant, subject),
+        }
+
+    def _evaluate(
+        self, active: PolicyRevision, input_doc: Mapping[str, Any], tenant: str
+    ) -> tuple[bool, tuple[str, ...], bool]:
+        token = _related_scope.set((self.relations, tenant))
+        try:
+            result = active.policy.evaluate(active.entrypoint, input_doc)
+        finally:
+            _related_scope.reset(token)
+        return interpret(result)
+
+    def _confirm_high_risk(
+        self, request: DecisionRequest, tenant: str, reasons: tuple[str, ...]
+    ) -> tuple[bool, tuple[str, ...]]:
+        if self.confirmer is None:
+            return False, ("high_risk_unconfirmed",)
+        try:
+            confirmed = self.confirmer.confirm(request, tenant)
+        except Exception as exc:  # the authoritative store is down: fail closed
+            log.warning("high-risk confirmation failed: %s", exc)
+            return False, ("high_risk_unconfirmed",)
+        return (True, reasons) if confirmed else (False, ("high_risk_denied",))
+
+    def _record(self, request: DecisionRequest, decision: Decision) -> None:
+        if self.on_decision is None:
+            return
+        resource = f"{request.resource.get('type', '')}:{request.resource.get('id', '')}"
+        claims = request.claims
+        record = DecisionRecord(
+            decision_id=decision.decision_id,
+            time=self._clock(),
+            service=self.service,
+            tenant=decision.tenant,
+            subject=decision.subject,
+            action=str(request.action.get("name", "")),
+            resource=resource,
+            allow=decision.allow,
+            reasons=decision.reasons,
+            bundle_revision=decision.bundle_revision,
+            relations_seq=decision.relations_seq,
+            actor_chain=tuple(claims.actor_chain) if claims is not None else (),
+            act_as=decision.act_as,
+        )
+        try:
+            self.on_decision(record)
+        except Exception:  # a log sink must never change or block a decision
+            log.exception("decision log sink failed")
+
+
+def interpret(result: Any) -> tuple[bool, tuple[str, ...], bool]:
+    """A rule may return a boolean or an object with ``allow`` (+ ``reasons``, ``high_risk``).
+
+    Anything else (undefined, a string, ``allow`` not a boolean) is a deny: fail closed.
+    """
+    if result is True:
+        return True, (), False
+    if result is False:
+        return False, ("policy_denied",), False
+    if isinstance(result, Mapping) and isinstance(result.get("allow"), bool):
+        reasons = result.get("reasons") or ()
+        if isinstance(reasons, str):
+            reasons = (reasons,)
+        reasons = tuple(str(r) for r in reasons) if isinstance(reasons, list | tuple | set | frozenset) else ()
+        allow = result["allow"]
+        if not allow and not reasons:
+            reasons = ("policy_denied",)
+        return allow, tuple(sorted(reasons)), bool(result.get("high_risk", False))
+    if result is None:
+        return False, ("policy_undefined",), False
+    return False, ("policy_result_invalid",), False

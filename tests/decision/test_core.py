@@ -1,0 +1,190 @@
+"""The decision core on real Rego: built-in checks, fail-closed paths, act-as, high risk."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tenantguard.decision import (
+    RELATED_EXTENSION,
+    DecisionCore,
+    DecisionRecord,
+    DecisionRequest,
+    PolicyRevision,
+    interpret,
+)
+from tenantguard.engine import RegorusEngine
+from tenantguard.keys import SigningKey
+from tenantguard.policytest import load_bundle_dir
+from tenantguard.relations import RelationIndex
+from tenantguard.tokens import Claims
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def claims(sub: str = "alice", tenant: str = "acme", roles: tuple[str, ...] = ("editor",), **kw: Any) -> Claims:
+    now = time.time()
+    return Claims(iss="edge", sub=sub, tenant_id=tenant, aud=("billing",), exp=now + 60, iat=now, nbf=now,
+                  jti="j", roles=roles, kid=SigningKey.generate().kid, raw={"sub": sub, "tenant_id": tenant}, **kw)
+
+
+def question(tenant: str = "acme", action: str = "invoices:read", project: str = "p1", **extra: Any) -> dict[str, Any]:
+    return {"action": {"name": action},
+            "resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": tenant, "project": project}},
+            **extra}
+
+
+@pytest.fixture(scope="module")
+def example_revision() -> PolicyRevision:
+    modules, data = load_bundle_dir(REPO / "bundles" / "tenantguard")
+    policy = RegorusEngine().prepare(modules, data, extensions=RELATED_EXTENSION)
+    return PolicyRevision(revision="1", policy=policy)
+
+
+@pytest.fixture()
+def index() -> RelationIndex:
+    return RelationIndex.from_trusted(3, [("acme", "project:p1", "member", "user:alice"),
+                                          ("globex", "project:p1", "member", "user:alice")])
+
+
+@pytest.fixture()
+def core(example_revision: PolicyRevision, index: RelationIndex) -> DecisionCore:
+    core = DecisionCore("billing", index)
+    core.activate(example_revision)
+    return core
+
+
+def decide(core: DecisionCore, body: dict[str, Any], c: Claims | None) -> Any:
+    return core.decide(DecisionRequest.from_wire(body, c))
+
+
+def test_allow_carries_revision_sequence_and_id(core: DecisionCore) -> None:
+    d = decide(core, question(), claims())
+    assert d.allow and d.bundle_revision == "1" and d.relations_seq == 3 and len(d.decision_id) == 32
+    assert d.tenant == "acme" and d.subject == "user:alice"
+
+
+def test_no_bundle_denies(index: RelationIndex) -> None:
+    d = decide(DecisionCore("billing", index), question(), claims())
+    assert not d.allow and d.reasons == ("no_active_bundle",)
+
+
+def test_resource_tenant_mismatch_is_denied_before_policy(core: DecisionCore) -> None:
+    d = decide(core, question(tenant="globex"), claims())
+    assert not d.allow and d.reasons == ("tenant_mismatch",)
+
+
+def test_missing_resource_tenant_defaults_to_the_subjects_own(core: DecisionCore) -> None:
+    body = question()
+    del body["resource"]["properties"]["tenant_id"]
+    assert decide(core, body, claims()).allow
+
+
+def test_kill_switch_denies_the_whole_tenant(core: DecisionCore) -> None:
+    core.revocations.revoke_tenant("acme")
+    d = decide(core, question(), claims())
+    assert not d.allow and d.reasons == ("tenant_revoked",)
+
+
+def test_act_as_requires_the_policy_grant_a_reason_and_a_confirmation(core: DecisionCore) -> None:
+    support = claims(sub="sam", tenant="tg-support", roles=("support",))
+    body = question(tenant="acme", context={"act_as": {"tenant_id": "acme", "reason": "ticket 4711"}})
+    d = decide(core, body, support)
+    assert not d.allow and d.act_as and d.high_risk  # cross-tenant access is high risk
+    assert d.reasons == ("high_risk_unconfirmed",)
+    core.confirmer = Confirmer(True)
+    d = decide(core, body, support)
+    assert d.allow and d.act_as
+    no_reason = question(tenant="acme", context={"act_as": {"tenant_id": "acme", "reason": " "}})
+    assert not decide(core, no_reason, support).allow
+    not_support = claims(sub="eve", tenant="tg-support", roles=("editor",))
+    assert not decide(core, body, not_support).allow
+
+
+class Confirmer:
+    def __init__(self, answer: bool | Exception) -> None:
+        self.answer = answer
+        self.calls = 0
+
+    def confirm(self, request: DecisionRequest, tenant: str) -> bool:
+        self.calls += 1
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+@pytest.mark.parametrize(("answer", "allow", "reason"), [
+    (True, True, None), (False, False, "high_risk_denied"), (ConnectionError("plane down"), False,
+                                                              "high_risk_unconfirmed"),
+])
+def test_high_risk_actions_need_a_confirmation(example_revision: PolicyRevision, index: RelationIndex,
+                                              answer: Any, allow: bool, reason: str | None) -> None:
+    confirmer = Confirmer(answer)
+    core = DecisionCore("billing", index, confirmer=confirmer)
+    core.activate(example_revision)
+    d = decide(core, question(action="export_all"), claims(roles=("admin",)))
+    assert d.allow is allow and d.high_risk and confirmer.calls == 1
+    if reason:
+        assert d.reasons == (reason,)
+
+
+class BrokenPolicy:
+    def evaluate(self, entrypoint: str, input: Any) -> Any:
+        raise RuntimeError("engine exploded")
+
+
+def test_any_policy_failure_fails_closed(index: RelationIndex) -> None:
+    core = DecisionCore("billing", index)
+    core.activate(PolicyRevision(revision="x", policy=BrokenPolicy()))
+    d = decide(core, question(), claims())
+    assert not d.allow and d.reasons == ("internal_error",)
+
+
+@pytest.mark.parametrize(("result", "expected"), [
+    (True, (True, (), False)),
+    (False, (False, ("policy_denied",), False)),
+    (None, (False, ("policy_undefined",), False)),
+    ("yes", (False, ("policy_result_invalid",), False)),
+    ({"allow": "true"}, (False, ("policy_result_invalid",), False)),
+    ({"allow": True, "reasons": ["b", "a"], "high_risk": True}, (True, ("a", "b"), True)),
+    ({"allow": False}, (False, ("policy_denied",), False)),
+])
+def test_interpret_only_trusts_a_boolean_allow(result: Any, expected: Any) -> None:
+    assert interpret(result) == expected
+
+
+def test_related_builtin_is_bound_to_the_decisions_tenant(index: RelationIndex) -> None:
+    """A policy using tg.related cannot see another tenant's tuples, even with colliding ids."""
+    policy = RegorusEngine().prepare(
+        {"p.rego": "package t\nimport rego.v1\n"
+                   "decision := {\"allow\": tg.related(\"project:p1\", \"member\", \"user:alice\")}\n"},
+        {}, extensions=RELATED_EXTENSION)
+    core = DecisionCore("billing", index)
+    core.activate(PolicyRevision(revision="r", policy=policy, entrypoint="data.t.decision"))
+    assert decide(core, question(), claims()).allow
+    assert not decide(core, question(tenant="initech"), claims(tenant="initech")).allow
+    index.apply(__import__("tenantguard.relations", fromlist=["ChangeBatch"]).ChangeBatch.from_wire(
+        {"seq": 4, "changes": [{"op": "delete", "rel": {"tenant": "acme", "object": "project:p1",
+                                                        "relation": "member", "subject": "user:alice"}}]}))
+    assert not decide(core, question(), claims()).allow  # globex still has the tuple; acme no longer
+
+
+def test_every_decision_is_recorded_without_the_token(core: DecisionCore) -> None:
+    records: list[DecisionRecord] = []
+    core.on_decision = records.append
+    decide(core, question(), claims())
+    decide(core, question(tenant="globex"), claims())
+    assert [r.allow for r in records] == [True, False]
+    wire = records[1].to_wire()
+    assert wire["reasons"] == ["tenant_mismatch"] and wire["tenant"] == "acme" and wire["service"] == "billing"
+    assert "token" not in wire and all("eyJ" not in str(v) for v in wire.values())
+
+
+def test_a_failing_log_sink_never_changes_the_decision(core: DecisionCore) -> None:
+    def boom(record: DecisionRecord) -> None:
+        raise OSError("disk full")
+
+    core.on_decision = boom
+    assert decide(core, question(), claims()).allow

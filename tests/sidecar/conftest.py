@@ -1,0 +1,58 @@
+"""A real sidecar for the billing service, fed the example bundle and two tenants
+whose object ids collide (acme and globex both have project p1 and invoice inv-1)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tenantguard.bundle import build_bundle
+from tenantguard.keys import SigningKey, TrustSet
+
+from .process import SidecarProcess, start_sidecar
+
+REPO = Path(__file__).resolve().parents[2]
+RELATIONSHIPS = [
+    "acme/project:p1#member@user:alice",
+    "acme/group:eng#member@user:bob",
+    "acme/project:p2#member@group:eng#member",
+    "globex/project:p1#member@user:mallory",
+    "globex/project:p1#member@user:alice",  # a different alice, in another tenant
+]
+
+
+class World:
+    """Keys and files one sidecar needs, and the edge key that mints user tokens."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.plane = SigningKey.generate()
+        self.edge = SigningKey.generate()
+        self.plane_pub = self.plane.save(root / "plane.pem")
+        trust = TrustSet()
+        trust.add_public_key(self.edge.public_key, "edge")
+        self.trust_file = root / "trust.json"
+        trust.save(self.trust_file)
+        self.bundle_file = root / "bundle.tar.gz"
+        self.bundle_file.write_bytes(build_bundle(REPO / "bundles" / "tenantguard", "1", signing_key=self.plane))
+        self.relations_file = root / "relations.json"
+        self.relations_file.write_text(json.dumps({"seq": 7, "relationships": RELATIONSHIPS}))
+
+    def args(self, service: str = "billing", *extra: str) -> list[str]:
+        return ["--service", service, "--bundle", str(self.bundle_file), "--bundle-key", str(self.plane_pub),
+                "--trust", str(self.trust_file), "--relations", str(self.relations_file),
+                "--port", "0", "--grpc-port", "0", *extra]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return World(tmp_path_factory.mktemp("world"))
+
+
+@pytest.fixture(scope="module")
+def sidecar(world: World) -> Iterator[SidecarProcess]:
+    running = start_sidecar(world.args())
+    yield running
+    running.stop()
