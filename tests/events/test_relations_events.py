@@ -1,0 +1,167 @@
+"""Signed relations batches and snapshot manifests, applied the way a sidecar applies them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tenantguard.events import (
+    RELATIONS_BATCH,
+    RELATIONS_SNAPSHOT,
+    TRUST_UPDATE,
+    EventDigestMismatch,
+    EventMalformed,
+    EventSignatureInvalid,
+    EventUnknownKey,
+    EventWrongType,
+    SnapshotManifest,
+    batch_from_event,
+    sign_batch,
+    sign_event,
+    sign_snapshot_manifest,
+    verify_batch,
+    verify_event,
+    verify_snapshot_manifest,
+)
+from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.relations import (
+    MAX_BATCH_CHANGES,
+    ChangeBatch,
+    RelationChange,
+    RelationIndex,
+    Relationship,
+    index_from_snapshot_bytes,
+    snapshot_bytes,
+)
+
+NOW = 1767225600.0
+
+
+def batch(seq: int, *tuples: str, op: str = "write") -> ChangeBatch:
+    return ChangeBatch(seq, tuple(RelationChange(op, Relationship.parse(t)) for t in tuples))
+
+
+def test_batch_round_trip_states_seq_once(plane_key: SigningKey, trust: TrustSet) -> None:
+    original = batch(9, "acme / project:p1#member @ user:alice@example.com", "acme / group:eng#member @ user:bob")
+    data = sign_batch(plane_key, original, now=NOW)
+    assert json.loads(data)["payload"].keys() == {"changes"}
+    assert verify_batch(data, trust) == original
+    assert batch_from_event(verify_event(data, trust)) == original
+
+
+def test_largest_batch_fits_the_default_limit(plane_key: SigningKey, trust: TrustSet) -> None:
+    big = batch(1, *(f"acme / project:p{i}#member @ user:u{i}@example.com" for i in range(MAX_BATCH_CHANGES)))
+    assert verify_batch(sign_batch(plane_key, big), trust) == big
+
+
+def test_forged_batch_is_never_applied(attacker_key: SigningKey, plane_key: SigningKey, trust: TrustSet) -> None:
+    index = RelationIndex()
+    grant = batch(1, "acme / project:p1#owner @ user:mallory")
+    for forged in (sign_batch(attacker_key, grant), sign_batch(plane_key, grant)[:-30] + b'"' * 30):
+        with pytest.raises((EventUnknownKey, EventSignatureInvalid, EventMalformed)):
+            index.apply(verify_batch(forged, trust))
+    assert index.count() == 0
+
+
+def test_replayed_batch_is_ignored_by_the_index(plane_key: SigningKey, trust: TrustSet) -> None:
+    index = RelationIndex()
+    first = sign_batch(plane_key, batch(1, "acme / project:p1#member @ user:alice"))
+    revoke = sign_batch(plane_key, batch(2, "acme / project:p1#member @ user:alice", op="delete"))
+    assert index.apply(verify_batch(first, trust))
+    assert index.apply(verify_batch(revoke, trust))
+    assert not index.apply(verify_batch(first, trust))  # genuine, but seq 1 <= applied: no effect
+    assert not index.check("acme", "project:p1", "member", "user:alice")
+
+
+def test_other_event_types_are_not_batches(plane_key: SigningKey, trust: TrustSet) -> None:
+    data = sign_event(plane_key, TRUST_UPDATE, {"changes": []}, 1)
+    with pytest.raises(EventWrongType):
+        verify_batch(data, trust)
+    with pytest.raises(EventWrongType):
+        batch_from_event(verify_event(data, trust))
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {},
+        {"changes": "no"},
+        {"changes": [{"op": "grant", "rel": {}}]},
+        {"changes": [{"op": "write", "rel": {"tenant": "ACME", "object": "p:1", "relation": "r", "subject": "u:1"}}]},
+        {"changes": [{"op": "delete"}] * (MAX_BATCH_CHANGES + 1)},
+    ],
+    ids=["no-changes", "not-a-list", "bad-op", "bad-tuple", "too-many"],
+)
+def test_genuine_but_unparseable_batch_is_malformed(plane_key: SigningKey, trust: TrustSet, payload: dict) -> None:
+    data = sign_event(plane_key, RELATIONS_BATCH, payload, 3)
+    with pytest.raises(EventMalformed) as caught:
+        verify_batch(data, trust)
+    assert caught.value.detail["cause"] in {"change_batch_invalid", "change_batch_too_large", "relationship_invalid"}
+
+
+# --------------------------------------------------------------------------- snapshots
+
+
+@pytest.fixture
+def snapshot() -> bytes:
+    index = RelationIndex()
+    index.apply(batch(1, "acme / project:p1#viewer @ group:eng#member", "acme / group:eng#member @ user:alice"))
+    index.apply(batch(2, "globex / project:p9#owner @ user:carol"))
+    return snapshot_bytes(index)
+
+
+def test_snapshot_manifest_round_trip_and_load(plane_key: SigningKey, trust: TrustSet, snapshot: bytes) -> None:
+    data = sign_snapshot_manifest(plane_key, snapshot, now=NOW)
+    assert json.loads(data)["payload"].keys() == {"count", "size", "sha256"}
+    manifest = verify_snapshot_manifest(data, trust)
+    assert (manifest.seq, manifest.count, manifest.size, manifest.kid) == (2, 3, len(snapshot), plane_key.kid)
+    header = manifest.check(snapshot)
+    assert (header.seq, header.count) == (2, 3)
+    index = index_from_snapshot_bytes(snapshot)
+    assert index.check("acme", "project:p1", "viewer", "user:alice")
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda s: s[:-1],
+        lambda s: s + b"\0",
+        lambda s: s[:-1] + bytes([s[-1] ^ 1]),
+        lambda s: s.replace(b'"seq":2', b'"seq":3'),
+    ],
+    ids=["truncated", "padded", "flipped-bit", "header-edited"],
+)
+def test_bytes_that_are_not_the_signed_snapshot_are_refused(
+    plane_key: SigningKey, trust: TrustSet, snapshot: bytes, corrupt: object
+) -> None:
+    manifest = verify_snapshot_manifest(sign_snapshot_manifest(plane_key, snapshot), trust)
+    with pytest.raises(EventDigestMismatch) as caught:
+        manifest.check(corrupt(snapshot))  # type: ignore[operator]
+    assert caught.value.code == "event_digest_mismatch"
+
+
+def test_manifest_must_agree_with_the_snapshot_header(snapshot: bytes) -> None:
+    from tenantguard.relations import snapshot_digest
+
+    lying = SnapshotManifest(seq=7, count=3, size=len(snapshot), sha256=snapshot_digest(snapshot), issued_at=0, kid="k")
+    with pytest.raises(EventMalformed, match="disagrees"):
+        lying.check(snapshot)
+
+
+def test_refuses_to_sign_an_invalid_snapshot(plane_key: SigningKey, snapshot: bytes) -> None:
+    with pytest.raises(EventMalformed):
+        sign_snapshot_manifest(plane_key, snapshot[:-1])
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [{}, {"count": 1, "size": 2, "sha256": "AB" * 32}, {"count": -1, "size": 2, "sha256": "ab" * 32}],
+)
+def test_bad_manifest_payload_is_malformed(plane_key: SigningKey, trust: TrustSet, payload: dict) -> None:
+    with pytest.raises(EventMalformed):
+        verify_snapshot_manifest(sign_event(plane_key, RELATIONS_SNAPSHOT, payload, 1), trust)
+
+
+def test_a_batch_is_not_a_snapshot_manifest(plane_key: SigningKey, trust: TrustSet) -> None:
+    with pytest.raises(EventWrongType):
+        verify_snapshot_manifest(sign_batch(plane_key, batch(1, "acme / p:1#r @ u:1")), trust)
