@@ -1,0 +1,185 @@
+"""Sidecar decision latency and throughput, every door side by side in one run.
+
+Run: python bench/bench_sidecar.py [--seconds 10] [--rate 1000] [--quick]
+
+Measures, against one sidecar process (one core) with the load generator on the other:
+- in-process: ``Sidecar.authenticate`` + ``Sidecar.decide`` with no socket;
+- HTTP ``POST /bench/empty`` (same stack and request model, no decision: the floor),
+  ``POST /v1/check`` and ``POST /access/v1/evaluation``;
+- gRPC ``grpc.health.v1.Health/Check`` (the gRPC floor) and Envoy ``Authorization/Check``.
+
+Latency is measured at a fixed offered rate with h2load (``--rps``, per-request log
+file, percentiles computed here); throughput is the maximum sustained rate h2load
+reaches with enough connections to keep the server busy. Needs ``h2load`` (Debian
+package nghttp2-client).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from envoy.service.auth.v3 import attribute_context_pb2 as ac
+from envoy.service.auth.v3 import external_auth_pb2 as pb
+from grpc_health.v1 import health_pb2
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from sidecar.conftest import World  # noqa: E402  (the same world the integration tests use)
+from tenantguard.tokens import mint  # noqa: E402
+
+QUESTION = {
+    "action": {"name": "invoices:read"},
+    "resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": "acme", "project": "p1"}},
+}
+
+
+@dataclass
+class Row:
+    door: str
+    median_us: float
+    p99_us: float
+    max_rps: float
+    errors: int
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def grpc_body(message: bytes) -> bytes:
+    return b"\x00" + struct.pack(">I", len(message)) + message
+
+
+def h2load(url: str, *, body: Path | None, headers: list[str], h1: bool, seconds: float,
+           rate: int | None, clients: int, log: Path) -> tuple[list[float], float, int]:
+    """Run h2load; returns per-request latencies (µs), achieved req/s and failures."""
+    cmd = ["h2load", "-D", str(int(seconds)), "-c", str(clients), "-t", "1", "--log-file", str(log), "--warm-up-time=1"]
+    if rate is not None:
+        cmd += ["--rps", str(max(1, rate // clients))]
+    if h1:
+        cmd.append("--h1")
+    else:
+        cmd += ["-m", "8"]
+    if body is not None:
+        cmd += ["-d", str(body)]
+    for header in headers:
+        cmd += ["-H", header]
+    out = subprocess.run([*cmd, url], capture_output=True, text=True, timeout=seconds + 60, check=True).stdout
+    latencies, failures = [], 0
+    for line in log.read_text().splitlines():
+        _, status, micros = line.split("\t")[:3]
+        if status not in ("200",):
+            failures += 1
+        latencies.append(float(micros))
+    rps = 0.0
+    for line in out.splitlines():
+        if "req/s" in line and line.startswith("finished in"):
+            rps = float(line.split(",")[1].split()[0])
+    return latencies, rps, failures
+
+
+def measure_door(name: str, url: str, body: Path | None, headers: list[str], h1: bool,
+                 seconds: float, rate: int, out: Path) -> Row:
+    fixed, _, errors = h2load(url, body=body, headers=headers, h1=h1, seconds=seconds, rate=rate,
+                              clients=10, log=out / f"{name}-fixed.log")
+    _, max_rps, errors2 = h2load(url, body=body, headers=headers, h1=h1, seconds=seconds, rate=None,
+                                 clients=32, log=out / f"{name}-max.log")
+    return Row(name, statistics.median(fixed), percentile(fixed, 0.99), max_rps, errors + errors2)
+
+
+def in_process(world: World, token: str, n: int) -> Row:
+    from authz_sidecar.config import SidecarConfig
+    from authz_sidecar.runtime import Sidecar
+
+    sidecar = Sidecar.from_config(SidecarConfig(
+        service="billing", bundle_file=world.bundle_file, bundle_keys=(world.plane_pub,),
+        trust_file=world.trust_file, relations_file=world.relations_file))
+    sidecar.decision_log.maxsize = 10**9
+    header = f"Bearer {token}"
+
+    def once() -> bool:
+        return sidecar.decide(QUESTION, sidecar.authenticate(header), door="bench").allow
+
+    assert once()
+    for _ in range(500):
+        once()
+    samples = []
+    start = time.perf_counter()
+    for _ in range(n):
+        t0 = time.perf_counter_ns()
+        once()
+        samples.append((time.perf_counter_ns() - t0) / 1000)
+    elapsed = time.perf_counter() - start
+    return Row("in-process (authenticate + decide)", statistics.median(samples), percentile(samples, 0.99),
+               n / elapsed, 0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--rate", type=int, default=1000)
+    parser.add_argument("--quick", action="store_true", help="3 s per measurement (CI smoke run)")
+    ns = parser.parse_args()
+    seconds = 3.0 if ns.quick else ns.seconds
+    if shutil.which("h2load") is None:
+        sys.exit("h2load not found: apt-get install nghttp2-client")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        world = World(out)
+        token = mint(world.edge, issuer="edge", sub="alice", tenant_id="acme", audience="billing",
+                     roles=["editor"], lifetime=3600)
+        rows = [in_process(world, token, 20_000 if not ns.quick else 3_000)]
+        server = subprocess.Popen([sys.executable, str(REPO / "bench" / "sidecar_server.py"), str(out)],
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            assert server.stdout is not None
+            ports = json.loads(server.stdout.readline())
+            http = f"http://127.0.0.1:{ports['http']}"
+            grpc_url = f"http://127.0.0.1:{ports['grpc']}"
+            check_body = out / "check.json"
+            check_body.write_text(json.dumps(QUESTION))
+            auth = [f"authorization: Bearer {token}", "content-type: application/json"]
+            for name, path in [("HTTP empty endpoint (floor)", "/bench/empty"), ("HTTP POST /v1/check", "/v1/check"),
+                               ("HTTP AuthZEN evaluation", "/access/v1/evaluation")]:
+                rows.append(measure_door(name, http + path, check_body, auth, True, seconds, ns.rate, out))
+            health = out / "health.bin"
+            health.write_bytes(grpc_body(health_pb2.HealthCheckRequest(service="").SerializeToString()))
+            http_req = ac.AttributeContext.HttpRequest(
+                method="GET", path="/tenants/acme/invoices/inv-1", host="billing",
+                headers={"authorization": f"Bearer {token}"})
+            check = out / "check.bin"
+            check.write_bytes(grpc_body(pb.CheckRequest(attributes=ac.AttributeContext(
+                request=ac.AttributeContext.Request(http=http_req))).SerializeToString()))
+            grpc_headers = ["content-type: application/grpc", "te: trailers"]
+            rows.append(measure_door("gRPC health Check (floor)", grpc_url + "/grpc.health.v1.Health/Check", health,
+                                     grpc_headers, False, seconds, ns.rate, out))
+            rows.append(measure_door("gRPC Envoy Authorization/Check",
+                                     grpc_url + "/envoy.service.auth.v3.Authorization/Check", check, grpc_headers,
+                                     False, seconds, ns.rate, out))
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+    print(f"# sidecar doors ({seconds:.0f} s per run, latency at {ns.rate} req/s offered, "
+          f"max throughput with 32 connections)\n")
+    print("| door | median µs | p99 µs | max req/s | non-200 |\n|---|---:|---:|---:|---:|")
+    for row in rows:
+        print(f"| {row.door} | {row.median_us:.0f} | {row.p99_us:.0f} | {row.max_rps:.0f} | {row.errors} |")
+    floor = next(r for r in rows if r.door.startswith("HTTP empty"))
+    check_row = next(r for r in rows if r.door == "HTTP POST /v1/check")
+    print(f"\n/v1/check throughput / empty endpoint throughput = {check_row.max_rps / floor.max_rps:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""Names and shapes on NATS: the contract between the policy plane and the sidecars.
+
+Everything the plane publishes is a signed event (``tenantguard.events``), so NATS is
+a transport, never a source of trust: a sidecar checks every message against the
+plane's event key, which it is configured with out of band (``--plane-key``).
+
+JetStream layout (all streams file-backed, R1 in dev, R3 in production):
+
+==================  ===========================  ==========================================
+stream / bucket     subjects / objects           carries
+==================  ===========================  ==========================================
+TG_RELATIONS        tg.relations.changes         ``relations.batch`` events; the event
+                                                 ``seq`` is the relations sequence (the
+                                                 consistency token), gap-free from 1.
+                                                 Published with JetStream's expected-last-
+                                                 sequence check so concurrent plane
+                                                 replicas cannot interleave or skip.
+                                                 Limits retention: old batches age out;
+                                                 a sidecar that needs one resyncs from the
+                                                 latest snapshot.
+TG_SNAPSHOTS        tg.snapshots.relations       ``relations.snapshot`` manifests (last
+                                                 value per subject): {seq, count, size,
+                                                 sha256}; the bytes are object
+                                                 ``relations/<seq>`` in bucket
+                                                 ``tg-snapshots``.
+TG_TRUST            tg.trust.jwks                ``trust.update`` events (last value):
+                                                 {"jwks": {...}} the full token trust set
+                                                 (edge issuers, sidecar keys), ``seq``
+                                                 increasing.
+TG_REVOCATIONS      tg.revocations               ``revocation`` events, all kept:
+                                                 {"kind": "jti"|"subject"|"kid"|"tenant"|
+                                                 "lift_tenant", ...}; ``seq`` gap-free.
+TG_BUNDLES          tg.bundles.<scope>           ``bundle.announce`` events (last value
+                                                 per scope): {revision, sha256, size,
+                                                 object, services}; scope ``all`` or a
+                                                 service name; bytes in bucket
+                                                 ``tg-bundles``. Bundles are also signed
+                                                 as OPA bundles (``.signatures.json``).
+(core NATS)         tg.plane.heartbeat           ``plane.heartbeat`` events every few
+                                                 seconds: {relations_seq, trust_seq,
+                                                 revocations_seq}; lets sidecars measure
+                                                 staleness while nothing changes.
+(core NATS)         tg.decisions.<service>       decision-log batches from sidecars
+                                                 (plain JSON, never tokens).
+==================  ===========================  ==========================================
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+STREAM_RELATIONS: Final = "TG_RELATIONS"
+SUBJECT_RELATIONS: Final = "tg.relations.changes"
+
+STREAM_SNAPSHOTS: Final = "TG_SNAPSHOTS"
+SUBJECT_SNAPSHOT: Final = "tg.snapshots.relations"
+BUCKET_SNAPSHOTS: Final = "tg-snapshots"
+
+STREAM_TRUST: Final = "TG_TRUST"
+SUBJECT_TRUST: Final = "tg.trust.jwks"
+
+STREAM_REVOCATIONS: Final = "TG_REVOCATIONS"
+SUBJECT_REVOCATIONS: Final = "tg.revocations"
+
+STREAM_BUNDLES: Final = "TG_BUNDLES"
+SUBJECT_BUNDLES_PREFIX: Final = "tg.bundles"
+BUCKET_BUNDLES: Final = "tg-bundles"
+BUNDLE_SCOPE_ALL: Final = "all"
+
+SUBJECT_HEARTBEAT: Final = "tg.plane.heartbeat"
+SUBJECT_DECISIONS_PREFIX: Final = "tg.decisions"
+
+# Event types beyond those defined in tenantguard.events.
+PLANE_HEARTBEAT: Final = "plane.heartbeat"
+
+# The issuer name the plane's event and bundle keys are trusted for.
+PLANE_ISSUER: Final = "plane"
+
+
+def bundle_subject(scope: str) -> str:
+    """``tg.bundles.<scope>``; ``scope`` is ``all`` or a service name (validated by callers)."""
+    return f"{SUBJECT_BUNDLES_PREFIX}.{scope}"
+
+
+def snapshot_object(seq: int) -> str:
+    return f"relations/{seq}"
+
+
+def decisions_subject(service: str) -> str:
+    return f"{SUBJECT_DECISIONS_PREFIX}.{service}"
+
+
+def sidecar_issuer(service: str) -> str:
+    """The issuer a sidecar's own key may sign exchanged tokens as."""
+    return f"sidecar:{service}"
