@@ -16,6 +16,7 @@ import signal
 import socket
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 
@@ -38,7 +39,9 @@ class Listening:
 
 def bind_tcp(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose
+    # proto says TCP, and without it Nagle + delayed ACK add ~40 ms to every response.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(1024)
@@ -92,4 +95,13 @@ def run(sidecar: Sidecar) -> None:
     """Blocking entry point for the CLI."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    asyncio.run(serve(sidecar))
+    _event_loop_runner()(serve(sidecar))
+
+
+def _event_loop_runner() -> Any:
+    """uvloop when installed (it comes with uvicorn[standard]): ~10% more requests/s."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run
+    return uvloop.run

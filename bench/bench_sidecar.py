@@ -92,10 +92,11 @@ def h2load(url: str, *, body: Path | None, headers: list[str], h1: bool, seconds
 
 def measure_door(name: str, url: str, body: Path | None, headers: list[str], h1: bool,
                  seconds: float, rate: int, out: Path) -> Row:
+    slug = "".join(c if c.isalnum() else "-" for c in name)
     fixed, _, errors = h2load(url, body=body, headers=headers, h1=h1, seconds=seconds, rate=rate,
-                              clients=10, log=out / f"{name}-fixed.log")
+                              clients=10, log=out / f"{slug}-fixed.log")
     _, max_rps, errors2 = h2load(url, body=body, headers=headers, h1=h1, seconds=seconds, rate=None,
-                                 clients=32, log=out / f"{name}-max.log")
+                                 clients=32, log=out / f"{slug}-max.log")
     return Row(name, statistics.median(fixed), percentile(fixed, 0.99), max_rps, errors + errors2)
 
 

@@ -50,4 +50,6 @@ async def main(world_dir: Path) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(Path(sys.argv[1])))
+    from authz_sidecar.server import _event_loop_runner
+
+    _event_loop_runner()(main(Path(sys.argv[1])))
