@@ -1,7 +1,7 @@
 """A sidecar for benchmarking: the real app plus one bench-only route as the floor.
 
-``POST /bench/empty`` parses the same request model as ``/v1/check`` and answers a
-constant body, so ``/v1/check`` minus ``/bench/empty`` is what deciding costs on top
+``POST /bench/empty`` parses the same request model the same way as ``/v1/check`` and
+answers a constant body, so ``/v1/check`` minus ``/bench/empty`` is what deciding costs on top
 of the HTTP stack. Run by ``bench/bench_sidecar.py``; not part of the product.
 """
 
@@ -13,11 +13,13 @@ import sys
 from pathlib import Path
 
 import uvicorn
+from fastapi import Request, Response
 
 from authz_sidecar.app import create_app
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.grpc_ext_authz import start_grpc
-from authz_sidecar.http.models import CheckRequest, CheckResponse
+from authz_sidecar.http.models import CheckRequest
+from authz_sidecar.http.wire import json_response, parse_body
 from authz_sidecar.runtime import Sidecar
 from authz_sidecar.server import bind_tcp
 
@@ -35,9 +37,13 @@ async def main(world_dir: Path) -> None:
     sidecar = Sidecar.from_config(config)
     app = create_app(sidecar)
 
-    @app.post("/bench/empty", response_model=CheckResponse)  # type: ignore[untyped-decorator]
-    async def empty(body: CheckRequest) -> CheckResponse:
-        return CheckResponse(allow=True, reasons=[], decision_id="0" * 32, bundle_revision="1", relations_seq=0)
+    @app.post("/bench/empty")  # type: ignore[untyped-decorator]
+    async def empty(request: Request) -> Response:
+        """Same parsing and rendering as the decision doors, no decision."""
+        request.headers.get("authorization")
+        await parse_body(request, CheckRequest)
+        return json_response({"allow": True, "reasons": [], "decision_id": "0" * 32, "bundle_revision": "1",
+                              "relations_seq": 0, "high_risk": False})
 
     sock = bind_tcp("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))

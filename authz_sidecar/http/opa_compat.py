@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Header, Query, Request, Response
 from tenantguard.errors import InvalidInput, TenantGuardError
 
 from ..runtime import Sidecar
 from .models import ErrorBody, OpaDataRequest
+from .wire import json_response, parse_body, request_body_doc
 
 router = APIRouter(tags=["opa-compatible"])
 ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 404: {"model": ErrorBody}}
@@ -60,15 +61,12 @@ def _answer(sidecar: Sidecar, path: str, input_doc: dict[str, Any] | None, autho
     return body
 
 
-@router.post("/v1/data/{path:path}", responses=ERRORS)  # type: ignore[untyped-decorator]
-async def post_data(
-    path: str,
-    body: OpaDataRequest,
-    request: Request,
-    authorization: Annotated[str | None, Header()] = None,
-) -> dict[str, Any]:
+@router.post("/v1/data/{path:path}", responses=ERRORS,
+             openapi_extra=request_body_doc(OpaDataRequest))  # type: ignore[untyped-decorator]
+async def post_data(path: str, request: Request) -> Response:
     """OPA's ``POST /v1/data/{path}`` with ``{"input": {...}}`` (AuthZEN-shaped input)."""
-    return _answer(request.app.state.sidecar, path, body.input, authorization)
+    body = await parse_body(request, OpaDataRequest)
+    return json_response(_answer(request.app.state.sidecar, path, body.input, request.headers.get("authorization")))
 
 
 @router.get("/v1/data/{path:path}", responses=ERRORS)  # type: ignore[untyped-decorator]
