@@ -1,21 +1,28 @@
 """Policy decision latency and bundle swap gap for the example bundle.
 
-Run: ``python bench/bench_policy.py``. Prints a markdown table (µs unless stated):
+Run: ``python bench/bench_policy.py [--bundle DIR] [--quick]``. Prints a markdown table
+(µs unless stated, median and p99):
 
 * per decision: the full ``PreparedPolicy.evaluate()`` call (entrypoint check, input
-  conversion, evaluation, result conversion) with the small contract input, for the
-  decision, exchange and propagation entrypoints;
-* the same decision with 10,000 tenants x 10 relationships loaded into data;
-* prepare: compiling a revision, and a thread's first use of it (each thread builds
-  its own regorus engine; see tenantguard.engine);
-* swap: while the main thread keeps deciding, a background thread prepares the next
-  revision and swaps the reference; the max gap between consecutive decisions from the
-  start of the prepare to 1,000 decisions after the swap, and the gap at the swap (the
-  main thread's first decision on the new revision builds that thread's engine).
+  conversion, evaluation, result conversion). The allow is the request the sidecar
+  sends (verified token claims without a scope, no actor chain, the subject's
+  relations); the denies change one field of it (another tenant's resource; a viewer
+  writing). The contract example (a call through orders and edge, a subject scope)
+  is allowed by the complete rules rather than the fast path;
+* the same decisions with 10,000 tenants x 10 relations (100,000 tuples) in data;
+* the exchange and propagation entrypoints;
+* swapping revisions while one thread keeps deciding, as the sidecar's event loop does.
+  The max gap between two consecutive decisions, from the start of the swap to 1,000
+  decisions after it, worst of a few swaps, for three ways of preparing the next revision:
+  ``prepare`` on the deciding thread (one blocking call); ``prepare`` on a worker thread
+  (the deciding thread then builds its own engine at its first decision, and waits for
+  the GIL while the worker holds it); ``prepare_steps`` on the deciding thread, one step
+  between two decisions (see tenantguard.engine).
 """
 
 from __future__ import annotations
 
+import argparse
 import copy
 import sys
 import threading
@@ -29,13 +36,42 @@ from tenantguard.policytest import load_bundle_dir
 
 BUNDLE = Path(__file__).resolve().parents[1] / "bundles" / "tenantguard"
 DECISION = "data.tenantguard.decision"
+EXCHANGE_ENTRYPOINT = "data.tenantguard.exchange.decision"
+PROPAGATION_ENTRYPOINT = "data.tenantguard.propagation.mode"
 WARMUP = 2_000
 ITERATIONS = 30_000
 TENANTS = 10_000
 RELATIONS_PER_TENANT = 10
-SWAPS = 5
+SWAPS = 3
+AFTER_SWAP = 1_000
 
+# What the sidecar sends for a user calling directly with a verified token.
 REQUEST = {
+    "subject": {"type": "user", "id": "alice", "properties": {"tenant_id": "acme", "roles": ["editor"]}},
+    "action": {"name": "invoices:read"},
+    "resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": "acme", "project": "p1"}},
+    "context": {"service": "billing"},
+    "token": {
+        "iss": "https://idp.example",
+        "sub": "alice",
+        "tenant_id": "acme",
+        "aud": "billing",
+        "exp": 2_000_000_000,
+        "iat": 1_700_000_000,
+        "nbf": 1_700_000_000,
+        "jti": "tok-1",
+        "roles": ["editor"],
+    },
+    "actor_chain": [],
+    "relations": {"project:p1": ["member"]},
+}
+TENANT_MISMATCH = copy.deepcopy(REQUEST)
+TENANT_MISMATCH["resource"]["properties"]["tenant_id"] = "globex"
+MISSING_ROLE = copy.deepcopy(REQUEST)
+MISSING_ROLE["subject"]["properties"]["roles"] = ["viewer"]
+MISSING_ROLE["action"]["name"] = "invoices:write"
+# The request from the contract in bundles/README.md: a call through orders and edge.
+CONTRACT_EXAMPLE = {
     "subject": {
         "type": "user",
         "id": "alice",
@@ -49,13 +85,19 @@ REQUEST = {
     "relations": {"project:p1": ["member"], "group:eng": ["member"]},
 }
 EXCHANGE = {
-    "subject": REQUEST["subject"],
+    "subject": CONTRACT_EXAMPLE["subject"],
     "actor": {"service": "orders"},
     "audience": "billing",
     "scope": ["invoices:read"],
     "actor_chain": ["svc:edge"],
 }
 PROPAGATION = {"source": "orders", "target": "billing"}
+DECISIONS = (
+    ("allow (sidecar request)", REQUEST, True),
+    ("deny: tenant_mismatch", TENANT_MISMATCH, ["tenant_mismatch"]),
+    ("deny: missing_role", MISSING_ROLE, ["missing_role"]),
+    ("allow (contract example: actor chain, subject scope)", CONTRACT_EXAMPLE, True),
+)
 
 
 def percentile(sorted_ns: list[int], fraction: float) -> float:
@@ -64,7 +106,7 @@ def percentile(sorted_ns: list[int], fraction: float) -> float:
     return sorted_ns[index] / 1_000
 
 
-def time_calls(call: Callable[[], Any], iterations: int = ITERATIONS) -> tuple[float, float]:
+def time_calls(call: Callable[[], Any], iterations: int) -> tuple[float, float]:
     """(median, p99) in µs of ``call`` after a warmup."""
     for _ in range(WARMUP):
         call()
@@ -82,130 +124,140 @@ def big_data(data: dict[str, Any]) -> dict[str, Any]:
     """The bundle's data plus 10,000 tenants x 10 relationships (100,000 tuples)."""
     bigger = copy.deepcopy(data)
     bigger["tenantguard"]["tenants"] = {
-        f"tenant-{t:05d}": {
-            f"project:p{r}": {"member": [f"user:u{t}-{r}"]} for r in range(RELATIONS_PER_TENANT)
-        }
+        f"tenant-{t:05d}": {f"project:p{r}": {"member": [f"user:u{t}-{r}"]} for r in range(RELATIONS_PER_TENANT)}
         for t in range(TENANTS)
     }
     return bigger
 
 
-def first_use_ms(policy: RegorusPreparedPolicy) -> float:
-    """Time for a fresh thread to build its engine and make its first decision."""
-    box: dict[str, int] = {}
-
-    def run() -> None:
-        started = time.perf_counter_ns()
-        policy.evaluate(DECISION, REQUEST)
-        box["ns"] = time.perf_counter_ns() - started
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    return box["ns"] / 1e6
+def check(policy: RegorusPreparedPolicy, request: dict[str, Any], expected: bool | list[str]) -> None:
+    result = policy.evaluate(DECISION, request)
+    if expected is True:
+        assert result["allow"] is True, result
+    else:
+        assert result["allow"] is False and result["reasons"] == expected, result
 
 
-def swap_gaps(
-    engine: RegorusEngine, modules: dict[str, str], data: dict[str, Any]
-) -> tuple[float, float, float]:
-    """(prepare ms, max gap between decisions µs, gap at the swap µs), worst over SWAPS."""
-    holder = {"policy": engine.prepare(modules, data)}
-    runs = [one_swap(engine, modules, data, holder) for _ in range(SWAPS)]
-    return tuple(max(run[i] for run in runs) for i in range(3))  # type: ignore[return-value]
+# --------------------------------------------------------------------------- swaps
 
 
-def one_swap(
-    engine: RegorusEngine,
-    modules: dict[str, str],
-    data: dict[str, Any],
-    holder: dict[str, RegorusPreparedPolicy],
-) -> tuple[float, float, float]:
-    """Decide in a loop on this thread while another thread prepares and swaps."""
-    prepared_ns: dict[str, int] = {}
+class Decider:
+    """Decides in a loop on this thread and records the gaps between decisions."""
 
-    def background() -> None:
-        started = time.perf_counter_ns()
-        new = engine.prepare(modules, data)
-        prepared_ns["ns"] = time.perf_counter_ns() - started
-        holder["policy"] = new  # the swap: one reference assignment
+    def __init__(self, policy: RegorusPreparedPolicy) -> None:
+        self.policy = policy
+        self.worst_ns = 0
+        self.last = time.perf_counter_ns()
 
-    old = holder["policy"]
-    for _ in range(WARMUP):
-        old.evaluate(DECISION, REQUEST)
-    thread = threading.Thread(target=background)
-    last = time.perf_counter_ns()
-    thread.start()
-    worst = at = after_swap = 0
-    while after_swap < 1_000:  # from the start of the prepare to well after the swap
-        policy = holder["policy"]  # one read per decision
-        policy.evaluate(DECISION, REQUEST)
+    def decide(self) -> None:
+        self.policy.evaluate(DECISION, REQUEST)  # one read of the reference per decision
         now = time.perf_counter_ns()
-        gap, last = now - last, now
-        worst = max(worst, gap)
-        if policy is not old:
-            after_swap += 1
-            at = gap if after_swap == 1 else at
-    thread.join()
-    return prepared_ns["ns"] / 1e6, worst / 1_000, at / 1_000
+        self.worst_ns = max(self.worst_ns, now - self.last)
+        self.last = now
+
+    def settle(self) -> None:
+        for _ in range(AFTER_SWAP):
+            self.decide()
+
+
+def swap_inline(engine: RegorusEngine, modules: dict[str, str], data: dict[str, Any], decider: Decider) -> None:
+    decider.policy = engine.prepare(modules, data, entrypoints=(DECISION,))
+
+
+def swap_worker(engine: RegorusEngine, modules: dict[str, str], data: dict[str, Any], decider: Decider) -> None:
+    box: dict[str, RegorusPreparedPolicy] = {}
+    worker = threading.Thread(target=lambda: box.setdefault("new", engine.prepare(modules, data)))
+    worker.start()
+    while worker.is_alive():
+        decider.decide()
+    worker.join()
+    decider.policy = box["new"]
+
+
+def swap_steps(engine: RegorusEngine, modules: dict[str, str], data: dict[str, Any], decider: Decider) -> None:
+    steps = engine.prepare_steps(modules, data, entrypoints=(DECISION,))
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            decider.policy = done.value
+            return
+        decider.decide()  # the event loop runs decisions between two steps
+
+
+def worst_gap_ms(
+    swap: Callable[..., None], engine: RegorusEngine, modules: dict[str, str], data: dict[str, Any]
+) -> tuple[float, float]:
+    """(worst gap between decisions in ms, worst swap duration in ms) over SWAPS swaps."""
+    decider = Decider(engine.prepare(modules, data))
+    gaps, durations = [], []
+    for _ in range(SWAPS):
+        for _ in range(WARMUP):
+            decider.decide()
+        decider.worst_ns = 0
+        decider.last = started = time.perf_counter_ns()
+        swap(engine, modules, data, decider)
+        durations.append(time.perf_counter_ns() - started)
+        decider.settle()
+        gaps.append(decider.worst_ns)
+    return max(gaps) / 1e6, max(durations) / 1e6
+
+
+# --------------------------------------------------------------------------- main
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", type=Path, default=BUNDLE, help="bundle directory (default: the example)")
+    parser.add_argument("--quick", action="store_true", help="fewer iterations, for a smoke run")
+    args = parser.parse_args()
+    iterations = 3_000 if args.quick else ITERATIONS
+
     started = time.perf_counter()
     engine = RegorusEngine()
-    modules, data = load_bundle_dir(BUNDLE, include_tests=False)
-    small = engine.prepare(modules, data)
-    assert small.evaluate(DECISION, REQUEST)["allow"] is True
+    modules, data = load_bundle_dir(args.bundle, include_tests=False)
     large_data = big_data(data)
-    prepare_started = time.perf_counter_ns()
+    small = engine.prepare(modules, data)
     large = engine.prepare(modules, large_data)
-    large_prepare_ms = (time.perf_counter_ns() - prepare_started) / 1e6
-    assert large.evaluate(DECISION, REQUEST)["allow"] is True
+    for policy in (small, large):
+        for _, request, expected in DECISIONS:
+            check(policy, request, expected)
 
     rows: list[tuple[str, str, str]] = []
 
     def add(name: str, values: tuple[float, float]) -> None:
         rows.append((name, f"{values[0]:.1f}", f"{values[1]:.1f}"))
 
-    add("decision, small input (µs)", time_calls(lambda: small.evaluate(DECISION, REQUEST)))
-    add(
-        "exchange decision (µs)",
-        time_calls(lambda: small.evaluate("data.tenantguard.exchange.decision", EXCHANGE)),
-    )
-    add(
-        "propagation mode (µs)",
-        time_calls(lambda: small.evaluate("data.tenantguard.propagation.mode", PROPAGATION)),
-    )
-    add(
-        f"decision, {TENANTS:,} tenants x {RELATIONS_PER_TENANT} relations in data (µs)",
-        time_calls(lambda: large.evaluate(DECISION, REQUEST)),
-    )
-    small_prepare_ms = min(
-        _timed_ms(lambda: engine.prepare(modules, data)) for _ in range(5)
-    )
-    rows.append(("prepare, example bundle (ms)", f"{small_prepare_ms:.2f}", "-"))
-    rows.append(("prepare, with 100k relations in data (ms)", f"{large_prepare_ms:.1f}", "-"))
-    rows.append(("first decision on a new thread, example bundle (ms)", f"{first_use_ms(small):.2f}", "-"))
-    rows.append(("first decision on a new thread, 100k relations (ms)", f"{first_use_ms(large):.1f}", "-"))
-    for label, swap_data in (("example bundle", data), ("100k relations", large_data)):
-        prepare_ms, worst_us, at_us = swap_gaps(engine, modules, swap_data)
-        rows.append((f"swap ({label}): background prepare (ms, worst)", f"{prepare_ms:.1f}", "-"))
-        rows.append((f"swap ({label}): max gap between decisions (µs)", f"{worst_us:.0f}", "-"))
-        rows.append((f"swap ({label}): of which first decision on new revision (µs)",
-                     f"{at_us:.0f}", "-"))
+    with_tenants = f", {TENANTS:,} tenants x {RELATIONS_PER_TENANT} relations in data"
+    for label, policy in (("", small), (with_tenants, large)):
+        for name, request, _ in DECISIONS:
+            timed = time_calls(lambda p=policy, r=request: p.evaluate(DECISION, r), iterations)
+            add(f"decision, {name}{label} (µs)", timed)
+    add("exchange decision (µs)", time_calls(lambda: small.evaluate(EXCHANGE_ENTRYPOINT, EXCHANGE), iterations))
+    add("propagation mode (µs)", time_calls(lambda: small.evaluate(PROPAGATION_ENTRYPOINT, PROPAGATION), iterations))
 
-    print(f"regorus policy benchmark (python {sys.version.split()[0]}, "
-          f"{ITERATIONS:,} iterations after {WARMUP:,} warmup, {SWAPS} swaps each)\n")
+    relations = f"{TENANTS * RELATIONS_PER_TENANT // 1000}k relations"
+    for label, swap_data in (("example bundle", data), (relations, large_data)):
+        for how, swap in (
+            ("prepare on the deciding thread", swap_inline),
+            ("prepare on a worker thread", swap_worker),
+            ("prepare_steps on the deciding thread", swap_steps),
+        ):
+            if swap is swap_steps and not hasattr(engine, "prepare_steps"):  # an older engine
+                continue
+            gap_ms, duration_ms = worst_gap_ms(swap, engine, modules, swap_data)
+            rows.append((f"swap ({label}), {how}: max gap between decisions (ms)", f"{gap_ms:.2f}", "-"))
+            rows.append((f"swap ({label}), {how}: swap duration (ms)", f"{duration_ms:.1f}", "-"))
+
+    print(
+        f"regorus policy benchmark: {args.bundle.name} (python {sys.version.split()[0]}, "
+        f"{iterations:,} iterations after {WARMUP:,} warmup, worst of {SWAPS} swaps)\n"
+    )
     print("| measurement | median | p99 |")
     print("|---|---:|---:|")
     for name, median, p99 in rows:
         print(f"| {name} | {median} | {p99} |")
     print(f"\ntotal benchmark time: {time.perf_counter() - started:.1f} s")
-
-
-def _timed_ms(call: Callable[[], Any]) -> float:
-    started = time.perf_counter_ns()
-    call()
-    return (time.perf_counter_ns() - started) / 1e6
 
 
 if __name__ == "__main__":

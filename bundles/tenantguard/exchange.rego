@@ -30,15 +30,26 @@ allow if {
 	count(granted) > 0
 }
 
-source := object.get(input, ["actor", "service"], "")
+# Request fields: direct references with a default (see decision.rego).
+default source := ""
 
-audience := object.get(input, "audience", "")
+source := input.actor.service
 
-actor_chain := lib.array_or_empty(object.get(input, "actor_chain", []))
+default audience := ""
+
+audience := input.audience
+
+default actor_chain := []
+
+actor_chain := input.actor_chain if is_array(input.actor_chain)
+
+default subject_tenant := ""
+
+subject_tenant := input.subject.properties.tenant_id
 
 rule_scopes := lib.call_scopes(source, audience)
 
-requested := {s | some s in lib.array_or_empty(object.get(input, "scope", [])); is_string(s)}
+requested := {s | some s in lib.array_or_empty(input.scope); is_string(s)}
 
 subject_scope := input.subject.properties.scope
 
@@ -75,13 +86,18 @@ deny contains "invalid_input" if not lib.valid_id(source)
 
 deny contains "invalid_input" if not lib.valid_id(audience)
 
-deny contains "invalid_input" if lib.malformed_array(input, "scope")
-
-deny contains "invalid_input" if lib.malformed_array(input, "actor_chain")
-
-deny contains "missing_tenant" if {
-	not lib.valid_id(object.get(input, ["subject", "properties", "tenant_id"], ""))
+# A request that is not an object has no source either, so it is reported above.
+deny contains "invalid_input" if {
+	scope := input.scope
+	not is_array(scope)
 }
+
+deny contains "invalid_input" if {
+	chain := input.actor_chain
+	not is_array(chain)
+}
+
+deny contains "missing_tenant" if not lib.valid_id(subject_tenant)
 
 deny contains "unknown_service" if not lib.zone_of(source)
 

@@ -11,13 +11,15 @@ import rego.v1
 import data.tenantguard.config
 import data.tenantguard.lib
 
-resource_project := object.get(input, ["resource", "properties", "project"], null)
+default resource_project := null
+
+resource_project := input.resource.properties.project
 
 project_member if {
 	lib.valid_id(resource_project)
-	held := object.get(input, ["relations", concat(":", ["project", resource_project])], [])
-	some relation in lib.array_or_empty(held)
-	relation in config.project_relations
+	held := input.relations[concat(":", ["project", resource_project])]
+	is_array(held)
+	held[_] in config.project_relations
 }
 
 tenant_admin if "admin" in subject_roles

@@ -12,9 +12,13 @@ import rego.v1
 import data.tenantguard.config
 import data.tenantguard.lib
 
-actor_chain := lib.array_or_empty(object.get(input, "actor_chain", []))
+default actor_chain := []
 
-callee := object.get(input, ["context", "service"], "")
+actor_chain := input.actor_chain if is_array(input.actor_chain)
+
+default callee := ""
+
+callee := input.context.service
 
 # The service that called this one directly.
 caller := lib.service_name(actor_chain[0]) if {
@@ -46,4 +50,7 @@ deny contains "caller_not_allowed" if {
 
 deny contains "actor_chain_too_deep" if count(actor_chain) > config.max_actor_chain
 
-deny contains "invalid_input" if lib.malformed_array(input, "actor_chain")
+deny contains "invalid_input" if {
+	chain := input.actor_chain
+	not is_array(chain)
+}

@@ -17,7 +17,9 @@ same_tenant if {
 	subject_tenant == resource_tenant
 }
 
-act_as_request := object.get(input, ["context", "act_as"], null)
+default act_as_request := null
+
+act_as_request := input.context.act_as
 
 # Cross-tenant access through an explicit, audited grant. Roles and relations of the
 # target tenant do not apply; the grant lists the actions it allows.

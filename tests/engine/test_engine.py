@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import gc
+import json
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -486,3 +487,99 @@ def test_to_json_value_handles_mixed_sets() -> None:
         {"s": [1, 3], "m": [1, "a"]},
         {"s": [1, 3], "m": ["a", 1]},
     )
+
+
+# --------------------------------------------------------------------------- preparing in slices
+
+
+def big_data(tenants: int = 2_000) -> dict[str, Any]:
+    return {
+        "simple": {"admins": ["alice"]},
+        "tenants": {
+            f"t{t}": {f"project:p{r}": {"member": [f"user:u{t}-{r}"]} for r in range(5)}
+            for t in range(tenants)
+        },
+        "empty": {},
+        "list": list(range(10)),
+        1: "an int key, written as a string like json.dumps does",
+    }
+
+
+def test_data_slices_merge_back_into_the_data() -> None:
+    from tenantguard.engine import DATA_SLICE_BYTES, _data_slices
+
+    data = big_data()
+    slices = list(_data_slices(data))
+    assert len(slices) > 10
+    assert all(len(text) < 2 * DATA_SLICE_BYTES for text in slices)
+    raw = regorus.Engine()
+    for text in slices:
+        raw.add_data_json(text)  # disjoint parts: each merges, none conflicts
+    loaded = raw.eval_query("data")["result"][0]["expressions"][0]["value"]
+    assert loaded == json.loads(json.dumps(data))
+
+
+def test_small_data_is_one_slice() -> None:
+    from tenantguard.engine import _data_slices
+
+    assert list(_data_slices(SIMPLE_DATA)) == [json.dumps(SIMPLE_DATA, separators=(",", ":"))]
+    assert list(_data_slices({})) == ["{}"]
+
+
+def test_prepare_steps_pauses_and_returns_a_policy_ready_on_this_thread(engine: RegorusEngine) -> None:
+    from tenantguard.engine import _THREAD_ENGINES
+
+    steps = engine.prepare_steps(SIMPLE, big_data(), entrypoints=["data.simple.allow"])
+    pauses = 0
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            policy = done.value
+            break
+        pauses += 1
+    assert pauses > 5
+    assert isinstance(policy, RegorusPreparedPolicy)
+    assert _THREAD_ENGINES.get(policy.key) is not None  # no rebuild at the first decision
+    assert policy.evaluate("data.simple.allow", {"user": "alice"}) is True
+    assert policy.evaluate("data.tenants.t1999", {}) == {
+        f"project:p{r}": {"member": [f"user:u1999-{r}"]} for r in range(5)
+    }
+    assert in_thread(lambda: policy.evaluate("data.tenants.t7", {}))["project:p3"] == {"member": ["user:u7-3"]}
+    assert in_thread(lambda: policy.evaluate("data.empty", {})) == {}
+
+
+def test_prepare_steps_reports_errors_like_prepare(engine: RegorusEngine) -> None:
+    broken = {**SIMPLE, "broken.rego": "package broken\nx := if {\n"}
+    with pytest.raises(PolicyCompileError, match=r"broken\.rego"):
+        for _ in engine.prepare_steps(broken, {}):
+            pass
+    with pytest.raises(PolicyCompileError):
+        for _ in engine.prepare_steps(SIMPLE, {"x": {1, 2}}):
+            pass
+    with pytest.raises(PolicyCompileError, match=r"data\.simple\.alow"):
+        for _ in engine.prepare_steps(SIMPLE, SIMPLE_DATA, entrypoints=["data.simple.alow"]):
+            pass
+
+
+# --------------------------------------------------------------------------- per-decision overhead
+
+
+def test_a_rejected_entrypoint_is_never_remembered(simple: RegorusPreparedPolicy) -> None:
+    for _ in range(2):
+        with pytest.raises(EntrypointInvalid):
+            simple.evaluate("data.x; true", {})
+    assert simple.evaluate("data.simple.allow", {"user": "alice"}) is True
+    assert simple.evaluate("data.simple.allow", {"user": "alice"}) is True
+
+
+def test_results_are_plain_json_values(simple: RegorusPreparedPolicy) -> None:
+    from tenantguard.engine import _result_value
+
+    assert _result_value({"a": [{"s": {2, 1}}], "b": {"c"}, "d": 1.5, "e": None}) == {
+        "a": [{"s": [1, 2]}],
+        "b": ["c"],
+        "d": 1.5,
+        "e": None,
+    }
+    assert simple.evaluate("data.simple", {"user": "alice", "tags": ["b", "a"]})["tags"] == ["a", "b"]
