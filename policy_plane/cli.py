@@ -1,14 +1,96 @@
-"""``tenantguard plane``: the policy plane's own commands, registered through an entry point."""
+"""``tenantguard plane``: serve a replica, or create dev keys and secrets (``init``).
+
+Registered through the ``tenantguard.cli`` entry point, so the library never imports
+the plane. Typed errors (bad key file, NATS unreachable) print one line and exit 1.
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
-app = typer.Typer(help="Run the policy plane.", no_args_is_help=True)
+from .config import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUNDLE_BYTES, DEFAULT_PORT, DEFAULT_SNAPSHOT_EVERY
+
+app = typer.Typer(help="Run the policy plane (relationships, bundles, trust, revocations).", no_args_is_help=True)
+ENV = "TG_PLANE_"
 
 
 @app.command()
-def serve() -> None:
-    """Start the policy plane API. Not yet available in this build."""
-    typer.echo("tenantguard plane serve: not yet available in this build", err=True)
-    raise typer.Exit(2)
+def serve(
+    nats: Annotated[str, typer.Option(envvar=ENV + "NATS", help="NATS URL, e.g. nats://127.0.0.1:4222")],
+    event_key: Annotated[Path, typer.Option(envvar=ENV + "EVENT_KEY", dir_okay=False,
+                                            help="Private key (PEM) that signs every event")],
+    bundle_key: Annotated[Path, typer.Option(envvar=ENV + "BUNDLE_KEY", dir_okay=False,
+                                             help="Private key (PEM) that signs bundles")],
+    admin_token_file: Annotated[Path, typer.Option(envvar=ENV + "ADMIN_TOKEN_FILE", dir_okay=False,
+                                                   help="File holding the admin bearer token (mode 0600)")],
+    join_secret: Annotated[list[str] | None, typer.Option(
+        help="SERVICE=FILE: the join secret a sidecar of SERVICE registers its key with; repeat")] = None,
+    host: Annotated[str, typer.Option(envvar=ENV + "HOST", help="Bind address")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(envvar=ENV + "PORT", help="HTTP port (0 = any free port)")] = DEFAULT_PORT,
+    snapshot_every: Annotated[int, typer.Option(help="Snapshot relations every N batches")] = DEFAULT_SNAPSHOT_EVERY,
+    snapshot_seconds: Annotated[float, typer.Option(help="...or every T seconds when anything changed")] = 300.0,
+    heartbeat_seconds: Annotated[float, typer.Option(help="Seconds between signed heartbeats")] = 5.0,
+    max_body_bytes: Annotated[int, typer.Option(help="Bound on JSON request bodies")] = DEFAULT_MAX_BODY_BYTES,
+    max_bundle_bytes: Annotated[int, typer.Option(help="Bound on bundle uploads")] = DEFAULT_MAX_BUNDLE_BYTES,
+    connect_timeout: Annotated[float, typer.Option(min=0.5, help="Seconds per NATS connect attempt (startup "
+                                                   "gives up after twice this)")] = 5.0,
+) -> None:
+    """Start one plane replica; prints {"event": "listening", "http": "host:port"} when ready."""
+    from tenantguard.keys import SigningKey
+
+    from .config import PlaneConfig, parse_join_secrets
+    from .runtime import Plane
+    from .secrets import SecretChecker
+    from .server import run
+
+    config = PlaneConfig(
+        nats_url=nats, event_key=SigningKey.load(event_key), bundle_key=SigningKey.load(bundle_key),
+        admin=SecretChecker.from_file(admin_token_file), join_secrets=parse_join_secrets(join_secret or []),
+        host=host, port=port, snapshot_every=snapshot_every, snapshot_seconds=snapshot_seconds,
+        heartbeat_seconds=heartbeat_seconds, max_body_bytes=max_body_bytes, max_bundle_bytes=max_bundle_bytes,
+        connect_timeout=connect_timeout,
+    )
+    run(Plane(config))
+
+
+@app.command()
+def init(
+    directory: Annotated[Path, typer.Argument(help="Where to write the keys and secrets (created if missing)",
+                                              file_okay=False)],
+    service: Annotated[list[str] | None, typer.Option(help="Also create a join secret for SERVICE; repeat")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing files")] = False,
+) -> None:
+    """Create dev material: event.pem, bundle.pem (0600, with .pub), admin.token (0600), join secrets.
+
+    Prints a JSON summary (paths and key ids, never the secrets).
+    """
+    from tenantguard.keys import SigningKey, write_private
+
+    from .config import check_service
+    from .secrets import new_secret
+
+    targets = {"event_key": directory / "event.pem", "bundle_key": directory / "bundle.pem",
+               "admin_token_file": directory / "admin.token"}
+    services = [check_service(s) for s in service or []]
+    secrets_dir = directory / "join-secrets"
+    for name in services:
+        targets[f"join_secret:{name}"] = secrets_dir / f"{name}.secret"
+    existing = [str(p) for p in targets.values() if p.exists()]
+    if existing and not force:
+        typer.echo(f"refusing to overwrite {', '.join(existing)} (use --force)", err=True)
+        raise typer.Exit(1)
+    summary: dict[str, object] = {}
+    for name in ("event_key", "bundle_key"):
+        key = SigningKey.generate()
+        key.save(targets[name])
+        summary[name] = {"path": str(targets[name]), "public": str(targets[name]) + ".pub", "kid": key.kid}
+    for name, path in targets.items():
+        if name in ("event_key", "bundle_key"):
+            continue
+        write_private(path, (new_secret() + "\n").encode())
+        summary[name] = str(path)
+    print(json.dumps(summary, indent=2, sort_keys=True))

@@ -292,11 +292,14 @@ def test_eval_needs_a_key_unless_unsigned(signed_bundle: Path, tmp_path: Path) -
 # --------------------------------------------------------------------------- plane, help
 
 
-@pytest.mark.parametrize("args", [["push", "bundle.tar.gz"], ["publish", "."]])
-def test_plane_commands_are_not_available_yet(args: list[str]) -> None:
-    result = invoke("bundle", *args, "--plane", "https://plane.example")
-    assert result.exit_code == 2
-    assert "the policy plane API is not yet available in this build" in result.stderr
+def test_plane_commands_fail_typed_when_the_plane_is_unreachable(tmp_path: Path) -> None:
+    """push/publish talk to the plane (tests/plane covers them against a real one)."""
+    token = tmp_path / "token"
+    token.write_text("some-admin-token-0123456789")
+    archive = tmp_path / "b.tar.gz"
+    assert invoke("bundle", "build", TENANTGUARD_BUNDLE, "-o", archive).exit_code == 0
+    done = run_cli("bundle", "push", str(archive), "--plane", "http://127.0.0.1:1", "--token-file", str(token))
+    assert done.returncode == 1 and "error unavailable" in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize("command", ["test", "build", "sign", "verify", "inspect", "eval", "push", "publish"])

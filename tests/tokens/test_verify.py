@@ -12,7 +12,10 @@ from tenantguard.tokens import MAX_TOKEN_BYTES, TokenVerifier, VerifyOptions, mi
 
 from .attacks import hmac_signed, segment, split, with_payload
 
-NOW = time.time()
+
+def now() -> float:
+    """Read per use: a module-level timestamp goes stale in a long test run."""
+    return time.time()
 
 
 def make(key: SigningKey, **overrides: object) -> str:
@@ -87,8 +90,8 @@ def test_header_alg_that_differs_from_the_keys_alg_is_refused() -> None:
     trust = TrustSet()
     trust.add_public_key(key.public_key, "edge")
     rsa = SigningKey.generate("RS256")
-    token = jwt.encode({"iss": "edge", "sub": "a", "tenant_id": "t", "aud": "orders", "exp": NOW + 60,
-                        "iat": NOW, "jti": "j"}, rsa.private_key, algorithm="RS256", headers={"kid": key.kid})
+    token = jwt.encode({"iss": "edge", "sub": "a", "tenant_id": "t", "aud": "orders", "exp": now() + 60,
+                        "iat": now(), "jti": "j"}, rsa.private_key, algorithm="RS256", headers={"kid": key.kid})
     with pytest.raises(errors.AlgorithmNotAllowed):
         verifier(trust, algorithms=frozenset({"ES256", "RS256"})).verify(token)
 
@@ -99,8 +102,8 @@ def test_unknown_kid(trust: TrustSet) -> None:
 
 
 def test_missing_kid(edge_key: SigningKey, trust: TrustSet) -> None:
-    token = jwt.encode({"iss": "edge", "sub": "a", "tenant_id": "t", "aud": "orders", "exp": NOW + 60,
-                        "iat": NOW, "jti": "j"}, edge_key.private_key, algorithm="EdDSA")
+    token = jwt.encode({"iss": "edge", "sub": "a", "tenant_id": "t", "aud": "orders", "exp": now() + 60,
+                        "iat": now(), "jti": "j"}, edge_key.private_key, algorithm="EdDSA")
     with pytest.raises(errors.UnknownKey):
         verifier(trust).verify(token)
 
@@ -122,11 +125,11 @@ def test_signature_from_a_different_key_under_a_trusted_kid(edge_key: SigningKey
 
 def test_expired(edge_key: SigningKey, trust: TrustSet) -> None:
     with pytest.raises(errors.TokenExpired):
-        verifier(trust).verify(make(edge_key, lifetime=60, now=NOW - 120))
+        verifier(trust).verify(make(edge_key, lifetime=60, now=now() - 120))
 
 
 def test_leeway_accepts_slightly_expired_but_is_bounded(edge_key: SigningKey, trust: TrustSet) -> None:
-    token = make(edge_key, lifetime=60, now=NOW - 70)
+    token = make(edge_key, lifetime=60, now=now() - 70)
     assert verifier(trust, leeway=30).verify(token).sub == "alice"
     with pytest.raises(errors.ConfigError):
         VerifyOptions(audience="orders", leeway=31)
@@ -134,7 +137,7 @@ def test_leeway_accepts_slightly_expired_but_is_bounded(edge_key: SigningKey, tr
 
 def test_not_yet_valid(edge_key: SigningKey, trust: TrustSet) -> None:
     with pytest.raises(errors.TokenNotYetValid):
-        verifier(trust).verify(make(edge_key, now=NOW + 600))
+        verifier(trust).verify(make(edge_key, now=now() + 600))
 
 
 def test_wrong_audience(edge_key: SigningKey, trust: TrustSet) -> None:
@@ -152,8 +155,8 @@ def test_issuer_not_trusted_for_that_kid(trust: TrustSet) -> None:
 
 @pytest.mark.parametrize("claim", ["tenant_id", "sub"])
 def test_missing_subject_or_tenant(claim: str, edge_key: SigningKey, trust: TrustSet) -> None:
-    payload = {"iss": "edge", "sub": "alice", "tenant_id": "acme", "aud": "orders", "exp": NOW + 60,
-               "iat": NOW, "jti": "j1"}
+    payload = {"iss": "edge", "sub": "alice", "tenant_id": "acme", "aud": "orders", "exp": now() + 60,
+               "iat": now(), "jti": "j1"}
     del payload[claim]
     token = jwt.encode(payload, edge_key.private_key, algorithm="EdDSA", headers={"kid": edge_key.kid})
     with pytest.raises(errors.ClaimMissing):
@@ -161,8 +164,8 @@ def test_missing_subject_or_tenant(claim: str, edge_key: SigningKey, trust: Trus
 
 
 def test_empty_tenant_is_missing(edge_key: SigningKey, trust: TrustSet) -> None:
-    token = jwt.encode({"iss": "edge", "sub": "a", "tenant_id": "", "aud": "orders", "exp": NOW + 60,
-                        "iat": NOW, "jti": "j"}, edge_key.private_key, algorithm="EdDSA",
+    token = jwt.encode({"iss": "edge", "sub": "a", "tenant_id": "", "aud": "orders", "exp": now() + 60,
+                        "iat": now(), "jti": "j"}, edge_key.private_key, algorithm="EdDSA",
                        headers={"kid": edge_key.kid})
     with pytest.raises(errors.ClaimMissing):
         verifier(trust).verify(token)
@@ -206,8 +209,8 @@ def test_lifetime_beyond_the_bound_is_refused(edge_key: SigningKey, trust: Trust
 
 
 def test_roles_of_the_wrong_type_are_refused(edge_key: SigningKey, trust: TrustSet) -> None:
-    token = jwt.encode({"iss": "edge", "sub": "a", "tenant_id": "t", "aud": "orders", "exp": NOW + 60,
-                        "iat": NOW, "jti": "j", "roles": "admin"}, edge_key.private_key,
+    token = jwt.encode({"iss": "edge", "sub": "a", "tenant_id": "t", "aud": "orders", "exp": now() + 60,
+                        "iat": now(), "jti": "j", "roles": "admin"}, edge_key.private_key,
                        algorithm="EdDSA", headers={"kid": edge_key.kid})
     with pytest.raises(errors.ClaimInvalid):
         verifier(trust).verify(token)
@@ -215,6 +218,6 @@ def test_roles_of_the_wrong_type_are_refused(edge_key: SigningKey, trust: TrustS
 
 def test_errors_carry_http_and_grpc_mapping(edge_key: SigningKey, trust: TrustSet) -> None:
     with pytest.raises(errors.TokenExpired) as info:
-        verifier(trust).verify(make(edge_key, lifetime=60, now=NOW - 120))
+        verifier(trust).verify(make(edge_key, lifetime=60, now=now() - 120))
     assert info.value.http_status == 401 and info.value.grpc_status == errors.GRPC_UNAUTHENTICATED
     assert info.value.to_dict()["error"] == "token_expired"

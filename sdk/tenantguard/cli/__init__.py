@@ -12,7 +12,7 @@ from importlib.metadata import entry_points
 import typer
 
 from ..errors import TenantGuardError
-from . import bundle, keys, token
+from . import bundle, keys, relation, token
 from .common import console_err
 
 app = typer.Typer(
@@ -24,9 +24,9 @@ app = typer.Typer(
 app.add_typer(keys.app, name="keys")
 app.add_typer(token.app, name="token")
 app.add_typer(bundle.app, name="bundle")
+app.add_typer(relation.app, name="relation")
 
 _PENDING = {
-    "relation": "Write, delete and list relationship tuples through the policy plane.",
     "dev": "Run NATS, the policy plane and a sidecar locally in one process tree.",
 }
 _SERVICE_HELP = {

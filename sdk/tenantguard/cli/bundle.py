@@ -303,35 +303,67 @@ def eval_cmd(
     print_json(result)
 
 
-# --------------------------------------------------------------------------- plane (not yet)
+# --------------------------------------------------------------------------- plane
 
 
 @app.command()
 def push(
-    archive: Annotated[Path, typer.Argument(help="A built (and signed) bundle archive", metavar="FILE")],
-    plane: Annotated[str, typer.Option(help="Policy plane base URL, e.g. https://plane.internal:8443")],
+    archive: Annotated[Path, typer.Argument(help="A built bundle archive (signed, or unsigned for the plane to sign)",
+                                            metavar="FILE", exists=True, dir_okay=False, readable=True)],
+    plane: Annotated[str, typer.Option(envvar="TG_PLANE_URL",
+                                       help="Policy plane base URL, e.g. https://plane.internal:8443")],
+    token_file: Annotated[Path, typer.Option(envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
+                                             help="File holding the admin bearer token")],
 ) -> None:
-    """Upload a built, signed bundle to the policy plane, which sends it to sidecars.
+    """Upload a bundle archive to the policy plane, which announces it to the sidecars.
 
-    The plane verifies the signature against its bundle trust set and refuses
-    a serial lower than the active one.
-    Not available in this build yet: exits 2.
+    A signed archive must verify against the plane's bundle key.
+    An unsigned one is compiled, tested and signed by the plane.
+    The plane refuses an older serial (bundle_rollback, HTTP 409).
+    Prints the plane's answer as JSON (revision, serial, scopes); exit 1 on refusal.
     """
-    _plane_unavailable("push")
+    from ..plane_client import PlaneClient
+    from .relation import read_token
+
+    with PlaneClient(plane, token=read_token(token_file)) as client:
+        print_json(client.push_bundle(archive.read_bytes()))
 
 
 @app.command()
 def publish(
-    directory: Annotated[Path, typer.Argument(help="A bundle source directory", metavar="DIR")],
-    plane: Annotated[str, typer.Option(help="Policy plane base URL, e.g. https://plane.internal:8443")],
+    directory: Annotated[Path, typer.Argument(help="A bundle source directory", metavar="DIR", exists=True,
+                                              file_okay=False, readable=True)],
+    plane: Annotated[str, typer.Option(envvar="TG_PLANE_URL",
+                                       help="Policy plane base URL, e.g. https://plane.internal:8443")],
+    token_file: Annotated[Path, typer.Option(envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
+                                             help="File holding the admin bearer token")],
+    revision: Annotated[
+        str | None, typer.Option(help="Manifest revision; default: the revision in DIR/.manifest")
+    ] = None,
 ) -> None:
-    """Test, build, sign and push a bundle directory to the policy plane in one step.
+    """Test DIR locally, build it unsigned and upload it for the plane to test again and sign.
 
-    Runs `bundle test`, `bundle build --signing-key` and `bundle push` in order
-    and stops at the first failure.
-    Not available in this build yet: exits 2.
+    Stops before uploading when a Rego test fails or errors (listing them), or when none exist.
+    metadata.serial is set to now in ms, so a newer publish always orders after an older one.
+    Prints the plane's answer as JSON; exit 1 on any failure.
     """
-    _plane_unavailable("publish")
+    from ..plane_client import PlaneClient
+    from ..policytest import load_bundle_dir, run_tests
+    from .relation import read_token
+
+    token = read_token(token_file)
+    modules, data = load_bundle_dir(directory)
+    report = run_tests(modules, data)
+    failed = [r.full_name for r in report.results if r.outcome != "pass"]
+    if failed or not report.results:
+        for name in failed:
+            console_err.print(f"[red]FAIL[/] {escape(name)}", soft_wrap=True, highlight=False)
+        console_err.print(f"[red]error[/] policy_tests_failed: {len(failed)} of {len(report.results)} tests "
+                          "did not pass; nothing was uploaded", soft_wrap=True)
+        raise typer.Exit(1)
+    archive = build_bundle(directory, revision or _manifest_revision(directory))
+    with PlaneClient(plane, token=token) as client:
+        print_json(client.push_bundle(archive))
 
 
 # --------------------------------------------------------------------------- helpers

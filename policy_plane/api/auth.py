@@ -1,0 +1,70 @@
+"""Who is calling: the admin (bearer admin token) or a sidecar (bearer join secret).
+
+Dependencies fail closed: a missing credential is 401, a wrong one 403, and neither the
+presented value nor its hash is ever logged. The admin token and join secrets are
+checked against scrypt hashes (:mod:`policy_plane.secrets`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from fastapi import Request
+
+from ..errors import Forbidden, Unauthenticated
+from ..runtime import Plane
+
+SERVICE_HEADER = "x-tenantguard-service"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    kind: Literal["admin", "sidecar"]
+    name: str
+
+    @property
+    def actor(self) -> str:
+        return "admin" if self.kind == "admin" else f"sidecar:{self.name}"
+
+
+def plane_of(request: Request) -> Plane:
+    plane: Plane = request.app.state.plane
+    return plane
+
+
+def bearer(request: Request) -> str:
+    header = request.headers.get("authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise Unauthenticated("send Authorization: Bearer <token>")
+    return value.strip()
+
+
+async def require_admin(request: Request) -> Principal:
+    plane = plane_of(request)
+    if not await plane.config.admin.check(bearer(request)):
+        plane.metrics.auth_failures.labels("admin").inc()
+        raise Forbidden("the credential is not the admin token")
+    return Principal("admin", "admin")
+
+
+async def require_sidecar(request: Request, service: str) -> Principal:
+    plane = plane_of(request)
+    token = bearer(request)
+    checker = plane.config.join_secrets.get(service)
+    if checker is None:
+        plane.metrics.auth_failures.labels("join_secret").inc()
+        raise Forbidden("no join secret is configured for this service")
+    if not await checker.check(token):
+        plane.metrics.auth_failures.labels("join_secret").inc()
+        raise Forbidden(f"wrong join secret for service {service}")
+    return Principal("sidecar", service)
+
+
+async def require_reader(request: Request) -> Principal:
+    """The admin, or a sidecar naming its service in ``X-Tenantguard-Service`` (authoritative checks)."""
+    service = request.headers.get(SERVICE_HEADER)
+    if service:
+        return await require_sidecar(request, service)
+    return await require_admin(request)

@@ -1,0 +1,156 @@
+"""Relationship API: atomic batched writes, paged listing, and the authoritative check."""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import json
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+from tenantguard.errors import InvalidInput
+from tenantguard.relations import (
+    MAX_BATCH_CHANGES,
+    ChangeBatchTooLarge,
+    RelationChange,
+    Relationship,
+    RelationshipInvalid,
+)
+
+from .auth import Principal, plane_of, require_admin, require_reader
+
+router = APIRouter(prefix="/v1/relations", tags=["relations"])
+WAIT_SECONDS = 2.0
+
+
+class RelIn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    tenant: str = Field(examples=["acme"])
+    object: str = Field(examples=["project:p1"])
+    relation: str = Field(examples=["member"])
+    subject: str = Field(examples=["user:alice"])
+
+
+class ChangeIn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    op: Literal["write", "delete"]
+    rel: RelIn
+
+
+class ChangesIn(BaseModel):
+    changes: list[ChangeIn] = Field(description=f"1 to {MAX_BATCH_CHANGES} changes, applied atomically in order")
+
+
+class WriteOut(BaseModel):
+    consistency_token: int
+
+
+class CheckOut(BaseModel):
+    allowed: bool
+    consistency_token: int
+
+
+class ListOut(BaseModel):
+    relations: list[dict[str, str]]
+    next_cursor: str | None
+    consistency_token: int
+
+
+def _changes(body: ChangesIn) -> list[RelationChange]:
+    """Validate every change before anything is published: one bad tuple refuses the batch."""
+    if not body.changes:
+        raise InvalidInput("changes must hold at least one change")
+    if len(body.changes) > MAX_BATCH_CHANGES:
+        raise ChangeBatchTooLarge(f"batch has {len(body.changes)} changes, limit {MAX_BATCH_CHANGES}",
+                                  limit=MAX_BATCH_CHANGES)
+    out: list[RelationChange] = []
+    for i, change in enumerate(body.changes):
+        try:
+            out.append(RelationChange(change.op, Relationship(**change.rel.model_dump())))
+        except RelationshipInvalid as exc:
+            raise RelationshipInvalid(f"changes[{i}]: {exc.message}", index=i, **exc.detail) from None
+    return out
+
+
+@router.post("", response_model=WriteOut)
+async def write(body: ChangesIn, request: Request,
+                who: Annotated[Principal, Depends(require_admin)]) -> dict[str, Any]:
+    """Write and delete tuples as ONE signed batch; returns its sequence (the consistency token)."""
+    plane = plane_of(request)
+    changes = _changes(body)
+    seq = await plane.write_relations(changes)
+    writes = sum(1 for c in changes if c.op == "write")
+    plane.audit.record(who.actor, "relations.write", seq=seq, writes=writes, deletes=len(changes) - writes,
+                       tenants=sorted({c.rel.tenant for c in changes})[:20])
+    return {"consistency_token": seq}
+
+
+def _encode_cursor(rel: Relationship) -> str:
+    return base64.urlsafe_b64encode(json.dumps(rel.to_wire(), sort_keys=True).encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> Relationship:
+    try:
+        raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        return Relationship.from_wire(raw)
+    except (ValueError, TypeError, RelationshipInvalid):
+        raise InvalidInput("cursor is not one this API returned", field="cursor") from None
+
+
+@router.get("", response_model=ListOut)
+async def list_relations(
+    request: Request,
+    who: Annotated[Principal, Depends(require_reader)],
+    tenant: Annotated[str, Query(max_length=64)],
+    object: Annotated[str | None, Query(max_length=512)] = None,
+    relation: Annotated[str | None, Query(max_length=64)] = None,
+    subject: Annotated[str | None, Query(max_length=600)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    cursor: Annotated[str | None, Query(max_length=4096)] = None,
+    at_least: Annotated[int | None, Query(ge=0)] = None,
+) -> dict[str, Any]:
+    """Stored tuples of one tenant (no userset expansion), sorted, paged with an opaque cursor."""
+    plane = plane_of(request)
+    plane.require_ready()
+    if at_least is not None:
+        await plane.wait_relations(at_least, WAIT_SECONDS)
+    seq = plane.state.index.applied_seq
+    rows = plane.state.index.list(tenant, object, relation, subject)
+    start = bisect.bisect_right(rows, _decode_cursor(cursor)) if cursor else 0
+    page = rows[start : start + limit]
+    more = start + limit < len(rows)
+    return {"relations": [r.to_wire() for r in page], "next_cursor": _encode_cursor(page[-1]) if more else None,
+            "consistency_token": seq}
+
+
+@router.get("/check", response_model=CheckOut)
+async def check(
+    request: Request,
+    who: Annotated[Principal, Depends(require_reader)],
+    tenant: Annotated[str, Query(max_length=64)],
+    object: Annotated[str, Query(max_length=512)],
+    relation: Annotated[str, Query(max_length=64)],
+    subject: Annotated[str, Query(max_length=600)],
+    at_least: Annotated[int | None, Query(ge=0)] = None,
+) -> dict[str, Any]:
+    """Does ``subject`` hold ``relation`` on ``object`` (usersets expanded)? Authoritative for this replica.
+
+    ``at_least``: wait briefly until this consistency token is applied (else 503).
+    """
+    plane = plane_of(request)
+    plane.require_ready()
+    rel = Relationship(tenant, object, relation, subject)  # validates every part
+    if at_least is not None:
+        await plane.wait_relations(at_least, WAIT_SECONDS)
+    bound = plane.state.index.tenant(rel.tenant)
+    return {"allowed": bound.check(rel.object, rel.relation, rel.subject), "consistency_token": bound.seq}
+
+
+@router.get("/digest")
+async def digest(request: Request, who: Annotated[Principal, Depends(require_admin)]) -> dict[str, Any]:
+    """SHA-256 of the whole index and its sequence: compare replicas (costs a full pass)."""
+    plane = plane_of(request)
+    plane.require_ready()
+    view = plane.state.index.view()
+    return {"seq": view.seq, "count": view.count, "digest": view.digest()}

@@ -1,0 +1,50 @@
+"""Revocation API: publish a revocation (admin), list what has been revoked."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from pydantic import BaseModel, ConfigDict
+
+from ..revocations import revocation_payload
+from .auth import Principal, plane_of, require_admin, require_reader
+
+router = APIRouter(prefix="/v1/revocations", tags=["revocations"])
+
+
+class RevocationIn(BaseModel):
+    """One of: jti (+exp), subject (+tenant, sub), kid, tenant (kill switch), lift_tenant."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["jti", "subject", "kid", "tenant", "lift_tenant"]
+    jti: str | None = None
+    exp: int | None = None
+    tenant: str | None = None
+    sub: str | None = None
+    kid: str | None = None
+    issued_before: int | None = None
+
+
+@router.post("")
+async def revoke(body: RevocationIn, request: Request,
+                 who: Annotated[Principal, Depends(require_admin)]) -> dict[str, Any]:
+    """Publish one ``revocation`` event; every sidecar applies it. Returns its sequence."""
+    plane = plane_of(request)
+    payload = revocation_payload(body.model_dump(exclude_none=True))
+    seq = await plane.revoke(payload)
+    plane.audit.record(who.actor, "revocations.add", seq=seq, **payload)
+    plane.metrics.admin_changes.labels("revocations.add").inc()
+    return {"seq": seq, "revocation": payload}
+
+
+@router.get("")
+async def list_revocations(
+    request: Request,
+    who: Annotated[Principal, Depends(require_reader)],
+    after: Annotated[int, Query(ge=0, description="Only revocations with seq > after")] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    plane = plane_of(request)
+    records = [r for r in plane.state.revocations if r["seq"] > after][:limit]
+    return {"revocations": records, "seq": plane.state.revocations_seq}

@@ -1,0 +1,26 @@
+"""Assembly of the plane's HTTP application: routers, error rendering, body bounds."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from tenantguard import __version__
+
+from .api import admin, bundles, errors, ops, relations, revocations, trust
+from .api.limits import BodyLimitMiddleware
+from .runtime import Plane
+
+
+def create_app(plane: Plane) -> FastAPI:
+    """The FastAPI app of one replica; the caller starts and stops ``plane`` (see server.py)."""
+    app = FastAPI(
+        title="tenantguard policy plane",
+        version=__version__,
+        description="Relationships, signed bundles, trust keys, revocations and decision logs, over NATS JetStream.",
+    )
+    app.state.plane = plane
+    errors.install(app)
+    for module in (relations, bundles, trust, revocations, admin, ops):
+        app.include_router(module.router)
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=plane.config.max_body_bytes,
+                       max_bundle_bytes=plane.config.max_bundle_bytes)
+    return app

@@ -1,0 +1,88 @@
+"""Plane settings: one frozen object, validated once, built from CLI flags (or tests).
+
+Secrets are read and hashed here (:mod:`.secrets`), so a :class:`PlaneConfig` never
+holds a token or a join secret, only their scrypt hashes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tenantguard.errors import ConfigError
+from tenantguard.keys import SigningKey
+
+from .secrets import SecretChecker
+
+DEFAULT_PORT = 8282
+DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024  # 1,000 changes of long tuples fit; bundles have their own bound
+DEFAULT_MAX_BUNDLE_BYTES = 16 * 1024 * 1024
+DEFAULT_SNAPSHOT_EVERY = 1000
+DEFAULT_SNAPSHOT_SECONDS = 300.0
+DEFAULT_HEARTBEAT_SECONDS = 5.0
+DEFAULT_DECISIONS_KEPT = 10_000
+DEFAULT_AUDIT_KEPT = 1000
+DEFAULT_RELATIONS_MAX_AGE = 7 * 24 * 3600.0
+SERVICE_RE = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+
+
+def check_service(name: str) -> str:
+    """A service name usable as a NATS subject token and an issuer suffix."""
+    if not isinstance(name, str) or SERVICE_RE.fullmatch(name) is None or name == "all":
+        raise ConfigError(f"service name {name!r:.70} must match {SERVICE_RE.pattern} and not be 'all'")
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class PlaneConfig:
+    """Everything one plane replica needs; every replica of a deployment shares the keys."""
+
+    nats_url: str
+    event_key: SigningKey
+    bundle_key: SigningKey
+    admin: SecretChecker
+    join_secrets: Mapping[str, SecretChecker] = field(default_factory=dict)
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    snapshot_every: int = DEFAULT_SNAPSHOT_EVERY
+    snapshot_seconds: float = DEFAULT_SNAPSHOT_SECONDS
+    heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_bundle_bytes: int = DEFAULT_MAX_BUNDLE_BYTES
+    decisions_kept: int = DEFAULT_DECISIONS_KEPT
+    audit_kept: int = DEFAULT_AUDIT_KEPT
+    relations_max_age: float = DEFAULT_RELATIONS_MAX_AGE
+    connect_timeout: float = 5.0
+    request_timeout: float = 5.0
+    bootstrap_timeout: float = 60.0
+    replica: str = field(default_factory=lambda: os.urandom(4).hex())
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ConfigError(f"port {self.port} is out of range")
+        if self.snapshot_every < 1 or self.snapshot_seconds <= 0 or self.heartbeat_seconds <= 0:
+            raise ConfigError("snapshot_every, snapshot_seconds and heartbeat_seconds must be positive")
+        for name in ("max_body_bytes", "max_bundle_bytes", "decisions_kept", "audit_kept"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be positive")
+        if self.event_key.kid == self.bundle_key.kid:
+            raise ConfigError("use different keys for events and bundles (a leak of one must not forge the other)")
+        for service in self.join_secrets:
+            check_service(service)
+
+
+def parse_join_secrets(specs: list[str]) -> dict[str, SecretChecker]:
+    """``SERVICE=FILE`` flags into hashed checkers; each file is read once, then forgotten."""
+    out: dict[str, SecretChecker] = {}
+    for spec in specs:
+        service, sep, path = spec.partition("=")
+        if not sep or not path:
+            raise ConfigError(f"--join-secret {spec!r:.80} must be SERVICE=FILE")
+        check_service(service)
+        if service in out:
+            raise ConfigError(f"--join-secret given twice for {service}")
+        out[service] = SecretChecker.from_file(Path(path))
+    return out

@@ -1,0 +1,93 @@
+"""Follow one stream in order and let writers wait until a given message has been applied.
+
+A plane replica never changes its own state directly: it publishes, then waits until
+its follower has consumed the message back from JetStream. All replicas therefore
+apply exactly the same messages in the same order, and any replica can answer reads.
+
+The follower records the JetStream sequence of the last message seen on each subject,
+*whether or not the message verified*: a forged message injected into the stream still
+moves the subject's last sequence, and the next genuine write must expect it (the
+event itself is refused by every consumer, here and in the sidecars).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from nats.aio.subscription import Subscription
+from tenantguard.errors import Unavailable
+
+from .publisher import Publisher
+
+log = logging.getLogger(__name__)
+
+Apply = Callable[[str, int, bytes, dict[str, str]], Awaitable[None]]
+
+
+class Follower:
+    """An ordered consumer on ``stream`` feeding ``apply(subject, stream_seq, data, headers)``."""
+
+    def __init__(self, publisher: Publisher, stream: str, subject: str, apply: Apply) -> None:
+        self.publisher = publisher
+        self.stream = stream
+        self.subject = subject
+        self._apply = apply
+        self.last_stream_seq = 0
+        self._per_subject: dict[str, int] = {}
+        self._progress = asyncio.Condition()
+        self._sub: Subscription | None = None
+        self.handler_errors = 0
+
+    def last_on(self, subject: str) -> int:
+        """JetStream sequence of the last message seen on ``subject`` (0: none)."""
+        return self._per_subject.get(subject, 0)
+
+    async def start(self, start_seq: int = 1) -> None:
+        if start_seq > 1:  # resuming after a snapshot: what came before is already in the state
+            self.last_stream_seq = start_seq - 1
+            if "*" not in self.subject and ">" not in self.subject:
+                self._per_subject[self.subject] = start_seq - 1
+        self._sub = await self.publisher.follow(self.stream, self.subject, self._on_message, start_seq=start_seq)
+
+    async def stop(self) -> None:
+        if self._sub is not None:
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+            self._sub = None
+
+    async def _on_message(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+        if stream_seq <= self.last_stream_seq:
+            return  # redelivered after an ordered-consumer reset
+        try:
+            await self._apply(subject, stream_seq, data, headers)
+        except Exception:  # one bad message must not stop the stream; the handler counts its own refusals
+            self.handler_errors += 1
+            log.exception("applying %s message %d failed", self.stream, stream_seq)
+        self._per_subject[subject] = stream_seq
+        self.last_stream_seq = stream_seq
+        async with self._progress:
+            self._progress.notify_all()
+
+    async def wait_for(self, stream_seq: int, timeout: float) -> None:
+        """Return once the message at ``stream_seq`` (or a later one) has been applied."""
+        if self.last_stream_seq >= stream_seq:
+            return
+        try:
+            async with asyncio.timeout(timeout), self._progress:
+                await self._progress.wait_for(lambda: self.last_stream_seq >= stream_seq)
+        except TimeoutError:
+            raise Unavailable(
+                f"{self.stream}: message {stream_seq} not consumed back within {timeout:g}s "
+                f"(at {self.last_stream_seq})"
+            ) from None
+
+    async def catch_up(self, subject: str, timeout: float) -> None:
+        """Consume everything stored on ``subject`` right now."""
+        target = await self.publisher.last_seq_on(self.stream, subject)
+        await self.wait_for(target, timeout)
+        # Consumed through ``target``, the subject's last message: true even when this
+        # follower started after it (resumed from a snapshot).
+        self._per_subject[subject] = max(self._per_subject.get(subject, 0), target)

@@ -1,0 +1,280 @@
+"""The plane's one door to NATS: connect, ensure the topology, publish, read back.
+
+Every NATS call goes through here and every NATS failure leaves as a tenantguard error
+(:class:`~tenantguard.errors.Unavailable`, :class:`SequenceConflict`, ...), so the API
+layer never sees a nats-py exception. Every await is bounded: the first connect by
+``asyncio.wait_for`` (nats-py would otherwise retry a dead server for about two minutes),
+requests by ``request_timeout``. Once connected, the client reconnects forever: a plane
+outlives NATS restarts, and calls made meanwhile fail fast with ``Unavailable``.
+
+Optimistic concurrency. Subjects whose events carry a gap-free ``seq`` (relations,
+trust, revocations, bundle announces, snapshot manifests) are published with
+``Nats-Expected-Last-Subject-Sequence`` = the JetStream sequence of the last message this
+replica has seen on that subject. If another replica published first, JetStream refuses
+with error 10071 and we raise :class:`SequenceConflict`; the caller catches up and
+retries, so two replicas can never both claim seq N.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import nats
+import nats.errors
+import nats.js.errors
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.js import JetStreamContext
+from nats.js.api import (
+    ConsumerConfig,
+    DeliverPolicy,
+    DiscardPolicy,
+    ObjectStoreConfig,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
+from tenantguard import topology as topo
+from tenantguard.errors import ConfigError, PayloadTooLarge, TenantGuardError, Unavailable
+
+log = logging.getLogger(__name__)
+
+EXPECTED_LAST_SUBJECT_SEQ: Final = "Nats-Expected-Last-Subject-Sequence"
+STREAM_SEQ_HINT: Final = "Tg-Stream-Seq"  # unsigned hint on snapshot manifests (see state.py)
+_WRONG_LAST_SEQUENCE: Final = 10071
+_STREAM_NAME_IN_USE: Final = 10058
+
+
+class SequenceConflict(TenantGuardError):
+    """Another replica published on this subject first; catch up and retry."""
+
+    code = "sequence_conflict"
+    http_status = 409
+    retryable = True
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMsg:
+    """A message read back from a stream: its JetStream sequence, bytes and headers."""
+
+    stream_seq: int
+    data: bytes
+    headers: dict[str, str]
+
+
+Handler = Callable[[str, int, bytes, dict[str, str]], Awaitable[None]]
+
+
+def stream_configs(*, relations_max_age: float, replicas: int) -> list[StreamConfig]:
+    """The JetStream streams of :mod:`tenantguard.topology`, as the plane creates them."""
+
+    def cfg(name: str, subjects: list[str], **extra: Any) -> StreamConfig:
+        return StreamConfig(name=name, subjects=subjects, storage=StorageType.FILE, num_replicas=replicas,
+                            retention=RetentionPolicy.LIMITS, discard=DiscardPolicy.OLD, **extra)
+
+    return [
+        cfg(topo.STREAM_RELATIONS, [topo.SUBJECT_RELATIONS], max_age=relations_max_age),
+        cfg(topo.STREAM_SNAPSHOTS, [topo.SUBJECT_SNAPSHOT], max_msgs_per_subject=1),
+        cfg(topo.STREAM_TRUST, [topo.SUBJECT_TRUST], max_msgs_per_subject=1),
+        cfg(topo.STREAM_REVOCATIONS, [topo.SUBJECT_REVOCATIONS]),
+        cfg(topo.STREAM_BUNDLES, [f"{topo.SUBJECT_BUNDLES_PREFIX}.*"], max_msgs_per_subject=1),
+    ]
+
+
+@contextlib.asynccontextmanager
+async def nats_boundary(what: str) -> AsyncIterator[None]:
+    """Translate nats-py (and timeout) failures into tenantguard errors."""
+    try:
+        yield
+    except TenantGuardError:
+        raise
+    except nats.js.errors.APIError as exc:
+        if exc.err_code == _WRONG_LAST_SEQUENCE:
+            raise SequenceConflict(f"{what}: another writer got there first", nats=exc.description) from None
+        if isinstance(exc, nats.js.errors.ServiceUnavailableError):
+            raise Unavailable(f"{what}: JetStream is not available") from None
+        raise Unavailable(f"{what}: JetStream refused: {exc.description}", nats_code=exc.err_code) from None
+    except nats.errors.MaxPayloadError:
+        raise PayloadTooLarge(f"{what}: message exceeds the NATS max_payload") from None
+    except (nats.errors.Error, TimeoutError, OSError) as exc:
+        raise Unavailable(f"{what}: NATS unavailable ({type(exc).__name__})") from None
+
+
+class Publisher:
+    """One NATS connection and its JetStream context; see the module docstring."""
+
+    def __init__(self, url: str, *, connect_timeout: float = 5.0, request_timeout: float = 5.0,
+                 relations_max_age: float = 0.0, replicas: int = 1) -> None:
+        self.url = url
+        self.connect_timeout = connect_timeout
+        self.request_timeout = request_timeout
+        self.relations_max_age = relations_max_age
+        self.replicas = replicas
+        self._nc: Client | None = None
+        self._js: JetStreamContext | None = None
+        self.disconnects = 0
+
+    # ------------------------------------------------------------------ connection
+
+    async def connect(self) -> None:
+        nc = Client()
+        try:
+            await asyncio.wait_for(
+                nc.connect(servers=[self.url], connect_timeout=max(1, int(self.connect_timeout)),
+                           allow_reconnect=True, max_reconnect_attempts=-1, reconnect_time_wait=1,
+                           error_cb=self._on_error, disconnected_cb=self._on_disconnect, name="tenantguard-plane"),
+                timeout=self.connect_timeout * 2,
+            )
+        except (TimeoutError, nats.errors.Error, OSError) as exc:
+            with contextlib.suppress(Exception):
+                await nc.close()
+            raise Unavailable(f"cannot connect to NATS at {self.url} ({type(exc).__name__})") from None
+        self._nc = nc
+        self._js = nc.jetstream(timeout=self.request_timeout)
+
+    async def close(self) -> None:
+        if self._nc is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._nc.drain(), timeout=self.request_timeout)
+            with contextlib.suppress(Exception):
+                await self._nc.close()
+        self._nc, self._js = None, None
+
+    @property
+    def connected(self) -> bool:
+        return self._nc is not None and self._nc.is_connected
+
+    @property
+    def max_payload(self) -> int:
+        return self._nc.max_payload if self._nc is not None else 1024 * 1024
+
+    @property
+    def js(self) -> JetStreamContext:
+        if self._js is None:
+            raise Unavailable("not connected to NATS")
+        return self._js
+
+    @property
+    def nc(self) -> Client:
+        if self._nc is None:
+            raise Unavailable("not connected to NATS")
+        return self._nc
+
+    async def _on_error(self, exc: Exception) -> None:
+        log.warning("nats: %s", type(exc).__name__)
+
+    async def _on_disconnect(self) -> None:
+        self.disconnects += 1
+
+    # ------------------------------------------------------------------ topology
+
+    async def ensure_topology(self) -> None:
+        """Create the streams and object stores of the contract; idempotent, replica-safe."""
+        for config in stream_configs(relations_max_age=self.relations_max_age, replicas=self.replicas):
+            await self._ensure_stream(config)
+        for bucket in (topo.BUCKET_SNAPSHOTS, topo.BUCKET_BUNDLES):
+            await self._ensure_bucket(bucket)
+
+    async def _ensure_stream(self, config: StreamConfig) -> None:
+        async with nats_boundary(f"create stream {config.name}"):
+            try:
+                await self.js.add_stream(config)
+            except nats.js.errors.APIError as exc:
+                if exc.err_code != _STREAM_NAME_IN_USE:
+                    raise
+                try:
+                    await self.js.update_stream(config)  # the plane owns the topology
+                except nats.js.errors.APIError as update:
+                    raise ConfigError(
+                        f"stream {config.name} exists and cannot be updated: {update.description}"
+                    ) from None
+
+    async def _ensure_bucket(self, bucket: str) -> None:
+        async with nats_boundary(f"create object store {bucket}"):
+            try:
+                await self.js.object_store(bucket)
+            except nats.js.errors.NotFoundError:
+                await self.js.create_object_store(
+                    bucket, ObjectStoreConfig(storage=StorageType.FILE, replicas=self.replicas)
+                )
+
+    # ------------------------------------------------------------------ publish and read
+
+    async def publish(self, subject: str, data: bytes, *, expected_last_subject_seq: int | None = None,
+                      headers: dict[str, str] | None = None) -> int:
+        """Publish to JetStream and return the stream sequence it was stored at."""
+        if len(data) > self.max_payload:
+            raise PayloadTooLarge(f"event is {len(data)} bytes; NATS max_payload is {self.max_payload}",
+                                  limit=self.max_payload)
+        hdrs = dict(headers or {})
+        if expected_last_subject_seq is not None:
+            hdrs[EXPECTED_LAST_SUBJECT_SEQ] = str(expected_last_subject_seq)
+        async with nats_boundary(f"publish {subject}"):
+            ack = await self.js.publish(subject, data, headers=hdrs or None)
+        return int(ack.seq)
+
+    async def publish_core(self, subject: str, data: bytes) -> None:
+        """Fire-and-forget core NATS publish (heartbeats)."""
+        async with nats_boundary(f"publish {subject}"):
+            await self.nc.publish(subject, data)
+
+    async def last_on_subject(self, stream: str, subject: str) -> StoredMsg | None:
+        """The last message stored on ``subject``, or None when there is none."""
+        async with nats_boundary(f"read last {subject}"):
+            try:
+                raw = await self.js.get_last_msg(stream, subject)
+            except nats.js.errors.NotFoundError:
+                return None
+        return StoredMsg(int(raw.seq or 0), bytes(raw.data or b""), dict(raw.headers or {}))
+
+    async def last_seq_on(self, stream: str, subject: str) -> int:
+        last = await self.last_on_subject(stream, subject)
+        return last.stream_seq if last is not None else 0
+
+    async def stream_last_seq(self, stream: str) -> int:
+        """The last sequence stored in ``stream`` (0 when empty)."""
+        async with nats_boundary(f"stream info {stream}"):
+            info = await self.js.stream_info(stream)
+        return int(info.state.last_seq or 0)
+
+    async def put_object(self, bucket: str, name: str, data: bytes) -> None:
+        async with nats_boundary(f"store {bucket}/{name}"):
+            store = await self.js.object_store(bucket)
+            await asyncio.wait_for(store.put(name, data), timeout=self.request_timeout * 6)
+
+    async def get_object(self, bucket: str, name: str, *, max_bytes: int) -> bytes:
+        """Object bytes, refusing before download anything larger than ``max_bytes``."""
+        async with nats_boundary(f"read {bucket}/{name}"):
+            store = await self.js.object_store(bucket)
+            try:
+                info = await store.get_info(name)
+            except nats.js.errors.NotFoundError:
+                raise Unavailable(f"object {bucket}/{name} is missing") from None
+            if info.size is not None and info.size > max_bytes:
+                raise PayloadTooLarge(f"object {bucket}/{name} is {info.size} bytes, limit {max_bytes}")
+            result = await asyncio.wait_for(store.get(name), timeout=self.request_timeout * 6)
+        return bytes(result.data or b"")
+
+    # ------------------------------------------------------------------ consume
+
+    async def follow(self, stream: str, subject: str, handler: Handler, *, start_seq: int = 1) -> Subscription:
+        """An ordered consumer from ``start_seq``: in order, no gaps, reset on reconnect by nats-py."""
+        config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=max(1, start_seq))
+
+        async def on_msg(msg: Msg) -> None:
+            meta = msg.metadata
+            await handler(msg.subject, int(meta.sequence.stream), msg.data, dict(msg.headers or {}))
+
+        async with nats_boundary(f"follow {stream}"):
+            return await self.js.subscribe(subject, stream=stream, cb=on_msg, ordered_consumer=True, config=config)
+
+    async def subscribe_core(self, subject: str, handler: Callable[[Msg], Awaitable[None]]) -> Subscription:
+        async with nats_boundary(f"subscribe {subject}"):
+            return await self.nc.subscribe(subject, cb=handler, pending_msgs_limit=10_000,
+                                           pending_bytes_limit=64 * 1024 * 1024)

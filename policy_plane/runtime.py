@@ -1,0 +1,230 @@
+"""One plane replica: NATS connection, followers, writers, background tasks, operations.
+
+Startup order: connect (bounded), ensure the topology, load the latest relations
+snapshot, start one follower per stream, consume everything already stored (bounded by
+``bootstrap_timeout``), and only then report ready. Any replica can serve any request;
+all of them converge on the same state because state changes only through JetStream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tenantguard import topology as topo
+from tenantguard.errors import Unavailable
+from tenantguard.events import REVOCATION, TRUST_UPDATE, sign_batch, sign_event
+from tenantguard.keys import TrustedKey, TrustSet
+from tenantguard.relations import ChangeBatch, RelationChange
+
+from .audit import AuditLog
+from .bundles import BundleService
+from .config import PlaneConfig
+from .decisions import DecisionSink
+from .errors import NotReady
+from .follower import Follower
+from .metrics import PlaneMetrics
+from .publisher import Publisher
+from .snapshots import Heartbeat, Snapshotter
+from .state import PlaneState
+from .trust import jwks_of
+from .writer import SequencedWriter
+
+log = logging.getLogger(__name__)
+
+
+class _NoChange(Exception):
+    """The requested change leaves the state as it is: publish nothing."""
+
+
+class Plane:
+    def __init__(self, config: PlaneConfig) -> None:
+        self.config = config
+        self.publisher = Publisher(config.nats_url, connect_timeout=config.connect_timeout,
+                                   request_timeout=config.request_timeout,
+                                   relations_max_age=config.relations_max_age)
+        self.state = PlaneState(config.event_key, config.bundle_key, max_bundle_bytes=config.max_bundle_bytes)
+        self.state.publisher = self.publisher
+        self.metrics = PlaneMetrics()
+        self.audit = AuditLog(config.audit_kept, config.replica)
+        self.decisions = DecisionSink(config.decisions_kept)
+        p, s = self.publisher, self.state
+        self.followers = {
+            "relations": Follower(p, topo.STREAM_RELATIONS, topo.SUBJECT_RELATIONS, s.apply_relations),
+            "trust": Follower(p, topo.STREAM_TRUST, topo.SUBJECT_TRUST, s.apply_trust),
+            "revocations": Follower(p, topo.STREAM_REVOCATIONS, topo.SUBJECT_REVOCATIONS, s.apply_revocation),
+            "bundles": Follower(p, topo.STREAM_BUNDLES, f"{topo.SUBJECT_BUNDLES_PREFIX}.*", s.apply_bundle),
+            "snapshots": Follower(p, topo.STREAM_SNAPSHOTS, topo.SUBJECT_SNAPSHOT, s.apply_snapshot),
+        }
+        timeout = config.request_timeout * 2
+        self.writers = {
+            "relations": SequencedWriter(p, self.followers["relations"], topo.SUBJECT_RELATIONS, timeout=timeout),
+            "trust": SequencedWriter(p, self.followers["trust"], topo.SUBJECT_TRUST, timeout=timeout),
+            "revocations": SequencedWriter(p, self.followers["revocations"], topo.SUBJECT_REVOCATIONS,
+                                           timeout=timeout),
+            "snapshots": SequencedWriter(p, self.followers["snapshots"], topo.SUBJECT_SNAPSHOT, timeout=timeout),
+        }
+        self._bundle_writers: dict[str, SequencedWriter] = {}
+        self.bundles = BundleService(s, p, config.event_key, config.bundle_key, self._bundle_writer)
+        self.snapshotter = Snapshotter(s, p, self.followers["relations"], self.writers["snapshots"],
+                                       config.event_key, self.metrics, every=config.snapshot_every,
+                                       seconds=config.snapshot_seconds)
+        self.heartbeat = Heartbeat(s, p, config.event_key, config.replica, config.heartbeat_seconds)
+        self.bootstrapped = False
+        self.started_at = time.time()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._register_metrics()
+
+    def _bundle_writer(self, scope: str) -> SequencedWriter:
+        if scope not in self._bundle_writers:
+            self._bundle_writers[scope] = SequencedWriter(
+                self.publisher, self.followers["bundles"], topo.bundle_subject(scope),
+                timeout=self.config.request_timeout * 2)
+        return self._bundle_writers[scope]
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        await self.publisher.connect()
+        await self.publisher.ensure_topology()
+        resume_at = await self.state.bootstrap_relations(self.publisher)
+        for name, follower in self.followers.items():
+            await follower.start(resume_at if name == "relations" else 1)
+        await self.publisher.subscribe_core(f"{topo.SUBJECT_DECISIONS_PREFIX}.>", self.decisions.on_message)
+        for follower in self.followers.values():  # consume what is stored before answering anything
+            target = await self.publisher.stream_last_seq(follower.stream)
+            await follower.wait_for(target, self.config.bootstrap_timeout)
+        self.bootstrapped = True
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self.snapshotter.run_forever(), name="plane-snapshots"),
+                       loop.create_task(self.heartbeat.run_forever(), name="plane-heartbeat")]
+        log.info("plane replica %s ready: relations seq %d", self.config.replica, self.state.index.applied_seq)
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for follower in self.followers.values():
+            await follower.stop()
+        await self.publisher.close()
+
+    @property
+    def ready(self) -> bool:
+        return self.bootstrapped and self.publisher.connected and self.state.relations_broken is None
+
+    def require_ready(self) -> None:
+        if not self.bootstrapped:
+            raise NotReady("the plane is still rebuilding its state from JetStream")
+        if self.state.relations_broken is not None:
+            raise NotReady(f"relations state is inconsistent: {self.state.relations_broken}")
+        if not self.publisher.connected:
+            raise Unavailable("not connected to NATS")
+
+    # ------------------------------------------------------------------ writes
+
+    async def write_relations(self, changes: list[RelationChange]) -> int:
+        """Publish ``changes`` as one batch; return its sequence (the consistency token)."""
+        self.require_ready()
+        chosen: list[int] = []
+
+        def build() -> bytes:
+            seq = self.state.index.applied_seq + 1
+            chosen.append(seq)
+            return sign_batch(self.config.event_key, ChangeBatch(seq, tuple(changes)))
+
+        await self.writers["relations"].commit(build)
+        self.metrics.relation_batches.inc()
+        self.metrics.relation_changes.inc(len(changes))
+        return chosen[-1]
+
+    async def change_trust(self, change: Callable[[TrustSet], list[TrustedKey]]) -> tuple[int, bool]:
+        """Apply ``change`` to the current trust set and publish the result; ``(seq, changed)``."""
+        self.require_ready()
+
+        def build() -> bytes:
+            new = jwks_of(change(self.state.trust))
+            if new == self.state.trust.to_jwks():
+                raise _NoChange
+            return sign_event(self.config.event_key, TRUST_UPDATE, {"jwks": new}, self.state.trust_seq + 1)
+
+        try:
+            await self.writers["trust"].commit(build)
+        except _NoChange:
+            return self.state.trust_seq, False
+        return self.state.trust_seq, True
+
+    async def revoke(self, payload: dict[str, Any]) -> int:
+        self.require_ready()
+        chosen: list[int] = []
+
+        def build() -> bytes:
+            chosen.append(self.state.revocations_seq + 1)
+            return sign_event(self.config.event_key, REVOCATION, payload, chosen[-1])
+
+        await self.writers["revocations"].commit(build)
+        return chosen[-1]
+
+    async def wait_relations(self, at_least: int, timeout: float) -> None:
+        """Wait (bounded) until the index has applied ``at_least``; a later read sees it."""
+        follower = self.followers["relations"]
+        if self.state.index.applied_seq >= at_least:
+            return
+        deadline = time.monotonic() + timeout
+        while self.state.index.applied_seq < at_least:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise Unavailable(f"relations at {self.state.index.applied_seq}, not yet at {at_least}",
+                                  consistency_token=self.state.index.applied_seq)
+            with contextlib.suppress(Unavailable):
+                await follower.wait_for(follower.last_stream_seq + 1, min(remaining, 0.25))
+
+    # ------------------------------------------------------------------ reporting
+
+    def status(self) -> dict[str, Any]:
+        s = self.state
+        return {
+            "replica": self.config.replica,
+            "ready": self.ready,
+            "uptime_seconds": round(time.time() - self.started_at, 3),
+            "nats": {"connected": self.publisher.connected, "disconnects": self.publisher.disconnects},
+            "relations": {"seq": s.index.applied_seq, "count": s.index.count(),
+                          "stream_seq": self.followers["relations"].last_stream_seq, "broken": s.relations_broken},
+            "snapshot": {"seq": s.snapshot.seq, "count": s.snapshot.count, "size": s.snapshot.size}
+            if s.snapshot else None,
+            "trust": {"seq": s.trust_seq, "keys": len(s.trust)},
+            "revocations": {"seq": s.revocations_seq, "count": len(s.revocations)},
+            "bundles": {scope: a.to_wire() for scope, a in sorted(s.announces.items())},
+            "rejected_events": {f"{stream}:{code}": n for (stream, code), n in sorted(s.rejected.items())},
+            "conflicts": {name: w.conflicts for name, w in self.writers.items()}
+            | {f"bundles:{k}": w.conflicts for k, w in self._bundle_writers.items()},
+            "decisions": self.decisions.stats(),
+            "heartbeats_sent": self.heartbeat.sent,
+        }
+
+    def _register_metrics(self) -> None:
+        s = self.state
+        self.metrics.read_from(
+            gauges={
+                "tg_plane_relations_seq": ("Relations sequence applied", lambda: s.index.applied_seq),
+                "tg_plane_relations_tuples": ("Tuples in the index", lambda: s.index.count()),
+                "tg_plane_snapshot_seq": ("Latest snapshot sequence", lambda: s.snapshot.seq if s.snapshot else 0),
+                "tg_plane_trust_seq": ("Trust set sequence", lambda: s.trust_seq),
+                "tg_plane_revocations_seq": ("Revocations sequence", lambda: s.revocations_seq),
+                "tg_plane_ready": ("1 when ready", lambda: 1.0 if self.ready else 0.0),
+                "tg_plane_nats_connected": ("1 when connected to NATS", lambda: 1.0 if self.publisher.connected
+                                            else 0.0),
+            },
+            counters={
+                "tg_plane_events_rejected": ("Stream messages that did not verify", lambda: sum(s.rejected.values())),
+                "tg_plane_write_conflicts": ("Expected-sequence conflicts with other replicas",
+                                             lambda: sum(w.conflicts for w in self.writers.values())),
+                "tg_plane_decisions_received": ("Decision records received", lambda: self.decisions.received),
+                "tg_plane_decisions_malformed": ("Decision messages refused", lambda: self.decisions.malformed),
+            },
+        )

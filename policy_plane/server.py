@@ -1,0 +1,89 @@
+"""Run one plane replica: start the state (NATS), then serve HTTP on a pre-bound socket.
+
+The socket is bound before serving so that port 0 works and the real address can be
+announced as one JSON line on stdout, the same convention as the sidecar. SIGINT and
+SIGTERM stop HTTP first, then the NATS side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import socket
+import sys
+
+import uvicorn
+
+from .app import create_app
+from .runtime import Plane
+
+log = logging.getLogger(__name__)
+
+
+def bind_tcp(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted sockets only when the
+    # protocol says TCP. Without it, Nagle holds back the body uvicorn writes after the
+    # headers until the client's delayed ACK (~40 ms per response on Linux).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+def announce(http: str) -> None:
+    print(json.dumps({"event": "listening", "http": http}), flush=True)
+
+
+async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
+    """Serve until ``stop`` is set or SIGINT/SIGTERM arrives."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    config = plane.config
+    sock = bind_tcp(config.host, config.port)
+    start = loop.create_task(plane.start())
+    waiter = loop.create_task(stop.wait())
+    await asyncio.wait({start, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    if not start.done():  # stopped while still bootstrapping
+        start.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await start
+        await plane.stop()
+        sock.close()
+        return
+    waiter.cancel()
+    try:
+        start.result()
+    except BaseException:
+        await plane.stop()
+        sock.close()
+        raise
+    uv = uvicorn.Server(uvicorn.Config(create_app(plane), log_level="warning", access_log=False,
+                                       lifespan="off", timeout_graceful_shutdown=5))
+    uv.install_signal_handlers = lambda: None  # type: ignore[attr-defined]  # we own the signals
+    http_task = loop.create_task(uv.serve(sockets=[sock]))
+    while not uv.started and not http_task.done():
+        await asyncio.sleep(0.01)
+    if http_task.done():
+        await plane.stop()
+        http_task.result()
+    announce("{}:{}".format(*sock.getsockname()[:2]))
+    await stop.wait()
+    uv.should_exit = True
+    await http_task
+    await plane.stop()
+
+
+def run(plane: Plane) -> None:
+    """Blocking entry point for the CLI."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    asyncio.run(serve(plane))

@@ -1,0 +1,119 @@
+"""Background duties of a replica: relation snapshots and the signed heartbeat.
+
+Snapshots. Every ``every`` batches or ``seconds`` seconds (whichever comes first, and
+only when something changed) a replica writes ``snapshot_bytes(index)`` to object
+``relations/<seq>`` in ``tg-snapshots`` and then publishes the signed manifest on
+``tg.snapshots.relations``. Snapshots of the same sequence are byte-identical on every
+replica, so two replicas racing write the same object; the manifest goes through the
+sequenced writer, so an older manifest never replaces a newer one. The manifest carries
+an unsigned ``Tg-Stream-Seq`` header: the JetStream sequence up to which the snapshot is
+complete (a lower bound), so a restarting replica resumes the stream there instead of
+re-verifying the whole history. A wrong hint cannot corrupt state: too low costs time,
+too high shows up as a sequence gap and the replica refuses to become ready.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from tenantguard import topology as topo
+from tenantguard.errors import TenantGuardError
+from tenantguard.events import sign_event, sign_snapshot_manifest
+from tenantguard.keys import SigningKey
+from tenantguard.relations import read_header, snapshot_bytes
+
+from .follower import Follower
+from .metrics import PlaneMetrics
+from .publisher import STREAM_SEQ_HINT, Publisher
+from .state import PlaneState
+from .writer import SequencedWriter
+
+log = logging.getLogger(__name__)
+
+
+class _Superseded(Exception):
+    """A snapshot at least as new was published meanwhile."""
+
+
+class Snapshotter:
+    def __init__(self, state: PlaneState, publisher: Publisher, relations: Follower, writer: SequencedWriter,
+                 key: SigningKey, metrics: PlaneMetrics, *, every: int, seconds: float) -> None:
+        self.state = state
+        self.publisher = publisher
+        self.relations = relations
+        self.writer = writer
+        self.key = key
+        self.metrics = metrics
+        self.every = every
+        self.seconds = seconds
+        self._last_attempt = time.monotonic()
+
+    def due(self) -> bool:
+        seq = self.state.index.applied_seq
+        done = self.state.snapshot.seq if self.state.snapshot is not None else 0
+        if seq <= done:
+            return False
+        return seq - done >= self.every or time.monotonic() - self._last_attempt >= self.seconds
+
+    async def snapshot(self) -> int | None:
+        """Write one snapshot now; return its sequence, or None when a newer one exists."""
+        self._last_attempt = time.monotonic()
+        stream_seq = self.relations.last_stream_seq  # read before the view: a lower bound, as the hint must be
+        data = await asyncio.to_thread(snapshot_bytes, self.state.index)
+        seq = read_header(data).seq
+        if self.state.snapshot is not None and self.state.snapshot.seq >= seq:
+            return None
+        await self.publisher.put_object(topo.BUCKET_SNAPSHOTS, topo.snapshot_object(seq), data)
+        manifest = sign_snapshot_manifest(self.key, data)
+
+        def build() -> bytes:
+            if self.state.snapshot is not None and self.state.snapshot.seq >= seq:
+                raise _Superseded
+            return manifest
+
+        try:
+            await self.writer.commit(build, headers={STREAM_SEQ_HINT: str(stream_seq)})
+        except _Superseded:
+            return None
+        self.metrics.snapshots.inc()
+        log.info("relations snapshot %d written (%d bytes)", seq, len(data))
+        return seq
+
+    async def run_forever(self, tick: float = 1.0) -> None:
+        while True:
+            await asyncio.sleep(tick)
+            if not self.due():
+                continue
+            try:
+                await self.snapshot()
+            except TenantGuardError as exc:  # NATS down: try again at the next tick
+                log.warning("snapshot failed: %s", exc)
+
+
+class Heartbeat:
+    """``plane.heartbeat`` on core NATS so sidecars can tell "quiet" from "cut off"."""
+
+    def __init__(self, state: PlaneState, publisher: Publisher, key: SigningKey, replica: str,
+                 seconds: float) -> None:
+        self.state = state
+        self.publisher = publisher
+        self.key = key
+        self.replica = replica
+        self.seconds = seconds
+        self.sent = 0
+
+    def event(self) -> bytes:
+        payload = {"relations_seq": self.state.index.applied_seq, "trust_seq": self.state.trust_seq,
+                   "revocations_seq": self.state.revocations_seq, "replica": self.replica}
+        # seq: milliseconds, so heartbeats from any replica keep increasing (replay rule).
+        return sign_event(self.key, topo.PLANE_HEARTBEAT, payload, time.time_ns() // 1_000_000)
+
+    async def run_forever(self) -> None:
+        while True:
+            with contextlib.suppress(TenantGuardError):
+                await self.publisher.publish_core(topo.SUBJECT_HEARTBEAT, self.event())
+                self.sent += 1
+            await asyncio.sleep(self.seconds)

@@ -1,0 +1,224 @@
+"""What a plane replica knows, rebuilt from JetStream alone (the plane is stateless).
+
+Each ``apply_*`` method consumes one message of one stream (called by a
+:class:`~.follower.Follower`, in stream order), verifies it with the plane's own event
+key exactly as a sidecar would, and updates an in-memory view:
+
+* relations: a :class:`RelationIndex`, bootstrapped from the latest signed snapshot
+  (manifest on ``tg.snapshots.relations``, bytes in ``tg-snapshots``) when there is one;
+* trust: the token trust set of the last ``trust.update``;
+* revocations: every ``revocation`` event, replayed into a :class:`RevocationList`;
+* bundles: per scope, the last ``bundle.announce`` and a :class:`BundleStore` holding
+  that revision (the ordering authority when a new bundle is published);
+* snapshots: the latest verified manifest.
+
+A message that does not verify is counted and skipped, never applied.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from tenantguard import topology as topo
+from tenantguard.bundle import DEFAULT_LIMITS, ArchiveLimits, BundleStore, TrustSetVerifier
+from tenantguard.errors import TenantGuardError
+from tenantguard.events import (
+    BUNDLE_ANNOUNCE,
+    REVOCATION,
+    TRUST_UPDATE,
+    EventDigestMismatch,
+    EventMalformed,
+    EventRejected,
+    SnapshotManifest,
+    verify_batch,
+    verify_event,
+    verify_snapshot_manifest,
+)
+from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.relations import RelationIndex, SequenceGap, index_from_snapshot_bytes
+from tenantguard.revocations import RevocationList
+
+from .publisher import STREAM_SEQ_HINT, Publisher
+from .revocations import apply_record
+
+log = logging.getLogger(__name__)
+PLANE_ISSUER = topo.PLANE_ISSUER
+
+
+@dataclass(frozen=True, slots=True)
+class Announce:
+    """The active bundle of one scope, as last announced."""
+
+    scope: str
+    seq: int
+    revision: str
+    serial: int | None
+    sha256: str
+    size: int
+    object: str
+    services: tuple[str, ...]
+    kid: str
+    loaded: bool
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"scope": self.scope, "seq": self.seq, "revision": self.revision, "serial": self.serial,
+                "sha256": self.sha256, "size": self.size, "object": self.object,
+                "services": list(self.services), "kid": self.kid, "loaded": self.loaded}
+
+
+class PlaneState:
+    def __init__(self, event_key: SigningKey, bundle_key: SigningKey, *, max_bundle_bytes: int) -> None:
+        self.event_trust = TrustSet()
+        self.event_trust.add_public_key(event_key.public_key, PLANE_ISSUER)
+        bundle_trust = TrustSet()
+        bundle_trust.add_public_key(bundle_key.public_key, PLANE_ISSUER)
+        self.bundle_verifier = TrustSetVerifier(bundle_trust, issuer=PLANE_ISSUER)
+        self.max_bundle_bytes = max_bundle_bytes
+        self.bundle_limits = ArchiveLimits(
+            max_compressed_bytes=max_bundle_bytes, max_total_bytes=DEFAULT_LIMITS.max_total_bytes,
+            max_file_bytes=DEFAULT_LIMITS.max_file_bytes, max_files=DEFAULT_LIMITS.max_files)
+        self.index = RelationIndex()
+        self.relations_broken: str | None = None
+        self.trust = TrustSet()
+        self.trust_seq = 0
+        self.revocations: list[dict[str, Any]] = []
+        self.revocation_list = RevocationList()
+        self.revocations_seq = 0
+        self.stores: dict[str, BundleStore[None]] = {}
+        self.announces: dict[str, Announce] = {}
+        self.snapshot: SnapshotManifest | None = None
+        self.rejected: Counter[tuple[str, str]] = Counter()
+        self.publisher: Publisher | None = None  # set by the runtime; bundle bytes are fetched through it
+
+    # ------------------------------------------------------------------ helpers
+
+    def _refuse(self, stream: str, stream_seq: int, exc: EventRejected) -> None:
+        self.rejected[(stream, exc.code)] += 1
+        log.warning("refused %s message %d: %s", stream, stream_seq, exc)
+
+    def store(self, scope: str) -> BundleStore[None]:
+        if scope not in self.stores:
+            self.stores[scope] = BundleStore(self.bundle_verifier, limits=self.bundle_limits)
+        return self.stores[scope]
+
+    # ------------------------------------------------------------------ relations
+
+    async def bootstrap_relations(self, publisher: Publisher) -> int:
+        """Load the latest verified snapshot, if any; return the stream sequence to resume at."""
+        last = await publisher.last_on_subject(topo.STREAM_SNAPSHOTS, topo.SUBJECT_SNAPSHOT)
+        if last is None:
+            return 1
+        try:
+            manifest = verify_snapshot_manifest(last.data, self.event_trust)
+            data = await publisher.get_object(topo.BUCKET_SNAPSHOTS, topo.snapshot_object(manifest.seq),
+                                              max_bytes=manifest.size)
+            manifest.check(data)
+            self.index = await asyncio.to_thread(index_from_snapshot_bytes, data)
+        except EventRejected as exc:
+            self._refuse(topo.STREAM_SNAPSHOTS, last.stream_seq, exc)
+            return 1
+        except TenantGuardError as exc:  # object missing or unreadable: replay the stream instead
+            log.warning("snapshot unusable, replaying relations from the stream: %s", exc)
+            return 1
+        self.snapshot = manifest
+        hint = last.headers.get(STREAM_SEQ_HINT, "")
+        log.info("relations bootstrapped from snapshot %d (%d tuples)", manifest.seq, manifest.count)
+        return int(hint) + 1 if hint.isdigit() else 1
+
+    async def apply_relations(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+        try:
+            batch = verify_batch(data, self.event_trust)
+        except EventRejected as exc:
+            self._refuse(topo.STREAM_RELATIONS, stream_seq, exc)
+            return
+        try:
+            self.index.apply(batch)
+        except SequenceGap as exc:
+            self.relations_broken = exc.message
+            log.error("relations stream has a gap at stream message %d: %s", stream_seq, exc.message)
+
+    # ------------------------------------------------------------------ trust and revocations
+
+    async def apply_trust(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+        try:
+            event = verify_event(data, self.event_trust, expected_type=TRUST_UPDATE)
+            if event.seq <= self.trust_seq:
+                return
+            fresh = TrustSet.from_jwks(event.payload.get("jwks") or {})
+        except EventRejected as exc:
+            self._refuse(topo.STREAM_TRUST, stream_seq, exc)
+            return
+        self.trust.replace_all(fresh)
+        self.trust_seq = event.seq
+
+    async def apply_revocation(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+        try:
+            event = verify_event(data, self.event_trust, expected_type=REVOCATION)
+        except EventRejected as exc:
+            self._refuse(topo.STREAM_REVOCATIONS, stream_seq, exc)
+            return
+        if event.seq <= self.revocations_seq:
+            return
+        if event.seq != self.revocations_seq + 1:
+            log.error("revocations jump from %d to %d: earlier revocations are missing",
+                      self.revocations_seq, event.seq)
+        apply_record(self.revocation_list, event.payload)
+        self.revocations.append({"seq": event.seq, "issued_at": int(event.issued_at), **event.payload})
+        self.revocations_seq = event.seq
+
+    # ------------------------------------------------------------------ bundles and snapshots
+
+    async def apply_bundle(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+        scope = subject.removeprefix(topo.SUBJECT_BUNDLES_PREFIX + ".")
+        try:
+            event = verify_event(data, self.event_trust, expected_type=BUNDLE_ANNOUNCE)
+            announce = _announce(scope, event.seq, event.kid, event.payload)
+        except EventRejected as exc:
+            self._refuse(topo.STREAM_BUNDLES, stream_seq, exc)
+            return
+        current = self.announces.get(scope)
+        if current is not None and announce.seq <= current.seq:
+            return
+        loaded = await self._load_bundle(announce)
+        self.announces[scope] = dataclasses.replace(announce, loaded=loaded)
+
+    async def _load_bundle(self, announce: Announce) -> bool:
+        """Fetch, check and activate the announced bytes; False (and logged) when that fails."""
+        if self.publisher is None:
+            return False
+        try:
+            archive = await self.publisher.get_object(topo.BUCKET_BUNDLES, announce.object,
+                                                      max_bytes=self.max_bundle_bytes)
+            if hashlib.sha256(archive).hexdigest() != announce.sha256:
+                raise EventDigestMismatch(f"bundle object {announce.object} does not match its announce")
+            self.store(announce.scope).activate(archive, force=True)
+        except TenantGuardError as exc:
+            log.error("cannot load announced bundle %s: %s", announce.object, exc)
+            return False
+        return True
+
+    async def apply_snapshot(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+        try:
+            manifest = verify_snapshot_manifest(data, self.event_trust)
+        except EventRejected as exc:
+            self._refuse(topo.STREAM_SNAPSHOTS, stream_seq, exc)
+            return
+        if self.snapshot is None or manifest.seq >= self.snapshot.seq:
+            self.snapshot = manifest
+
+
+def _announce(scope: str, seq: int, kid: str, payload: dict[str, Any]) -> Announce:
+    try:
+        services = payload.get("services") or [topo.BUNDLE_SCOPE_ALL]
+        serial = payload.get("serial")
+        return Announce(scope, seq, str(payload["revision"]), serial if isinstance(serial, int) else None,
+                        str(payload["sha256"]), int(payload["size"]), str(payload["object"]),
+                        tuple(str(s) for s in services), kid, False)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise EventMalformed(f"bundle announce lacks a field: {exc}") from None

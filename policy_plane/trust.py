@@ -1,0 +1,89 @@
+"""Changes to the token trust set, computed as pure functions of the current set.
+
+The plane never edits its trust set in place: it computes the whole new set, publishes
+it as one ``trust.update`` event (read-modify-write under optimistic concurrency, see
+:mod:`.writer`), and adopts it when its follower reads the event back. A pure
+``change(current) -> new`` can therefore be re-run on a newer set after a conflict.
+
+Issuers ``plane`` and ``sidecar:*`` are reserved: the plane's own keys are configured
+out of band, and a sidecar key enters only through its join secret.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any, Final
+
+from tenantguard import topology as topo
+from tenantguard.errors import InvalidInput, KeyMaterialError
+from tenantguard.keys import TrustedKey, TrustSet, public_key_from_jwk
+
+from .errors import NotFound
+
+MAX_KEYS_PER_SIDECAR: Final = 4
+_SIDECAR_PREFIX: Final = topo.sidecar_issuer("")
+_MAX_ISSUER_CHARS: Final = 256
+
+
+def _not_after(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= time.time():
+        raise InvalidInput("not_after must be a future time in integer epoch seconds", field="not_after")
+    return float(value)
+
+
+def _key(jwk: Mapping[str, Any], issuer: str, not_after: float | None) -> TrustedKey:
+    if not isinstance(jwk, Mapping):
+        raise InvalidInput("jwk must be a JSON object")
+    public = public_key_from_jwk(jwk)  # refuses private members, oct keys, weak RSA, odd curves
+    key = TrustedKey.of(public, issuer, not_after)
+    if jwk.get("kid", key.kid) != key.kid:
+        raise KeyMaterialError(f"JWK kid {jwk.get('kid')!r:.80} is not its RFC 7638 thumbprint {key.kid}")
+    return key
+
+
+def add_issuer_key(current: TrustSet, jwk: Mapping[str, Any], not_after: Any = None) -> list[TrustedKey]:
+    """An edge (or other) issuer key; its ``iss`` member names the issuer."""
+    issuer = jwk.get("iss") if isinstance(jwk, Mapping) else None
+    if not isinstance(issuer, str) or not 0 < len(issuer) <= _MAX_ISSUER_CHARS:
+        raise InvalidInput("the JWK needs an 'iss' member naming its issuer", field="jwk.iss")
+    if issuer == topo.PLANE_ISSUER or issuer.startswith(_SIDECAR_PREFIX):
+        raise InvalidInput(f"issuer {issuer!r} is reserved (plane keys are configured, sidecars register)")
+    expiry = _not_after(not_after if not_after is not None else jwk.get("exp"))
+    return _with(current, _key(jwk, issuer, expiry))
+
+
+def add_sidecar_key(current: TrustSet, service: str, jwk: Mapping[str, Any],
+                    not_after: Any = None) -> list[TrustedKey]:
+    """A sidecar's own exchange key, trusted for ``sidecar:<service>`` only.
+
+    Rotation keeps the previous keys (tokens they signed are still in flight) up to
+    :data:`MAX_KEYS_PER_SIDECAR`; beyond that the oldest registration goes.
+    """
+    issuer = topo.sidecar_issuer(service)
+    key = _key(jwk, issuer, _not_after(not_after))
+    keys = _with(current, key)
+    mine = [k for k in keys if k.issuer == issuer]
+    drop = {k.kid for k in mine[: max(0, len(mine) - MAX_KEYS_PER_SIDECAR)]}
+    return [k for k in keys if k.kid not in drop]
+
+
+def remove_key(current: TrustSet, kid: str) -> list[TrustedKey]:
+    if kid not in current:
+        raise NotFound(f"no trusted key {kid!r:.80}", kid=kid[:128])
+    return [k for k in current if k.kid != kid]
+
+
+def _with(current: TrustSet, key: TrustedKey) -> list[TrustedKey]:
+    existing = current.get(key.kid)
+    if existing is not None and existing.issuer != key.issuer:
+        raise KeyMaterialError(f"key {key.kid} is already trusted for issuer {existing.issuer!r}")
+    if existing is not None and existing.not_after == key.not_after:
+        return list(current)  # already trusted as asked: no change, no event
+    return [k for k in current if k.kid != key.kid] + [key]
+
+
+def jwks_of(keys: list[TrustedKey]) -> dict[str, Any]:
+    return {"keys": [k.to_jwk() for k in keys]}

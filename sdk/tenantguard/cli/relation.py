@@ -1,0 +1,96 @@
+"""``tenantguard relation``: write, delete, list and check tuples through the policy plane.
+
+Tuples are written ``tenant/type:id#relation@type:id[#relation]`` (spaces around ``/``
+and ``@`` optional). Output is JSON on stdout. Exit codes: 0 success (for ``check``:
+allowed), 1 denied by ``check`` or a typed error (``error <code>: ...`` on stderr),
+2 bad usage.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..errors import ConfigError
+from ..plane_client import PlaneClient
+from ..relations import RelationChange, Relationship
+from .common import print_json
+
+app = typer.Typer(help="Write, delete, list and check relationship tuples through the policy plane.",
+                  no_args_is_help=True)
+
+PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL", help="Policy plane base URL")]
+TokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
+                                            help="File holding the admin bearer token")]
+TuplesArg = Annotated[list[str], typer.Argument(help="Tuples like acme/project:p1#member@user:alice",
+                                                metavar="TUPLE...")]
+
+
+def read_token(path: Path) -> str:
+    """The bearer token in ``path`` (whitespace stripped); shared with ``bundle push``."""
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read token file {path}: {exc}") from None
+    if not token:
+        raise ConfigError(f"token file {path} is empty")
+    return token
+
+
+def _client(plane: str, token_file: Path) -> PlaneClient:
+    return PlaneClient(plane, token=read_token(token_file))
+
+
+def _parse(texts: list[str]) -> list[Relationship]:
+    return [Relationship.parse(text) for text in texts]
+
+
+@app.command()
+def write(tuples: TuplesArg, plane: PlaneOpt, token_file: TokenFileOpt) -> None:
+    """Write tuples as one atomic batch; prints {"consistency_token": N}."""
+    changes = [RelationChange("write", rel) for rel in _parse(tuples)]
+    with _client(plane, token_file) as client:
+        print_json({"consistency_token": client.write(changes)})
+
+
+@app.command()
+def delete(tuples: TuplesArg, plane: PlaneOpt, token_file: TokenFileOpt) -> None:
+    """Delete tuples as one atomic batch (deleting an absent tuple is a no-op); prints the token."""
+    changes = [RelationChange("delete", rel) for rel in _parse(tuples)]
+    with _client(plane, token_file) as client:
+        print_json({"consistency_token": client.write(changes)})
+
+
+@app.command("list")
+def list_cmd(
+    plane: PlaneOpt,
+    token_file: TokenFileOpt,
+    tenant: Annotated[str, typer.Option(help="Tenant to list")],
+    object_: Annotated[str | None, typer.Option("--object", help="Only this object, e.g. project:p1")] = None,
+    relation: Annotated[str | None, typer.Option(help="Only this relation")] = None,
+    subject: Annotated[str | None, typer.Option(help="Only this subject, e.g. user:alice")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="Page size")] = 100,
+    cursor: Annotated[str | None, typer.Option(help="next_cursor of the previous page")] = None,
+) -> None:
+    """List stored tuples of a tenant (no userset expansion), one page; prints the JSON page."""
+    with _client(plane, token_file) as client:
+        print_json(client.list(tenant, object=object_, relation=relation, subject=subject, limit=limit,
+                               cursor=cursor))
+
+
+@app.command()
+def check(
+    tuple_: Annotated[str, typer.Argument(help="The tuple to check", metavar="TUPLE")],
+    plane: PlaneOpt,
+    token_file: TokenFileOpt,
+    at_least: Annotated[int | None, typer.Option(help="Wait for this consistency token first")] = None,
+) -> None:
+    """Ask the plane whether the tuple holds (usersets expanded). Exit 0 when allowed, 1 when not."""
+    rel = Relationship.parse(tuple_)
+    with _client(plane, token_file) as client:
+        allowed, seq = client.check(rel, at_least=at_least)
+    print_json({"allowed": allowed, "consistency_token": seq})
+    if not allowed:
+        raise typer.Exit(1)

@@ -1,0 +1,141 @@
+"""Bundle publishing: the plane signs and announces, and refuses tampering, rollbacks and failing tests."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+from tenantguard import topology as topo
+from tenantguard.bundle import PublicKeyVerifier, build_bundle, verify_bundle
+from tenantguard.events import BUNDLE_ANNOUNCE, verify_event
+from tenantguard.keys import SigningKey
+
+from .conftest import World
+from .process import PlaneProcess, get_object, read_stream
+
+pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
+
+POLICY = """package demo
+
+default allow := false
+
+allow if input.user == "alice"
+"""
+TESTS = """package demo_test
+
+import data.demo
+
+test_alice_allowed if demo.allow with input as {"user": "alice"}
+
+test_bob_denied if not demo.allow with input as {"user": "bob"}
+"""
+FAILING = """package demo_broken_test
+
+import data.demo
+
+test_bob_is_wrongly_expected if demo.allow with input as {"user": "bob"}
+"""
+
+
+def bundle_dir(root: Path, *, failing: bool = False, services: list[str] | None = None) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "demo.rego").write_text(POLICY)
+    (root / "demo_test.rego").write_text(TESTS)
+    if failing:
+        (root / "broken_test.rego").write_text(FAILING)
+    metadata = {"services": services} if services else {}
+    (root / ".manifest").write_text(json.dumps({"revision": "r1", "metadata": metadata}))
+    return root
+
+
+def upload(plane: PlaneProcess, archive: bytes) -> tuple[int, dict[str, object]]:
+    response = plane.client().post("/v1/bundles", content=archive, headers={"Content-Type": "application/gzip"})
+    return response.status_code, response.json()
+
+
+def test_unsigned_upload_is_tested_signed_and_announced(world: World, plane: PlaneProcess, tmp_path: Path) -> None:
+    archive = build_bundle(bundle_dir(tmp_path / "b"), "r1", serial=100)
+    status, body = upload(plane, archive)
+    assert status == 200, body
+    assert body["signed_by_plane"] is True and body["tests_passed"] == 2 and body["signed_by"] == world.bundle_key.kid
+    assert [s["scope"] for s in body["scopes"]] == ["all"]  # type: ignore[union-attr]
+
+    [announce_msg] = read_stream(world.nats.url, topo.STREAM_BUNDLES)
+    assert announce_msg.subject == topo.bundle_subject("all")
+    event = verify_event(announce_msg.data, world.event_trust(), expected_type=BUNDLE_ANNOUNCE)
+    assert event.seq == 1 and event.payload["revision"] == "r1" and event.payload["object"] == "bundles/all/r1"
+    stored = get_object(world.nats.url, topo.BUCKET_BUNDLES, "bundles/all/r1")
+    assert len(stored) == event.payload["size"]
+    signed = verify_bundle(stored, PublicKeyVerifier(world.bundle_key.public_key))
+    assert signed.revision == "r1" and signed.kid == world.bundle_key.kid
+
+    again_status, again = upload(plane, archive)  # same content: nothing new is announced
+    assert again_status == 200 and again["scopes"][0]["unchanged"] is True  # type: ignore[index]
+    assert len(read_stream(world.nats.url, topo.STREAM_BUNDLES)) == 1
+    listed = plane.client().get("/v1/bundles").json()["scopes"]
+    assert [(s["scope"], s["revision"], s["loaded"]) for s in listed] == [("all", "r1", True)]
+
+
+def test_services_pick_the_scopes(world: World, plane: PlaneProcess, tmp_path: Path) -> None:
+    archive = build_bundle(bundle_dir(tmp_path / "b", services=["orders", "billing"]), "r1", serial=1)
+    status, body = upload(plane, archive)
+    assert status == 200, body
+    subjects = sorted(m.subject for m in read_stream(world.nats.url, topo.STREAM_BUNDLES))
+    assert subjects == [topo.bundle_subject("billing"), topo.bundle_subject("orders")]
+
+
+def test_signed_upload_must_verify_with_the_plane_bundle_key(world: World, plane: PlaneProcess,
+                                                              tmp_path: Path) -> None:
+    source = bundle_dir(tmp_path / "b")
+    signed = build_bundle(source, "r2", serial=2, signing_key=world.bundle_key)
+    assert upload(plane, signed)[0] == 200
+
+    stranger = build_bundle(source, "r3", serial=3, signing_key=SigningKey.generate())
+    status, body = upload(plane, stranger)
+    assert status == 422 and body["error"] == "bundle_unknown_key"
+
+    tampered = _replace_member(build_bundle(source, "r4", serial=4, signing_key=world.bundle_key),
+                               "demo.rego", POLICY.replace('"alice"', '"mallory"'))
+    status, body = upload(plane, tampered)
+    assert status == 422 and body["error"] == "bundle_hash_mismatch"
+    assert len(read_stream(world.nats.url, topo.STREAM_BUNDLES)) == 1
+
+
+def test_older_revision_is_refused_with_409(world: World, plane: PlaneProcess, tmp_path: Path) -> None:
+    source = bundle_dir(tmp_path / "b")
+    assert upload(plane, build_bundle(source, "r200", serial=200))[0] == 200
+    status, body = upload(plane, build_bundle(source, "r100", serial=100))
+    assert status == 409 and body["error"] == "bundle_rollback"
+    status, body = upload(plane, build_bundle(source, "r100", serial=100, signing_key=world.bundle_key))
+    assert status == 409 and body["error"] == "bundle_rollback"
+    assert plane.client().get("/v1/bundles").json()["scopes"][0]["revision"] == "r200"
+
+
+def test_failing_rego_test_is_refused_naming_the_test(world: World, plane: PlaneProcess, tmp_path: Path) -> None:
+    status, body = upload(plane, build_bundle(bundle_dir(tmp_path / "b", failing=True), "r1", serial=1))
+    assert status == 422 and body["error"] == "policy_tests_failed"
+    assert body["detail"]["failed"] == ["data.demo_broken_test.test_bob_is_wrongly_expected"]  # type: ignore[index]
+    assert "test_bob_is_wrongly_expected" in str(body["message"])
+    assert read_stream(world.nats.url, topo.STREAM_BUNDLES) == []
+
+
+def test_garbage_and_oversized_uploads_are_refused(plane: PlaneProcess, tmp_path: Path) -> None:
+    status, body = upload(plane, b"not a tarball")
+    assert status == 422 and body["error"].startswith("bundle_")  # type: ignore[union-attr]
+    status, body = upload(plane, b"\0" * (16 * 1024 * 1024 + 1))
+    assert status == 413 and body["error"] == "payload_too_large"
+
+
+def _replace_member(archive: bytes, name: str, content: str) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as src, tarfile.open(fileobj=out, mode="w:gz") as dst:
+        for member in src.getmembers():
+            data = src.extractfile(member).read() if member.isfile() else b""  # type: ignore[union-attr]
+            if member.name.lstrip("/") == name:
+                data = content.encode()
+                member.size = len(data)
+            dst.addfile(member, io.BytesIO(data))
+    return out.getvalue()

@@ -1,0 +1,89 @@
+"""Relationship API against a real plane and a real nats-server."""
+
+from __future__ import annotations
+
+import pytest
+from tenantguard import topology as topo
+from tenantguard.events import verify_batch
+
+from .conftest import World
+from .process import PlaneProcess, read_stream
+
+pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
+
+
+def rel(obj: str, subject: str, relation: str = "member", tenant: str = "acme") -> dict[str, str]:
+    return {"tenant": tenant, "object": obj, "relation": relation, "subject": subject}
+
+
+def test_write_check_list_delete_and_tokens_increase_by_one(world: World, plane: PlaneProcess) -> None:
+    http = plane.client()
+    first = http.post("/v1/relations", json={"changes": [{"op": "write", "rel": rel("project:p1", "user:alice")}]})
+    assert first.status_code == 200, first.text
+    assert first.json() == {"consistency_token": 1}
+    second = http.post("/v1/relations", json={"changes": [
+        {"op": "write", "rel": rel("group:eng", "user:bob")},
+        {"op": "write", "rel": rel("project:p2", "group:eng#member")},
+    ]})
+    assert second.json() == {"consistency_token": 2}
+
+    check = http.get("/v1/relations/check", params=rel("project:p2", "user:bob"))
+    assert check.json() == {"allowed": True, "consistency_token": 2}
+    other_tenant = http.get("/v1/relations/check", params=rel("project:p2", "user:bob", tenant="globex"))
+    assert other_tenant.json()["allowed"] is False
+
+    page = http.get("/v1/relations", params={"tenant": "acme", "limit": 2}).json()
+    assert [r["object"] for r in page["relations"]] == ["group:eng", "project:p1"]
+    rest = http.get("/v1/relations", params={"tenant": "acme", "limit": 2, "cursor": page["next_cursor"]}).json()
+    assert [r["object"] for r in rest["relations"]] == ["project:p2"] and rest["next_cursor"] is None
+
+    deleted = http.post("/v1/relations", json={"changes": [{"op": "delete", "rel": rel("group:eng", "user:bob")}]})
+    assert deleted.json() == {"consistency_token": 3}
+    assert http.get("/v1/relations/check", params=rel("project:p2", "user:bob")).json() == {
+        "allowed": False, "consistency_token": 3}
+
+    stored = read_stream(world.nats.url, topo.STREAM_RELATIONS)
+    batches = [verify_batch(m.data, world.event_trust()) for m in stored]
+    assert [b.seq for b in batches] == [1, 2, 3]
+    assert [len(b.changes) for b in batches] == [1, 2, 1]
+
+
+def test_batch_with_one_invalid_tuple_is_refused_whole(world: World, plane: PlaneProcess) -> None:
+    http = plane.client()
+    bad = http.post("/v1/relations", json={"changes": [
+        {"op": "write", "rel": rel("project:p1", "user:alice")},
+        {"op": "write", "rel": rel("project:p1", "user:")},
+    ]})
+    assert bad.status_code == 400
+    body = bad.json()
+    assert body["error"] == "relationship_invalid" and body["detail"]["index"] == 1
+    assert "changes[1]" in body["message"]
+    bad_op = http.post("/v1/relations", json={"changes": [{"op": "grant", "rel": rel("project:p1", "user:a")}]})
+    assert bad_op.status_code == 400 and bad_op.json()["error"] == "invalid_request"
+    too_many = http.post("/v1/relations", json={"changes": [
+        {"op": "write", "rel": rel(f"doc:d{i}", "user:a")} for i in range(1001)]})
+    assert too_many.status_code == 413 and too_many.json()["error"] == "change_batch_too_large"
+    assert read_stream(world.nats.url, topo.STREAM_RELATIONS) == []  # nothing was published
+    assert http.get("/v1/relations/check", params=rel("project:p1", "user:alice")).json()["allowed"] is False
+
+
+def test_a_full_batch_of_1000_is_one_event(world: World, plane: PlaneProcess) -> None:
+    http = plane.client()
+    changes = [{"op": "write", "rel": rel(f"doc:d{i}", f"user:u{i}")} for i in range(1000)]
+    assert http.post("/v1/relations", json={"changes": changes}).json() == {"consistency_token": 1}
+    stored = read_stream(world.nats.url, topo.STREAM_RELATIONS)
+    assert len(stored) == 1 and len(verify_batch(stored[0].data, world.event_trust()).changes) == 1000
+
+
+def test_check_waits_for_a_consistency_token_and_validates_input(plane: PlaneProcess) -> None:
+    http = plane.client()
+    token = http.post("/v1/relations", json={"changes": [{"op": "write", "rel": rel("project:p1", "user:a")}]})
+    seq = token.json()["consistency_token"]
+    ok = http.get("/v1/relations/check", params={**rel("project:p1", "user:a"), "at_least": seq})
+    assert ok.json() == {"allowed": True, "consistency_token": seq}
+    future = http.get("/v1/relations/check", params={**rel("project:p1", "user:a"), "at_least": seq + 5})
+    assert future.status_code == 503 and future.json()["error"] == "unavailable"
+    invalid = http.get("/v1/relations/check", params=rel("project:p1", "user a"))
+    assert invalid.status_code == 400 and invalid.json()["error"] == "relationship_invalid"
+    bad_cursor = http.get("/v1/relations", params={"tenant": "acme", "cursor": "nope"})
+    assert bad_cursor.status_code == 400
