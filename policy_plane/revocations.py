@@ -3,7 +3,7 @@
 Wire payloads of ``revocation`` events (integers only, as the event envelope requires)::
 
     {"kind": "jti", "jti": "...", "exp": 1767225600}          # forget after exp (epoch s)
-    {"kind": "subject", "tenant": "acme", "sub": "user:alice", "issued_before": 1767225600}
+    {"kind": "subject", "tenant": "acme", "sub": "alice", "issued_before": 1767225600}  # the token's sub
     {"kind": "kid", "kid": "<RFC 7638 thumbprint>"}
     {"kind": "tenant", "tenant": "acme", "issued_before": 1767225600}   # the kill switch
     {"kind": "lift_tenant", "tenant": "acme"}
