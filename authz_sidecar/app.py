@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from tenantguard import __version__
 
-from .http import authzen, errors, native, opa_compat, ops
+from .http import authzen, errors, exchange, native, opa_compat, ops
 from .http.limits import GuardMiddleware
 from .runtime import Sidecar
 
@@ -23,6 +23,7 @@ def create_app(sidecar: Sidecar) -> FastAPI:
             yield
         finally:
             await sidecar.decision_log.stop()
+            await sidecar.exchange.aclose()
 
     app = FastAPI(
         title=f"tenantguard sidecar ({sidecar.config.service})",
@@ -32,7 +33,7 @@ def create_app(sidecar: Sidecar) -> FastAPI:
     )
     app.state.sidecar = sidecar
     errors.install(app)
-    for router in (native.router, authzen.router, opa_compat.router, ops.router):
+    for router in (native.router, authzen.router, opa_compat.router, ops.router, exchange.router):
         app.include_router(router)
     app.add_middleware(GuardMiddleware, max_body_bytes=sidecar.config.max_body_bytes,
                        loopback_only=sidecar.config.loopback_only)

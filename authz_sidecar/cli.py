@@ -7,7 +7,13 @@ from typing import Annotated
 
 import typer
 
-from .config import DEFAULT_GRPC_PORT, DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, SidecarConfig
+from .config import (
+    DEFAULT_GRPC_PORT,
+    DEFAULT_HTTP_PORT,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_STALENESS,
+    SidecarConfig,
+)
 
 app = typer.Typer(help="Run the authorization sidecar beside a service.", no_args_is_help=True)
 ENV = "TG_SIDECAR_"
@@ -39,6 +45,22 @@ def serve(
                                                help="Answer callers that are not on loopback")] = False,
     alg: Annotated[list[str] | None, typer.Option(envvar=ENV + "ALG", help="Accepted token algorithm; repeat")] = None,
     max_body_bytes: Annotated[int, typer.Option(envvar=ENV + "MAX_BODY_BYTES")] = DEFAULT_MAX_BODY_BYTES,
+    exchange_lifetime: Annotated[float, typer.Option(
+        envvar=ENV + "EXCHANGE_LIFETIME", help="Max lifetime (s) of exchanged tokens; policy may lower it")] = 300.0,
+    exchange_max_act_depth: Annotated[int, typer.Option(
+        envvar=ENV + "EXCHANGE_MAX_ACT_DEPTH", help="Longest actor chain an exchange may produce")] = 4,
+    exchange_client_secret_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "EXCHANGE_CLIENT_SECRET_FILE", help="Require HTTP Basic client auth on /oauth2/token")] = None,
+    edge_config: Annotated[Path | None, typer.Option(
+        envvar=ENV + "EDGE_CONFIG", help="Edge mode: tenants' IdPs whose tokens may be exchanged (JSON)")] = None,
+    nats: Annotated[str | None, typer.Option(
+        "--nats", envvar=ENV + "NATS", help="NATS URL: follow the plane's relations, trust, revocations, bundles"),
+    ] = None,
+    plane_key: Annotated[Path | None, typer.Option(
+        envvar=ENV + "PLANE_KEY", help="The plane's public key (PEM); every NATS event must verify with it")] = None,
+    max_staleness: Annotated[float, typer.Option(
+        envvar=ENV + "MAX_STALENESS", help="Seconds out of step with the plane before high-risk actions fail closed")
+    ] = DEFAULT_MAX_STALENESS,
 ) -> None:
     """Start the sidecar: HTTP doors (native, AuthZEN, OPA Data API, ops) and Envoy ext_authz over gRPC."""
     from .runtime import Sidecar
@@ -50,5 +72,8 @@ def serve(
         grpc_port=None if grpc_port < 0 else grpc_port, uds=uds, decision=decision,
         require_token=require_token, loopback_only=not allow_remote,
         algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes,
+        exchange_lifetime=exchange_lifetime, exchange_max_act_depth=exchange_max_act_depth,
+        exchange_client_secret_file=exchange_client_secret_file, edge_config=edge_config,
+        nats_url=nats, plane_key=plane_key, max_staleness_seconds=max_staleness,
     )
     run(Sidecar.from_config(config))

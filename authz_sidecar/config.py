@@ -7,13 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tenantguard.errors import ConfigError
-from tenantguard.tokens import MAX_LEEWAY
+from tenantguard.tokens import DEFAULT_LIFETIME, DEFAULT_MAX_ACT_DEPTH, MAX_LEEWAY, MAX_LIFETIME
 
 DEFAULT_HTTP_PORT = 8181
 DEFAULT_GRPC_PORT = 9191
 DEFAULT_MAX_BODY_BYTES = 64 * 1024
 DEFAULT_MAX_EVALUATIONS = 64
 DEFAULT_DECISION_LOG_QUEUE = 10_000
+DEFAULT_MAX_STALENESS = 30.0
 ENV_PREFIX = "TG_SIDECAR_"
 
 
@@ -40,7 +41,14 @@ class SidecarConfig:
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS
     max_wait_ms: int = 500
     decision_log_queue: int = DEFAULT_DECISION_LOG_QUEUE
+    # -- token exchange (RFC 8693, POST /oauth2/token)
+    exchange_lifetime: float = DEFAULT_LIFETIME  # upper bound; the policy's zone max_lifetime may lower it
+    exchange_max_act_depth: int = DEFAULT_MAX_ACT_DEPTH
+    exchange_client_secret_file: Path | None = None  # HTTP Basic client auth when set
+    edge_config: Path | None = None  # edge mode: tenants' IdPs (tenantguard.oidc)
     nats_url: str | None = None
+    plane_key: Path | None = None  # the plane's public key: every NATS event (and announced bundle) verifies with it
+    max_staleness_seconds: float = DEFAULT_MAX_STALENESS  # high-risk actions fail closed beyond it
 
     def __post_init__(self) -> None:
         if not self.service or not self.service.replace("-", "").replace("_", "").isalnum():
@@ -59,6 +67,14 @@ class SidecarConfig:
             raise ConfigError("max_wait_ms must be within 0..10000")
         if self.bundle_file is not None and not self.bundle_keys:
             raise ConfigError("a bundle file needs at least one --bundle-key to verify it")
+        if not 1 <= self.exchange_lifetime <= MAX_LIFETIME:
+            raise ConfigError(f"exchange_lifetime must be within 1..{MAX_LIFETIME:.0f} s")
+        if not 1 <= self.exchange_max_act_depth <= 16:
+            raise ConfigError("exchange_max_act_depth must be within 1..16")
+        if self.nats_url is not None and self.plane_key is None:
+            raise ConfigError("--nats needs --plane-key: nothing read from NATS is believed without it")
+        if not 0 < self.max_staleness_seconds <= 86_400:
+            raise ConfigError("max_staleness_seconds must be within 0..86400 (exclusive of 0)")
 
     @property
     def decision_log_subject(self) -> str:

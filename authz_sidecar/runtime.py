@@ -11,7 +11,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,17 @@ from tenantguard.decision import (
 )
 from tenantguard.engine import RegorusEngine
 from tenantguard.errors import BundleRejected, ConfigError, InvalidInput, TokenError, TokenMissing
-from tenantguard.keys import TrustSet, load_public_key_file
+from tenantguard.exchange import (
+    KeyRegistrar,
+    LocalTrustOnly,
+    PropagationMode,
+    TokenExchanger,
+    load_or_create_signing_key,
+    propagation_mode,
+    read_client_secret,
+)
+from tenantguard.keys import SigningKey, TrustedKey, TrustSet, load_public_key_file
+from tenantguard.oidc import EdgeConfig, EdgeVerifier
 from tenantguard.relations import RelationIndex, Relationship
 from tenantguard.revocations import RevocationList
 from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions
@@ -53,6 +63,9 @@ class Sidecar:
         relations: RelationIndex | None = None,
         revocations: RevocationList | None = None,
         log_sink: DecisionSink | None = None,
+        exchange_key: SigningKey | None = None,
+        edge_config: EdgeConfig | None = None,
+        client_secret: bytes | None = None,
     ) -> None:
         self.config = config
         self.trust = trust if trust is not None else TrustSet()
@@ -67,6 +80,7 @@ class Sidecar:
         )
         self.core = DecisionCore(config.service, self.relations, revocations=self.revocations,
                                  on_decision=self.decision_log.submit)
+        self.exchange = self._build_exchange(exchange_key, edge_config, client_secret)
         self.bundles: BundleStore[PolicyRevision] = BundleStore(
             TrustSetVerifier(bundle_trust if bundle_trust is not None else TrustSet()),
             persist_dir=config.state_dir / "bundles" if config.state_dir else None,
@@ -75,6 +89,7 @@ class Sidecar:
         self.started_at = time.time()
         self.last_update = self.started_at
         self.feed_state = "file" if config.nats_url is None else "connecting"
+        self.feed_status: Callable[[], dict[str, Any]] | None = None  # set by authz_sidecar.feed
         self._seq_changed = asyncio.Condition()
         self._register_metric_callbacks()
 
@@ -87,8 +102,12 @@ class Sidecar:
         bundle_trust = TrustSet()
         for path in config.bundle_keys:
             bundle_trust.add_public_key(load_public_key_file(path), BUNDLE_ISSUER)
+        if config.plane_key is not None:  # the plane's key also signs the bundles it announces on NATS
+            bundle_trust.add_public_key(load_public_key_file(config.plane_key), BUNDLE_ISSUER)
         relations = load_relations_file(config.relations_file) if config.relations_file else None
-        sidecar = cls(config, trust=trust, bundle_trust=bundle_trust, relations=relations, log_sink=log_sink)
+        sidecar = cls(config, trust=trust, bundle_trust=bundle_trust, relations=relations, log_sink=log_sink,
+                      **exchange_settings(config))
+        sidecar.register_exchange_key()
         if config.state_dir is not None:
             sidecar._load_persisted()
         if config.bundle_file is not None:
@@ -197,6 +216,22 @@ class Sidecar:
             return False
         return True
 
+    def replace_relations(self, index: RelationIndex) -> None:
+        """Swap in a resynchronised index (snapshot or cold start); the core reads the same one.
+
+        Two reference assignments: a decision in flight keeps the index it already read.
+        Call :meth:`relations_advanced` afterwards to wake ``at_least`` waiters.
+        """
+        self.relations = index
+        self.core.relations = index
+        self.last_update = time.time()
+
+    def replace_trust(self, keys: Iterable[TrustedKey]) -> None:
+        """Replace the token trust set (from the plane) and forget every cached verification."""
+        self.trust.replace_all(keys)
+        self.verifier.invalidate()
+        self.last_update = time.time()
+
     async def relations_advanced(self) -> None:
         """Called by the feed after applying a batch: wakes checks waiting on ``at_least``."""
         self.last_update = time.time()
@@ -218,6 +253,7 @@ class Sidecar:
             "relations_count": self.relations.count(),
             "staleness_seconds": round(self.staleness(), 3),
             "feed": self.feed_state,
+            "feed_detail": self.feed_status() if self.feed_status is not None else None,
             "trusted_keys": len(self.trust),
             "token_cache": {"hits": self.verifier.cache_hits, "misses": self.verifier.cache_misses},
             "decision_log": self.decision_log.stats(),
@@ -237,6 +273,36 @@ class Sidecar:
                 "tg_ready": ("1 when a verified bundle is active", lambda: 1.0 if self.core.ready else 0.0),
             },
         )
+
+    # -- token exchange (RFC 8693) --------------------------------------------------------
+
+    def _build_exchange(self, key: SigningKey | None, edge_config: EdgeConfig | None,
+                        client_secret: bytes | None) -> TokenExchanger:
+        """This sidecar's exchange service: its own key, its verifier, the active policy."""
+        edge = EdgeVerifier(edge_config, revocations=self.revocations) if edge_config is not None else None
+        return TokenExchanger(
+            self.config.service, key or SigningKey.generate(), self.verifier, lambda: self.core.active,
+            lifetime=self.config.exchange_lifetime, max_act_depth=self.config.exchange_max_act_depth,
+            edge=edge, client_secret=client_secret,
+        )
+
+    def register_exchange_key(self, registrar: KeyRegistrar | None = None) -> None:
+        """Hand the public key to the trust publisher; the plane's registrar plugs in here."""
+        (registrar or LocalTrustOnly()).register(self.config.service, self.exchange.jwks()["keys"][0])
+
+    def propagation_mode(self, target: str) -> PropagationMode:
+        """forward / exchange / deny for an outbound call from this service to ``target``."""
+        return propagation_mode(self.core.active, self.config.service, target)
+
+
+def exchange_settings(config: SidecarConfig) -> dict[str, Any]:
+    """The exchange's files: signing key (kept 0600 under state_dir), client secret, edge config."""
+    secret_file, edge_file = config.exchange_client_secret_file, config.edge_config
+    return {
+        "exchange_key": load_or_create_signing_key(config.state_dir),
+        "client_secret": read_client_secret(secret_file) if secret_file is not None else None,
+        "edge_config": EdgeConfig.load(edge_file) if edge_file is not None else None,
+    }
 
 
 def _manifest_decision(bundle: Bundle) -> str | None:

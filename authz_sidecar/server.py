@@ -21,6 +21,8 @@ from typing import Any
 import uvicorn
 
 from .app import create_app
+from .decision_log import NatsSink
+from .feed import Feed
 from .grpc_ext_authz import GrpcDoor, start_grpc
 from .runtime import Sidecar
 
@@ -63,13 +65,34 @@ def bind_unix(path: str) -> socket.socket:
 
 
 async def serve(sidecar: Sidecar, stop: asyncio.Event | None = None) -> None:
-    """Serve until ``stop`` is set or SIGINT/SIGTERM arrives; then shut both doors down."""
-    config = sidecar.config
+    """Serve until ``stop`` is set or SIGINT/SIGTERM arrives; then shut both doors down (and the feed)."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
+    feed = start_feed(sidecar)  # persisted state is loaded before the first request is answered
+    if feed is not None:
+        await feed.start()
+    try:
+        await _serve_doors(sidecar, stop)
+    finally:
+        if feed is not None:
+            await feed.stop()
+
+
+def start_feed(sidecar: Sidecar) -> Feed | None:
+    """With ``--nats``: restore the feed's persisted state and send decision logs to NATS."""
+    if sidecar.config.nats_url is None:
+        return None
+    feed = Feed.for_sidecar(sidecar)
+    feed.load_persisted()
+    sidecar.decision_log.sink = NatsSink(feed, sidecar.config.decision_log_subject)
+    return feed
+
+
+async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event) -> None:
+    config = sidecar.config
     sock = bind_unix(str(config.uds)) if config.uds else bind_tcp(config.host, config.port)
     uv = uvicorn.Server(uvicorn.Config(create_app(sidecar), log_level="warning", access_log=False,
                                        lifespan="on", timeout_graceful_shutdown=5))

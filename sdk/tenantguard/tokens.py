@@ -46,6 +46,7 @@ from .errors import (
 )
 from .keys import SUPPORTED_ALGORITHMS, Algorithm, SigningKey, TrustSet
 from .revocations import RevocationList
+from .topology import sidecar_issuer
 
 DEFAULT_LIFETIME = 300.0
 MAX_LIFETIME = 3600.0
@@ -53,6 +54,17 @@ MAX_LEEWAY = 30.0
 MAX_TOKEN_BYTES = 8 * 1024
 DEFAULT_MAX_ACT_DEPTH = 4
 DEFAULT_CACHE_SIZE = 10_000
+SIDECAR_ISSUER_PREFIX = sidecar_issuer("")
+ACTOR_PREFIX = "svc:"
+
+
+class ActorMismatch(ClaimInvalid):
+    """A sidecar-issued token whose current actor is not that sidecar's own service.
+
+    (Kept beside the rule it belongs to; it may move to ``errors`` with the other codes.)
+    """
+
+    code = "actor_mismatch"
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,6 +333,7 @@ class TokenVerifier:
         if payload["iss"] != trusted.issuer:
             raise IssuerNotTrusted(f"key {kid} may not sign for issuer {payload['iss']!r}")
         claims = self._claims(payload, kid)
+        check_sidecar_actor(claims)
         if claims.exp - claims.iat > self.options.max_lifetime:
             raise ClaimInvalid(f"token lifetime exceeds {self.options.max_lifetime:.0f} s")
         self._check_revoked(claims)
@@ -394,6 +407,21 @@ class TokenVerifier:
             self._cache.clear()
 
 
+def check_sidecar_actor(claims: Claims) -> None:
+    """A token issued as ``sidecar:X`` must name ``svc:X`` as its current actor.
+
+    A sidecar only mints by exchange, naming itself in ``act.sub`` (RFC 8693 4.1), so a
+    sidecar key cannot put words in another service's mouth: the actor chain that
+    reaches policy always starts with the service whose key signed the token.
+    """
+    if not claims.iss.startswith(SIDECAR_ISSUER_PREFIX):
+        return
+    expected = ACTOR_PREFIX + claims.iss[len(SIDECAR_ISSUER_PREFIX):]
+    current = claims.act.get("sub") if claims.act is not None else None
+    if current != expected:
+        raise ActorMismatch(f"a token issued by {claims.iss} must name {expected} as its actor, not {current!r}")
+
+
 def decode_unverified(token: str) -> dict[str, Any]:
     """Header and payload without any check: for ``tenantguard token show`` only."""
     try:
@@ -410,11 +438,14 @@ __all__ = [
     "MAX_LEEWAY",
     "MAX_LIFETIME",
     "MAX_TOKEN_BYTES",
+    "SIDECAR_ISSUER_PREFIX",
+    "ActorMismatch",
     "Algorithm",
     "Claims",
     "TokenVerifier",
     "VerifyOptions",
     "actor_chain",
+    "check_sidecar_actor",
     "decode_unverified",
     "mint",
     "token_fingerprint",

@@ -1,0 +1,321 @@
+"""Trust, revocations, bundles and heartbeats: the small, rarely changing part of the feed.
+
+Rules shared with the relations follower: verify first (type bound to the subject), act
+only on a ``seq`` newer than the last one acted on, so a replayed genuine event changes
+nothing. Trust and bundles are "last value" subjects (one message per subject kept), so
+each (re)start asks for the last message and skips it when already applied.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from nats.js.api import ConsumerConfig, DeliverPolicy
+from nats.js.client import JetStreamContext
+from tenantguard import topology
+from tenantguard.errors import BundleRejected, KeyMaterialError
+from tenantguard.events import BUNDLE_ANNOUNCE, REVOCATION, TRUST_UPDATE, Event, EventMalformed, EventRejected
+from tenantguard.keys import TrustSet
+from tenantguard.revocations import RevocationList
+
+from .base import FeedContext, fetch_object
+
+log = logging.getLogger(__name__)
+
+JTI_HOLD_SECONDS = 24 * 3600  # a jti revocation without exp is kept this long (tokens live minutes)
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_OBJECT = re.compile(r"[A-Za-z0-9_.\-/=]{1,255}")
+
+
+def _last_value() -> ConsumerConfig:
+    return ConsumerConfig(deliver_policy=DeliverPolicy.LAST_PER_SUBJECT)
+
+
+# --------------------------------------------------------------------------- trust
+
+
+class TrustFollower:
+    """``tg.trust.jwks``: the whole token trust set, replaced at once, only by a newer seq."""
+
+    kind = "trust"
+    stream = topology.STREAM_TRUST
+    subject = topology.SUBJECT_TRUST
+
+    def __init__(self, ctx: FeedContext) -> None:
+        self._ctx = ctx
+        self.seq = 0
+        self.raw: str | None = None  # the applied event, kept for the state file
+
+    async def start(self, js: JetStreamContext) -> ConsumerConfig:
+        return _last_value()
+
+    async def handle(self, js: JetStreamContext, data: bytes, stream_seq: int) -> bool:
+        self.apply(data, where=self.subject)
+        return True
+
+    def apply(self, data: bytes, *, where: str) -> bool:
+        """Verify and apply one trust event (also used for the persisted one at start)."""
+        event = self._ctx.gate.verify(data, TRUST_UPDATE, where=where)
+        if event is None:
+            return False
+        if event.seq <= self.seq:
+            self._ctx.metrics.events_duplicate.labels(self.kind).inc()
+            return False
+        try:
+            keys = list(TrustSet.from_jwks(_mapping(event.payload.get("jwks"), "jwks")))
+        except (KeyMaterialError, EventMalformed) as exc:
+            self._ctx.gate.reject(EventMalformed.code, where, f"trust update {event.seq}: {exc.message}")
+            return False
+        self._ctx.sidecar.replace_trust(keys)
+        self.seq, self.raw = event.seq, data.decode("ascii")
+        self._ctx.metrics.events_applied.labels(self.kind).inc()
+        log.info("trust set %d applied (%d keys)", event.seq, len(keys))
+        return True
+
+
+# --------------------------------------------------------------------------- revocations
+
+
+@dataclass(slots=True)
+class _Kept:
+    """A revocation event kept for the state file, with when it stops mattering (None: never)."""
+
+    raw: str
+    forget_after: float | None
+
+
+class RevocationsFollower:
+    """``tg.revocations``: every event kept by the stream, applied in seq order.
+
+    A gap is rescanned once from the stream's start. If the stream itself lacks the
+    missing seq, later revocations are still applied (and the gap alarmed): refusing
+    every future revocation because one is lost would keep revoked tokens alive.
+    """
+
+    kind = "revocations"
+    stream = topology.STREAM_REVOCATIONS
+    subject = topology.SUBJECT_REVOCATIONS
+
+    def __init__(self, ctx: FeedContext, *, stream_seq: int = 0) -> None:
+        self._ctx = ctx
+        self.seq = 0
+        self.stream_seq = stream_seq
+        self.kept: list[_Kept] = []
+        self._rescanned = False
+
+    async def start(self, js: JetStreamContext) -> ConsumerConfig:
+        if self.stream_seq:
+            return ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=self.stream_seq + 1)
+        return ConsumerConfig(deliver_policy=DeliverPolicy.ALL)
+
+    async def handle(self, js: JetStreamContext, data: bytes, stream_seq: int) -> bool:
+        event = self._ctx.gate.verify(data, REVOCATION, where=self.subject)
+        if event is not None and event.seq > self.seq + 1 and not self._rescanned:
+            self._ctx.metrics.gaps.labels(self.kind).inc()
+            log.warning("revocations: expected seq %d, got %d; rescanning from the start", self.seq + 1, event.seq)
+            self._rescanned, self.stream_seq = True, 0
+            return False
+        if event is not None:
+            self.apply(event, data)
+        self.stream_seq = stream_seq
+        return True
+
+    def apply(self, event: Event, data: bytes) -> bool:
+        if event.seq <= self.seq:
+            self._ctx.metrics.events_duplicate.labels(self.kind).inc()
+            return False
+        if event.seq > self.seq + 1:
+            self._ctx.metrics.gaps.labels(self.kind).inc()
+            log.error("revocations %d..%d are missing from the stream; applying %d anyway",
+                      self.seq + 1, event.seq - 1, event.seq)
+        try:
+            forget_after = apply_revocation(self._ctx.sidecar.revocations, event)
+        except EventMalformed as exc:
+            self._ctx.gate.reject(exc.code, self.subject, exc.message, seq=event.seq)
+            forget_after = time.time()  # keep the seq moving; nothing applied
+        self.seq = event.seq
+        self._rescanned = False
+        self.kept.append(_Kept(data.decode("ascii"), forget_after))
+        self._ctx.metrics.events_applied.labels(self.kind).inc()
+        return True
+
+    def to_keep(self, now: float) -> list[str]:
+        """The signed events still worth persisting (expired jti revocations are dropped)."""
+        self.kept = [k for k in self.kept if k.forget_after is None or k.forget_after >= now]
+        return [k.raw for k in self.kept]
+
+
+def apply_revocation(revocations: RevocationList, event: Event) -> float | None:
+    """Apply one verified ``revocation`` event; return when it may be forgotten (None: never).
+
+    Payload by kind (times are integer epoch seconds, as the plane's revocation API writes them)::
+
+        {"kind": "jti", "jti": "...", "exp": <the token's exp>}         forget after exp
+        {"kind": "kid", "kid": "..."}
+        {"kind": "subject", "tenant": "...", "sub": "...", "issued_before": N}
+        {"kind": "tenant", "tenant": "...", "issued_before": N}        the kill switch
+        {"kind": "lift_tenant", "tenant": "..."}
+
+    A missing cut-off or ``exp`` defaults from the event's ``issued_at``, never from "now":
+    replaying the stream after a restart must not kill tokens issued after the revocation.
+    """
+    p, kind = event.payload, event.payload.get("kind")
+    if kind == "jti":
+        until = _seconds(p, "exp", event.issued_at + JTI_HOLD_SECONDS)
+        revocations.revoke_jti(_text(p, "jti"), until)
+        return until
+    if kind == "kid":
+        revocations.revoke_kid(_text(p, "kid"))
+    elif kind == "subject":
+        revocations.revoke_subject(_text(p, "tenant"), _text(p, "sub"), _seconds(p, "issued_before", event.issued_at))
+    elif kind == "tenant":
+        revocations.revoke_tenant(_text(p, "tenant"), _seconds(p, "issued_before", event.issued_at))
+    elif kind == "lift_tenant":
+        revocations.lift_tenant(_text(p, "tenant"))
+    else:
+        raise EventMalformed(f"revocation {event.seq} has unknown kind {kind!r:.40}")
+    return None
+
+
+def _text(payload: dict[str, Any], name: str) -> str:
+    value = payload.get(name)
+    if not isinstance(value, str) or not 0 < len(value) <= 512:
+        raise EventMalformed(f"revocation member {name!r} must be a non-empty string")
+    return value
+
+
+def _seconds(payload: dict[str, Any], name: str, default: float) -> float:
+    value = payload.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise EventMalformed(f"revocation member {name!r} must be integer epoch seconds")
+    return float(value)
+
+
+def _mapping(value: Any, name: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise EventMalformed(f"payload member {name!r} must be an object")
+    return value
+
+
+# --------------------------------------------------------------------------- bundles
+
+
+@dataclass(frozen=True, slots=True)
+class Announce:
+    """A verified ``bundle.announce`` payload."""
+
+    revision: str
+    sha256: str
+    size: int
+    object: str
+    services: tuple[str, ...]
+
+    @classmethod
+    def from_event(cls, event: Event) -> Announce:
+        p = event.payload
+        revision, digest, size, obj = p.get("revision"), p.get("sha256"), p.get("size"), p.get("object")
+        services = p.get("services") or []
+        if not isinstance(revision, str) or not revision:
+            raise EventMalformed("announce revision must be a non-empty string")
+        if not isinstance(digest, str) or _SHA256.fullmatch(digest) is None:
+            raise EventMalformed("announce sha256 must be 64 lowercase hex digits")
+        if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+            raise EventMalformed("announce size must be a positive integer")
+        if not isinstance(obj, str) or _OBJECT.fullmatch(obj) is None:
+            raise EventMalformed("announce object must be an object name")
+        if not isinstance(services, list) or not all(isinstance(s, str) for s in services):
+            raise EventMalformed("announce services must be a list of names")
+        return cls(revision, digest, size, obj, tuple(services))
+
+
+class BundleFollower:
+    """``tg.bundles.<scope>`` for one scope (``all`` or this service): fetch, check, activate.
+
+    Activation (signature, file hashes, rollback refusal, keep-last-good) is the sidecar's
+    :meth:`~authz_sidecar.runtime.Sidecar.activate_bundle`; this only makes sure the bytes
+    are the ones the plane announced before handing them over.
+    """
+
+    stream = topology.STREAM_BUNDLES
+
+    def __init__(self, ctx: FeedContext, scope: str) -> None:
+        self._ctx = ctx
+        self.scope = scope
+        self.kind = f"bundle:{scope}"
+        self.subject = topology.bundle_subject(scope)
+        self.seq = 0
+        self.revision: str | None = None
+
+    async def start(self, js: JetStreamContext) -> ConsumerConfig:
+        return _last_value()
+
+    async def handle(self, js: JetStreamContext, data: bytes, stream_seq: int) -> bool:
+        event = self._ctx.gate.verify(data, BUNDLE_ANNOUNCE, where=self.subject)
+        if event is None or event.seq <= self.seq:
+            return True
+        try:
+            announce = Announce.from_event(event)
+        except EventMalformed as exc:
+            self._ctx.gate.reject(exc.code, self.subject, exc.message, seq=event.seq)
+            self.seq = event.seq
+            return True
+        await self._activate(js, announce)
+        self.seq = event.seq  # a network failure above raises and the announce is retried
+        return True
+
+    async def _activate(self, js: JetStreamContext, announce: Announce) -> None:
+        sidecar, options = self._ctx.sidecar, self._ctx.options
+        service = sidecar.config.service
+        if announce.services and not {service, topology.BUNDLE_SCOPE_ALL} & set(announce.services):
+            return  # announced for other services only
+        active = sidecar.bundles.active
+        if active is not None and hashlib.sha256(active.archive).hexdigest() == announce.sha256:
+            return  # already serving exactly these bytes (e.g. from the persisted copy)
+        try:
+            archive = await fetch_object(js, topology.BUCKET_BUNDLES, announce.object, size=announce.size,
+                                         sha256=announce.sha256, limit=options.max_bundle_bytes,
+                                         timeout=options.fetch_timeout)
+        except EventRejected as exc:
+            sidecar.metrics.bundles_rejected.labels(exc.code).inc()
+            log.warning("bundle %s (%s) refused: %s", announce.revision, self.subject, exc)
+            return
+        try:
+            sidecar.activate_bundle(archive)  # counts and logs its own rejections
+        except BundleRejected:
+            return
+        self.revision = announce.revision
+        self._ctx.metrics.events_applied.labels("bundle").inc()
+
+
+# --------------------------------------------------------------------------- heartbeats
+
+
+@dataclass(slots=True)
+class PlaneView:
+    """What the plane last said about itself (heartbeats), for staleness and status."""
+
+    relations_seq: int = 0
+    trust_seq: int = 0
+    revocations_seq: int = 0
+    issued_at: float = 0.0
+    received_at: float = 0.0
+    heartbeats: int = 0
+
+    def accept(self, event: Event) -> bool:
+        """Take a verified heartbeat if newer than the last one (an old one replayed is ignored)."""
+        if event.issued_at <= self.issued_at:
+            return False
+        seqs = [event.payload.get(k, 0) for k in ("relations_seq", "trust_seq", "revocations_seq")]
+        if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seqs):
+            raise EventMalformed("heartbeat sequences must be non-negative integers")
+        self.relations_seq, self.trust_seq, self.revocations_seq = seqs
+        self.issued_at, self.received_at = event.issued_at, time.time()
+        self.heartbeats += 1
+        return True

@@ -1,0 +1,130 @@
+"""What the feed keeps in ``state_dir/feed`` so a sidecar restarted with NATS down still serves.
+
+- ``relations.snapshot``: the local index in the library's snapshot format (atomic write,
+  self-checking header). The sidecar wrote it, so it is trusted like the rest of the
+  state directory; its integrity is checked, not its origin.
+- ``feed.json``: positions (relations seq and the JetStream stream seq it came from, the
+  revocations stream seq) and the *signed* trust and revocation events as received. Those
+  are re-verified against the plane key on load, so a file edited on disk cannot add a
+  trusted key or lift a revocation.
+
+Both files are replaced atomically (temp file, fsync, rename), so a crash leaves the old
+or the new, never half of either; ``feed.json`` names the relations seq its stream seq
+belongs to, so a crash between the two writes is detected, and the stream seq dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tenantguard.relations import RelationIndex, SnapshotInvalid, read_snapshot, write_snapshot
+
+log = logging.getLogger(__name__)
+
+SNAPSHOT_NAME = "relations.snapshot"
+STATE_NAME = "feed.json"
+STATE_VERSION = 1
+MAX_STATE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class ControlState:
+    """Positions and signed control events (ASCII JSON text, exactly as published)."""
+
+    relations_seq: int = 0
+    relations_stream_seq: int = 0
+    trust_event: str | None = None
+    revocation_events: list[str] = field(default_factory=list)
+    revocations_stream_seq: int = 0
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "version": STATE_VERSION,
+            "relations": {"seq": self.relations_seq, "stream_seq": self.relations_stream_seq},
+            "trust_event": self.trust_event,
+            "revocations": {"stream_seq": self.revocations_stream_seq, "events": self.revocation_events},
+        }
+
+    @classmethod
+    def from_wire(cls, doc: Any) -> ControlState:
+        """Lenient about unknown members; strict about types (a bad file is ignored, not trusted)."""
+        if not isinstance(doc, dict) or doc.get("version") != STATE_VERSION:
+            raise ValueError("not a version-1 feed state")
+        rel, rev = doc.get("relations") or {}, doc.get("revocations") or {}
+        events = rev.get("events") or []
+        trust = doc.get("trust_event")
+        if not all(isinstance(e, str) for e in events) or not isinstance(trust, str | None):
+            raise ValueError("events must be strings")
+        return cls(_int(rel.get("seq")), _int(rel.get("stream_seq")), trust, list(events),
+                   _int(rev.get("stream_seq")))
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError("positions are non-negative integers")
+    return value
+
+
+class FeedStore:
+    """Reads and writes the two files; every method is blocking (call via ``to_thread``)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    @property
+    def snapshot_path(self) -> Path:
+        return self.directory / SNAPSHOT_NAME
+
+    @property
+    def state_path(self) -> Path:
+        return self.directory / STATE_NAME
+
+    def load_relations(self) -> RelationIndex | None:
+        """The persisted index, or None when absent or unreadable (logged; NATS will refill it)."""
+        if not self.snapshot_path.is_file():
+            return None
+        try:
+            return read_snapshot(self.snapshot_path)
+        except (OSError, SnapshotInvalid) as exc:
+            log.error("persisted relations snapshot %s unusable, ignoring it: %s", self.snapshot_path, exc)
+            return None
+
+    def load_state(self) -> ControlState:
+        if not self.state_path.is_file():
+            return ControlState()
+        try:
+            raw = self.state_path.read_bytes()
+            if len(raw) > MAX_STATE_BYTES:
+                raise ValueError(f"larger than {MAX_STATE_BYTES} bytes")
+            return ControlState.from_wire(json.loads(raw))
+        except (OSError, ValueError) as exc:
+            log.error("persisted feed state %s unusable, ignoring it: %s", self.state_path, exc)
+            return ControlState()
+
+    def save_relations(self, index: RelationIndex) -> int:
+        """Write the index's current state; return the seq written."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        return write_snapshot(index, self.snapshot_path).seq
+
+    def save_state(self, state: ControlState) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        _atomic_write(self.state_path, json.dumps(state.to_wire(), separators=(",", ":")).encode())
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,364 @@
+"""The feed's lifecycle: connect (bounded), run one session per connection, reconnect forever.
+
+State machine (``Sidecar.feed_state``)::
+
+    connecting --connected--> resyncing? --positioned--> live
+        ^                         |  gap / purge            |
+        |                         v                          | connection lost
+        +------ backoff ----- disconnected <-----------------+
+                                   (decisions go on from the local stores throughout)
+
+A session is one NATS connection: nats-py's own reconnect is switched off, so when the
+connection drops every consumer of that session ends together and the next session
+re-creates them from the positions the followers remember (relations: the stream seq of
+the last batch applied; revocations likewise; trust and bundles: the last value, skipped
+when its seq was already applied). That keeps "where do we resume" in one place, ours,
+instead of split between us and the client library's ordered-consumer resets.
+
+Initial connects are bounded (``asyncio.wait_for`` plus a finite ``max_reconnect_attempts``:
+nats-py otherwise keeps retrying a dead server for minutes), and the sidecar starts
+serving from its persisted state without waiting for NATS at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import nats
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.errors import Error as NatsError
+from nats.js.client import JetStreamContext
+from tenantguard import topology
+from tenantguard.errors import ConfigError, TenantGuardError
+from tenantguard.events import PLANE_ISSUER, REVOCATION, EventMalformed
+from tenantguard.keys import TrustedKey, TrustSet, load_public_key_file
+
+from .base import FeedContext, FeedOptions, Follower
+from .confirm import FreshnessConfirmer
+from .control import BundleFollower, PlaneView, RevocationsFollower, TrustFollower
+from .errors import FeedUnavailable
+from .gate import EventGate, FeedMetrics
+from .relations import RelationsFollower
+from .store import ControlState, FeedStore
+
+if TYPE_CHECKING:
+    from ..runtime import Sidecar
+
+log = logging.getLogger(__name__)
+
+_RECOVERABLE = (NatsError, OSError, TimeoutError, TenantGuardError)
+
+
+class Backoff:
+    """Exponential with full jitter, capped: a fleet of sidecars does not reconnect in lockstep."""
+
+    def __init__(self, initial: float, maximum: float) -> None:
+        self.initial, self.maximum = initial, maximum
+        self._next = initial
+
+    def reset(self) -> None:
+        self._next = self.initial
+
+    async def sleep(self) -> None:
+        delay = random.uniform(self._next / 2, self._next)  # noqa: S311 - jitter, not a secret
+        self._next = min(self.maximum, self._next * 2)
+        await asyncio.sleep(delay)
+
+
+class Feed:
+    """Pushes the plane's signed events into one sidecar's local stores; see the module docstring.
+
+    Constructing a feed attaches it to the sidecar (metrics, status, the high-risk
+    confirmer); one feed per sidecar.
+    """
+
+    def __init__(self, sidecar: Sidecar, *, url: str, plane_keys: TrustSet, store: FeedStore | None = None,
+                 options: FeedOptions | None = None, max_staleness_seconds: float = 30.0) -> None:
+        if not plane_keys.for_issuer(PLANE_ISSUER):
+            raise ConfigError("the feed needs at least one key trusted for issuer 'plane' (--plane-key)")
+        self.sidecar, self.url, self.store = sidecar, url, store
+        self.options = options or FeedOptions()
+        self.metrics = FeedMetrics(sidecar.metrics.registry)
+        self.gate = EventGate(plane_keys, self.metrics, max_bytes=self.options.max_event_bytes)
+        self._ctx = FeedContext(sidecar, self.gate, self.metrics, self.options)
+        self.relations = RelationsFollower(self._ctx)
+        self.trust = TrustFollower(self._ctx)
+        self.revocations = RevocationsFollower(self._ctx)
+        self.bundles = [BundleFollower(self._ctx, topology.BUNDLE_SCOPE_ALL),
+                        BundleFollower(self._ctx, sidecar.config.service)]
+        self.plane = PlaneView()
+        self._nc: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._persist_lock = asyncio.Lock()
+        self._persisted = (-1, -1, -1)
+        self.connects = 0
+        self.last_error: str | None = None
+        sidecar.feed_state = "connecting"
+        sidecar.feed_status = self.status
+        sidecar.core.confirmer = FreshnessConfirmer(sidecar, max_staleness_seconds)
+
+    @classmethod
+    def for_sidecar(cls, sidecar: Sidecar, options: FeedOptions | None = None) -> Feed:
+        """Build from the sidecar's config: ``nats_url``, ``plane_key``, ``state_dir``, staleness bound."""
+        config = sidecar.config
+        if config.nats_url is None or config.plane_key is None:
+            raise ConfigError("a NATS feed needs both --nats and --plane-key")
+        keys = TrustSet([TrustedKey.of(load_public_key_file(config.plane_key), PLANE_ISSUER)])
+        store = FeedStore(config.state_dir / "feed") if config.state_dir is not None else None
+        return cls(sidecar, url=config.nats_url, plane_keys=keys, store=store, options=options,
+                   max_staleness_seconds=config.max_staleness_seconds)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def load_persisted(self) -> None:
+        """Restore relations, trust and revocations from ``state_dir`` (blocking; call before serving)."""
+        if self.store is None:
+            return
+        index = self.store.load_relations()
+        state = self.store.load_state()
+        if index is not None and index.applied_seq > self.sidecar.relations.applied_seq:
+            self.sidecar.replace_relations(index)
+            if state.relations_seq == index.applied_seq:
+                self.relations.stream_seq = state.relations_stream_seq
+            log.info("relations restored from %s at seq %d", self.store.snapshot_path, index.applied_seq)
+        if state.trust_event is not None:
+            self.trust.apply(state.trust_event.encode("ascii"), where=str(self.store.state_path))
+        self._restore_revocations(state)
+        self._persisted = self._fingerprint()
+
+    def _restore_revocations(self, state: ControlState) -> None:
+        complete = True
+        for raw in state.revocation_events:
+            data = raw.encode("ascii")
+            event = self.gate.verify(data, REVOCATION, where=str(self.store.state_path if self.store else ""))
+            if event is None:
+                complete = False
+                continue
+            self.revocations.apply(event, data)
+        self.revocations.stream_seq = state.revocations_stream_seq if complete else 0
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._stopping = False
+            self._task = asyncio.create_task(self._run(), name=f"feed-{self.sidecar.config.service}")
+
+    async def stop(self) -> None:
+        """Close the connection (which ends every consumer), stop the task, persist what was applied.
+
+        The connection is closed *before* cancelling: nats-py swallows or converts a
+        cancellation that lands inside some of its calls, so closing is what reliably ends
+        a session; the cancel (bounded) only interrupts a backoff or a connect attempt.
+        """
+        self._stopping = True
+        await self._close()
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            _, pending = await asyncio.wait({task}, timeout=self.options.request_timeout * 2)
+            if pending:
+                log.error("feed task did not stop within %.0f s", self.options.request_timeout * 2)
+        self.sidecar.feed_state = "stopped"
+        await self.persist()
+
+    async def publish(self, subject: str, payload: bytes) -> None:
+        """Core-NATS publish on the current connection (the decision-log sink uses this)."""
+        nc = self._nc
+        if nc is None or not nc.is_connected:
+            raise FeedUnavailable("not connected to NATS")
+        await nc.publish(subject, payload)
+
+    # ------------------------------------------------------------------ sessions
+
+    async def _run(self) -> None:
+        backoff = Backoff(self.options.backoff_initial, self.options.backoff_max)
+        persister = asyncio.create_task(self._persist_forever(), name="feed-persist")
+        try:
+            while not self._stopping:
+                lost = asyncio.Event()
+                try:
+                    self._nc = await self._connect(lost)
+                except _RECOVERABLE as exc:
+                    self._note_error("connect", exc)
+                    await backoff.sleep()
+                    continue
+                backoff.reset()
+                self.connects += 1
+                self.metrics.connects.inc()
+                try:
+                    await self._session(self._nc, lost)
+                finally:
+                    self.sidecar.feed_state = "disconnected"
+                    await self._close()
+                await backoff.sleep()
+        finally:
+            persister.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await persister
+
+    async def _connect(self, lost: asyncio.Event) -> Client:
+        async def on_lost() -> None:
+            lost.set()
+
+        async def on_error(exc: Exception) -> None:
+            log.debug("nats: %s", exc)
+
+        timeout = self.options.connect_timeout
+        return await asyncio.wait_for(
+            nats.connect(self.url, name=f"tg-sidecar-{self.sidecar.config.service}", allow_reconnect=False,
+                         max_reconnect_attempts=1, reconnect_time_wait=0.05, connect_timeout=timeout,
+                         ping_interval=self.options.ping_interval,
+                         max_outstanding_pings=self.options.max_outstanding_pings,
+                         disconnected_cb=on_lost, closed_cb=on_lost, error_cb=on_error),
+            timeout=timeout * 3,
+        )
+
+    async def _session(self, nc: Client, lost: asyncio.Event) -> None:
+        """Run every follower and the heartbeat listener until the connection is lost."""
+        log.info("feed connected to %s", nc.connected_url.netloc if nc.connected_url else self.url)
+        self.sidecar.feed_state = "resyncing"
+        js = nc.jetstream(timeout=self.options.request_timeout)
+        followers: list[Follower] = [self.relations, self.trust, self.revocations, *self.bundles]
+        tasks = [asyncio.create_task(self._follow(nc, js, f), name=f"feed-{f.kind}") for f in followers]
+        try:
+            await nc.subscribe(topology.SUBJECT_HEARTBEAT, cb=self._on_heartbeat)
+            await lost.wait()
+        except _RECOVERABLE as exc:
+            self._note_error("heartbeat subscribe", exc)
+        finally:
+            for task in tasks:
+                task.cancel()
+            _, pending = await asyncio.wait(tasks, timeout=self.options.request_timeout)
+            for task in pending:
+                log.error("feed %s did not stop with its session", task.get_name())
+        log.warning("feed lost its NATS connection; deciding from local state, reconnecting")
+
+    async def _follow(self, nc: Client, js: JetStreamContext, follower: Follower) -> None:
+        """One follower for the length of a session: (re)start, consume in order, back off on errors."""
+        backoff = Backoff(self.options.backoff_initial, self.options.backoff_max)
+        while not nc.is_closed and not self._stopping:
+            try:
+                await self._consume(js, follower, backoff.reset)
+            except _RECOVERABLE as exc:
+                if nc.is_closed:
+                    return
+                self._note_error(follower.kind, exc)
+                await backoff.sleep()
+            except Exception:  # a bug must not stop the feed for good; say so loudly and retry
+                log.exception("feed %s failed unexpectedly", follower.kind)
+                await backoff.sleep()
+
+    async def _consume(self, js: JetStreamContext, follower: Follower, progressed: Callable[[], None]) -> None:
+        config = await follower.start(js)
+        sub = await js.subscribe(follower.subject, stream=follower.stream, ordered_consumer=True, config=config,
+                                 idle_heartbeat=self.options.idle_heartbeat,
+                                 pending_msgs_limit=self.options.pending_msgs_limit,
+                                 pending_bytes_limit=self.options.pending_bytes_limit)
+        try:
+            async for msg in sub.messages:
+                if not await follower.handle(js, msg.data, msg.metadata.sequence.stream):
+                    return
+                progressed()
+        finally:
+            with contextlib.suppress(*_RECOVERABLE):
+                await asyncio.wait_for(sub.unsubscribe(), timeout=self.options.request_timeout)
+
+    async def _on_heartbeat(self, msg: Msg) -> None:
+        event = self.gate.verify(msg.data, topology.PLANE_HEARTBEAT, where=topology.SUBJECT_HEARTBEAT)
+        if event is None:
+            return
+        try:
+            if not self.plane.accept(event):
+                return
+        except EventMalformed as exc:
+            self.gate.reject(exc.code, topology.SUBJECT_HEARTBEAT, exc.message)
+            return
+        self.relations.note_plane_seq(self.plane.relations_seq)
+        if self._caught_up():
+            self.sidecar.last_update = time.time()
+
+    def _caught_up(self) -> bool:
+        """In step with the plane as of its last heartbeat: what makes "nothing changed" fresh."""
+        return (self.sidecar.relations.applied_seq >= self.plane.relations_seq
+                and self.trust.seq >= self.plane.trust_seq
+                and self.revocations.seq >= self.plane.revocations_seq)
+
+    async def _close(self) -> None:
+        nc, self._nc = self._nc, None
+        if nc is not None and not nc.is_closed:
+            with contextlib.suppress(*_RECOVERABLE):
+                await asyncio.wait_for(nc.close(), timeout=self.options.request_timeout)
+
+    def _note_error(self, where: str, exc: BaseException) -> None:
+        """Record for status; warn once per distinct error (an outage retries every few seconds)."""
+        message = f"{where}: {type(exc).__name__}: {exc}"[:300]
+        log.log(logging.DEBUG if message == self.last_error else logging.WARNING, "feed %s", message)
+        self.last_error = message
+
+    # ------------------------------------------------------------------ persistence
+
+    async def _persist_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.options.persist_interval)
+            try:
+                await self.persist()
+            except OSError as exc:  # a full disk must not stop the feed; the next pass retries
+                log.error("feed state not persisted: %s", exc)
+
+    def _fingerprint(self) -> tuple[int, int, int]:
+        return self.sidecar.relations.applied_seq, self.trust.seq, self.revocations.seq
+
+    async def persist(self) -> None:
+        """Write the relations snapshot and the control state if anything changed (off the loop)."""
+        if self.store is None:
+            return
+        async with self._persist_lock:
+            fingerprint = self._fingerprint()
+            if fingerprint == self._persisted:
+                return
+            await self._write(fingerprint)
+            self._persisted = fingerprint
+
+    async def _write(self, fingerprint: tuple[int, int, int]) -> None:
+        store = self.store
+        assert store is not None
+        index, stream_seq = self.sidecar.relations, self.relations.stream_seq
+        written = fingerprint[0]
+        if fingerprint[0] != self._persisted[0]:
+            written = await asyncio.to_thread(store.save_relations, index)
+        state = ControlState(
+            relations_seq=written,
+            relations_stream_seq=stream_seq if written == fingerprint[0] else 0,
+            trust_event=self.trust.raw,
+            revocation_events=self.revocations.to_keep(time.time()),
+            revocations_stream_seq=self.revocations.stream_seq,
+        )
+        await asyncio.to_thread(store.save_state, state)
+
+    # ------------------------------------------------------------------ status
+
+    def status(self) -> dict[str, Any]:
+        """What ``/v1/status`` shows under ``feed_detail``."""
+        now = time.time()
+        hb_age = round(now - self.plane.received_at, 3) if self.plane.received_at else None
+        return {
+            "state": self.sidecar.feed_state,
+            "connected": self._nc is not None and self._nc.is_connected,
+            "connects": self.connects,
+            "relations": {"applied_seq": self.sidecar.relations.applied_seq,
+                          "plane_seq": self.relations.plane_seq, "stream_seq": self.relations.stream_seq},
+            "trust": {"applied_seq": self.trust.seq, "plane_seq": self.plane.trust_seq},
+            "revocations": {"applied_seq": self.revocations.seq, "plane_seq": self.plane.revocations_seq},
+            "bundles": {b.scope: {"announce_seq": b.seq, "revision": b.revision} for b in self.bundles},
+            "heartbeat": {"received": self.plane.heartbeats, "age_seconds": hb_age},
+            "events_rejected": self.gate.rejected,
+            "persisted_relations_seq": self._persisted[0] if self.store is not None else None,
+            "last_error": self.last_error,
+        }

@@ -1,0 +1,141 @@
+"""What the async and the sync sidecar client share: settings, auth header, outcome rules."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote_plus
+
+import httpx
+
+from ..errors import ConfigError, TenantGuardError, Unavailable
+from .resilience import CircuitBreaker, RetryPolicy, retryable_status
+from .wire import Call
+
+log = logging.getLogger("tenantguard.client")
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8181"
+UDS_BASE_URL = "http://sidecar"
+# Every phase bounded: a decision that cannot be had within these is a deny, not a hang.
+DEFAULT_TIMEOUT = httpx.Timeout(connect=0.5, read=2.0, write=2.0, pool=1.0)
+DEFAULT_LIMITS = httpx.Limits(max_connections=64, max_keepalive_connections=32, keepalive_expiry=30.0)
+MAX_RESPONSE_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSettings:
+    """One sidecar endpoint and how to talk to it; identical for both clients by construction.
+
+    ``uds`` (a unix socket path) wins over ``base_url``. ``service``/``client_secret``
+    are the HTTP Basic client credentials for ``/oauth2/token`` when the sidecar
+    requires them (RFC 6749 2.3.1). ``TG_SIDECAR_URL``/``TG_SIDECAR_UDS`` are read when
+    neither is passed, so a deployment can point services at their sidecar.
+    """
+
+    base_url: str | None = None
+    uds: str | None = None
+    timeout: httpx.Timeout = field(default_factory=lambda: DEFAULT_TIMEOUT)
+    limits: httpx.Limits = field(default_factory=lambda: DEFAULT_LIMITS)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    breaker: CircuitBreaker = field(default_factory=CircuitBreaker)
+    service: str | None = None
+    client_secret: bytes | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        for phase in ("connect", "read", "write", "pool"):
+            value = getattr(self.timeout, phase)
+            if value is None or not 0 < value <= 60:
+                raise ConfigError(f"timeout.{phase} must be finite, within (0, 60] s")
+        if self.client_secret is not None and not self.service:
+            raise ConfigError("client_secret needs service (the OAuth client id)")
+
+    @property
+    def resolved_uds(self) -> str | None:
+        if self.uds is not None:
+            return self.uds
+        return None if self.base_url is not None else os.environ.get("TG_SIDECAR_UDS")
+
+    @property
+    def resolved_base_url(self) -> str:
+        if self.resolved_uds is not None:
+            return UDS_BASE_URL
+        return (self.base_url or os.environ.get("TG_SIDECAR_URL") or DEFAULT_BASE_URL).rstrip("/")
+
+    def httpx_kwargs(self) -> dict[str, Any]:
+        return {"base_url": self.resolved_base_url, "timeout": self.timeout, "limits": self.limits,
+                "headers": {"Accept": "application/json", "User-Agent": "tenantguard-sdk"},
+                "follow_redirects": False, "trust_env": False}
+
+    def basic_auth(self) -> str | None:
+        if self.client_secret is None or self.service is None:
+            return None
+        pair = f"{quote_plus(self.service)}:{quote_plus(self.client_secret.decode())}".encode()
+        return "Basic " + base64.b64encode(pair).decode()
+
+
+def request_kwargs(call: Call) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"headers": dict(call.headers)}
+    if call.json is not None:
+        kwargs["content"] = json.dumps(call.json, separators=(",", ":"))
+        kwargs["headers"]["Content-Type"] = "application/json"
+    if call.form is not None:
+        kwargs["data"] = dict(call.form)
+    if call.params is not None:
+        kwargs["params"] = dict(call.params)
+    return kwargs
+
+
+def _body(response: httpx.Response) -> Any:
+    if len(response.content) > MAX_RESPONSE_BYTES:
+        return None
+    try:
+        return response.json()
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def should_retry(response: httpx.Response) -> bool:
+    return retryable_status(response.status_code)
+
+
+def outcome(call: Call, response: httpx.Response) -> Any:
+    """The parsed answer, or the typed error it stands for; a 5xx is always an Unavailable."""
+    try:
+        return call.parse(response.status_code, _body(response))
+    except TenantGuardError as exc:
+        if retryable_status(response.status_code) and not isinstance(exc, Unavailable):
+            raise Unavailable(f"sidecar answered HTTP {response.status_code}: {exc.message}",
+                              cause=exc.code, status=response.status_code) from exc
+        raise
+
+
+def transport_unavailable(call: Call, exc: Exception, attempts: int) -> Unavailable:
+    log.warning("sidecar %s %s failed after %d attempt(s): %s", call.method, call.path, attempts,
+                type(exc).__name__)
+    return Unavailable(f"sidecar unreachable: {type(exc).__name__}", attempts=attempts)
+
+
+def log_denied(exc: TenantGuardError, where: str) -> None:
+    log.warning("%s failed closed: %s", where, exc.code)
+
+
+def merge_defaults(subject: Mapping[str, Any] | None, action: Any, resource: Any,
+                   context: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Top-level defaults of an evaluations boxcar, shaped like a question."""
+    from .wire import action_of, entity
+
+    defaults: dict[str, Any] = {}
+    if subject is not None:
+        defaults["subject"] = entity(subject, "subject")
+    if action is not None:
+        defaults["action"] = action_of(action)
+    if resource is not None:
+        defaults["resource"] = entity(resource, "resource")
+    if context:
+        defaults["context"] = dict(context)
+    return defaults

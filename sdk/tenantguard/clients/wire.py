@@ -1,0 +1,295 @@
+"""Sans-IO core shared by every client: questions out, typed answers in.
+
+Both the async and the sync sidecar client build their requests and read their
+responses here, so the two cannot drift apart (the Cerbos SDK learnt this by
+generating one from the other; here the I/O loop is the only part written twice, and
+it is twenty lines). The embedded authorizer reuses the question shaping and the
+AuthZEN evaluation semantics, so the three answer alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..context import NoTenantContext, optional_context
+from ..decision import Decision
+from ..errors import InvalidInput, TenantGuardError
+from ..exchange import GRANT_TYPE_TOKEN_EXCHANGE, TOKEN_TYPE_JWT, PropagationMode
+from ..tokens import token_fingerprint
+from .errors import UnexpectedResponse, error_from_body, oauth_error_from_body
+
+Semantic = Literal["execute_all", "deny_on_first_deny", "permit_on_first_permit"]
+SEMANTICS: frozenset[str] = frozenset({"execute_all", "deny_on_first_deny", "permit_on_first_permit"})
+PROPAGATION_MODES: frozenset[str] = frozenset({"forward", "exchange", "deny"})
+
+CHECK_PATH = "/v1/check"
+EVALUATIONS_PATH = "/access/v1/evaluations"
+TOKEN_PATH = "/oauth2/token"
+PROPAGATION_PATH = "/v1/propagation"
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """One decision, whichever door answered it. Truthy exactly when allowed.
+
+    ``relations_seq`` is None when the door does not report it (AuthZEN evaluations).
+    """
+
+    allow: bool
+    reasons: tuple[str, ...] = ()
+    decision_id: str | None = None
+    bundle_revision: str | None = None
+    relations_seq: int | None = None
+    high_risk: bool = False
+
+    def __bool__(self) -> bool:
+        return self.allow
+
+    @classmethod
+    def from_decision(cls, decision: Decision) -> CheckResult:
+        return cls(decision.allow, decision.reasons, decision.decision_id, decision.bundle_revision,
+                   decision.relations_seq, decision.high_risk)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"allow": self.allow, "reasons": list(self.reasons), "decision_id": self.decision_id,
+                "bundle_revision": self.bundle_revision, "relations_seq": self.relations_seq,
+                "high_risk": self.high_risk}
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ExchangedToken:
+    """An RFC 8693 2.2.1 answer: a context token for ``audience`` (never shown by repr)."""
+
+    access_token: str
+    audience: str
+    expires_at: float
+    scope: tuple[str, ...] = ()
+    issued_token_type: str = TOKEN_TYPE_JWT
+    token_type: str = "Bearer"
+    obtained_at: float = field(default_factory=time.time)
+
+    @property
+    def expires_in(self) -> float:
+        return max(0.0, self.expires_at - time.time())
+
+    def __repr__(self) -> str:
+        return (f"ExchangedToken(audience={self.audience!r}, scope={self.scope!r}, "
+                f"expires_at={self.expires_at:.0f}, token=<{token_fingerprint(self.access_token)}>)")
+
+
+# --------------------------------------------------------------------------- questions
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One HTTP exchange with the sidecar, before any I/O."""
+
+    method: str
+    path: str
+    parse: Callable[[int, Any], Any]
+    json: Mapping[str, Any] | None = None
+    form: Mapping[str, str] | None = None
+    params: Mapping[str, str] | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+def entity(value: Mapping[str, Any] | str, kind: str) -> dict[str, Any]:
+    """``"invoice"`` -> ``{"type": "invoice"}``; a mapping is copied after a shape check."""
+    if isinstance(value, str):
+        if not value:
+            raise InvalidInput(f"{kind} type must be a non-empty string")
+        return {"type": value}
+    if not isinstance(value, Mapping) or not isinstance(value.get("type"), str) or not value["type"]:
+        raise InvalidInput(f"{kind} must be a mapping with a non-empty 'type'")
+    return dict(value)
+
+
+def action_of(value: Mapping[str, Any] | str) -> dict[str, Any]:
+    if isinstance(value, str):
+        if not value:
+            raise InvalidInput("action name must be a non-empty string")
+        return {"name": value}
+    if not isinstance(value, Mapping) or not isinstance(value.get("name"), str) or not value["name"]:
+        raise InvalidInput("action must be a name or a mapping with a non-empty 'name'")
+    return dict(value)
+
+
+def resolve_token(token: str | None, subject: Mapping[str, Any] | None) -> str | None:
+    """The explicit token, else the current request's; a PEP-stated subject needs neither.
+
+    Without any of the three there is nobody to decide for: fail loudly rather than
+    send a question the sidecar can only refuse.
+    """
+    if token is not None:
+        return token
+    ctx = optional_context()
+    if ctx is not None:
+        return ctx.token
+    if subject is None:
+        raise NoTenantContext("check() needs a token, a subject, or a current tenant context")
+    return None
+
+
+def question(action: Mapping[str, Any] | str, resource: Mapping[str, Any] | str, *,
+             subject: Mapping[str, Any] | None = None,
+             context: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """An AuthZEN-shaped question (docs/decision-input.md)."""
+    body: dict[str, Any] = {"action": action_of(action), "resource": entity(resource, "resource")}
+    if subject is not None:
+        body["subject"] = entity(subject, "subject")
+    if context:
+        body["context"] = dict(context)
+    return body
+
+
+def bearer(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def check_call(body: Mapping[str, Any], token: str | None, at_least: int | None = None) -> Call:
+    payload = dict(body)
+    if at_least is not None:
+        payload["at_least"] = at_least
+    return Call("POST", CHECK_PATH, parse_check, json=payload, headers=bearer(token))
+
+
+def evaluation_items(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each entry's own members, shaped like :func:`question` (any member may be omitted)."""
+    shaped = []
+    for item in items:
+        entry: dict[str, Any] = {}
+        if "action" in item:
+            entry["action"] = action_of(item["action"])
+        if "resource" in item:
+            entry["resource"] = entity(item["resource"], "resource")
+        if "subject" in item:
+            entry["subject"] = entity(item["subject"], "subject")
+        if item.get("context"):
+            entry["context"] = dict(item["context"])
+        shaped.append(entry)
+    return shaped
+
+
+def evaluations_call(defaults: Mapping[str, Any], items: list[dict[str, Any]], semantic: Semantic,
+                     token: str | None) -> Call:
+    if semantic not in SEMANTICS:
+        raise InvalidInput(f"evaluations_semantic must be one of {sorted(SEMANTICS)}")
+    body = {**defaults, "evaluations": items, "options": {"evaluations_semantic": semantic}}
+    return Call("POST", EVALUATIONS_PATH, parse_evaluations, json=body, headers=bearer(token))
+
+
+def exchange_call(token: str, audience: str, scope: Sequence[str] | str | None,
+                  authorization: str | None) -> Call:
+    form = {"grant_type": GRANT_TYPE_TOKEN_EXCHANGE, "subject_token": token,
+            "subject_token_type": TOKEN_TYPE_JWT, "audience": audience,
+            "requested_token_type": TOKEN_TYPE_JWT}
+    joined = scope_string(scope)
+    if joined:
+        form["scope"] = joined
+    headers = {"Authorization": authorization} if authorization else {}
+    return Call("POST", TOKEN_PATH, lambda status, body: parse_exchange(status, body, audience), form=form,
+                headers=headers)
+
+
+def propagation_call(target: str) -> Call:
+    return Call("GET", PROPAGATION_PATH, parse_propagation, params={"target": target})
+
+
+def scope_string(scope: Sequence[str] | str | None) -> str:
+    if scope is None:
+        return ""
+    return scope if isinstance(scope, str) else " ".join(scope)
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def _ok(status: int, body: Any, *, oauth: bool = False) -> Mapping[str, Any]:
+    if status >= 400:
+        raise (oauth_error_from_body if oauth else error_from_body)(status, body)
+    if not isinstance(body, Mapping):
+        raise UnexpectedResponse(f"expected a JSON object, got HTTP {status}")
+    return body
+
+
+def parse_check(status: int, body: Any) -> CheckResult:
+    doc = _ok(status, body)
+    allow = doc.get("allow")
+    if not isinstance(allow, bool):
+        raise UnexpectedResponse("check answer has no boolean 'allow'")
+    seq = doc.get("relations_seq")
+    return CheckResult(allow, tuple(str(r) for r in doc.get("reasons") or ()), doc.get("decision_id"),
+                       doc.get("bundle_revision"), seq if isinstance(seq, int) else None,
+                       bool(doc.get("high_risk", False)))
+
+
+def parse_evaluation(doc: Any) -> CheckResult:
+    """One AuthZEN evaluation; anything but ``decision: true`` is a deny (fail closed)."""
+    if not isinstance(doc, Mapping):
+        return CheckResult(False, ("invalid_evaluation",))
+    raw = doc.get("context")
+    context: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    allow = doc.get("decision") is True
+    reasons = tuple(str(r) for r in context.get("reasons") or ())
+    if not allow and not reasons:
+        error = context.get("error")
+        reasons = ("invalid_request",) if error else ("denied",)
+    return CheckResult(allow, reasons, context.get("decision_id"), context.get("bundle_revision"))
+
+
+def parse_evaluations(status: int, body: Any) -> list[CheckResult]:
+    doc = _ok(status, body)
+    items = doc.get("evaluations")
+    if items is None and "decision" in doc:  # no array sent: a single evaluation
+        return [parse_evaluation(doc)]
+    if not isinstance(items, list):
+        raise UnexpectedResponse("evaluations answer has no 'evaluations' list")
+    return [parse_evaluation(item) for item in items]
+
+
+def parse_exchange(status: int, body: Any, audience: str) -> ExchangedToken:
+    doc = _ok(status, body, oauth=True)
+    token, expires_in = doc.get("access_token"), doc.get("expires_in")
+    if not isinstance(token, str) or not token or isinstance(expires_in, bool) or not isinstance(expires_in, int):
+        raise UnexpectedResponse("token response lacks access_token/expires_in")
+    if str(doc.get("token_type", "")).lower() != "bearer":
+        raise UnexpectedResponse("token response is not a Bearer token")
+    scope = tuple(s for s in str(doc.get("scope") or "").split(" ") if s)
+    return ExchangedToken(token, audience, time.time() + expires_in, scope,
+                          str(doc.get("issued_token_type") or TOKEN_TYPE_JWT))
+
+
+def parse_propagation(status: int, body: Any) -> PropagationMode:
+    mode = _ok(status, body).get("mode")
+    return mode if mode in PROPAGATION_MODES else "deny"
+
+
+# --------------------------------------------------------------------------- semantics
+
+
+def stop_after(result: CheckResult, semantic: Semantic) -> bool:
+    """AuthZEN 1.0 evaluations semantics: where a boxcar stops."""
+    return (semantic == "deny_on_first_deny" and not result.allow) or (
+        semantic == "permit_on_first_permit" and result.allow)
+
+
+def merged(defaults: Mapping[str, Any], item: Mapping[str, Any]) -> dict[str, Any]:
+    return {**defaults, **item}
+
+
+def error_result(exc: TenantGuardError) -> CheckResult:
+    return CheckResult(False, (exc.code,))
+
+
+__all__ = [
+    "CheckResult",
+    "ExchangedToken",
+    "Semantic",
+    "question",
+]

@@ -1,0 +1,487 @@
+"""Edge mode: verify a tenant's external IdP token (OIDC ID or JWT access token).
+
+The edge service's sidecar exchanges the user's IdP token for an internal context
+token (see :mod:`tenantguard.exchange`). Each tenant names its IdP in the edge
+configuration: issuer URL, JWKS URL, expected audience, allowed algorithms and how its
+claims map onto ours. The tenant is *derived from the configured issuer* that verified
+the token, never from anything the request says.
+
+Keys come from the IdP's JWKS, fetched over HTTP(S) with finite timeouts and a size
+bound, cached for ``jwks_ttl`` seconds (cachetools ``TTLCache``; only successful fetches
+are cached). A token naming an unknown ``kid`` triggers one refetch (key rotation), at
+most once per ``min_refetch_interval`` per JWKS URL, so a stream of made-up kids cannot
+turn the sidecar into a load generator against the IdP. Concurrent fetches of the same
+URL share one request.
+
+Algorithms are RS256, ES256 and EdDSA only (never ``none``, never HMAC); the key's
+type must match the header's algorithm, so an RSA JWK cannot be "used" as HMAC secret.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import jwt
+from cachetools import TTLCache
+
+from .errors import (
+    AlgorithmNotAllowed,
+    AudienceInvalid,
+    ClaimInvalid,
+    ClaimMissing,
+    ConfigError,
+    IssuerNotTrusted,
+    KeyMaterialError,
+    SignatureInvalid,
+    TokenError,
+    TokenExpired,
+    TokenMalformed,
+    TokenNotYetValid,
+    TokenRevoked,
+    TokenTooLarge,
+    Unavailable,
+    UnknownKey,
+)
+from .keys import SUPPORTED_ALGORITHMS, PublicKey, algorithm_for, public_key_from_jwk
+from .revocations import RevocationList
+from .tokens import read_header
+
+log = logging.getLogger(__name__)
+
+DEFAULT_JWKS_TTL = 300.0
+DEFAULT_MIN_REFETCH_INTERVAL = 30.0
+DEFAULT_HTTP_TIMEOUT = 3.0
+MAX_JWKS_BYTES = 64 * 1024
+MAX_JWKS_KEYS = 64
+MAX_EXTERNAL_TOKEN_BYTES = 16 * 1024
+MAX_LEEWAY = 60.0
+MAX_ROLES = 64
+MAX_SUB_LENGTH = 256
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+def _check_url(value: Any, what: str) -> str:
+    """https, or plain http to a loopback host only (a local IdP in development and tests)."""
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{what} must be a URL")
+    parts = urlsplit(value)
+    if parts.scheme == "https" and parts.hostname:
+        return value
+    if parts.scheme == "http" and parts.hostname and _is_loopback(parts.hostname):
+        return value
+    raise ConfigError(f"{what} must be https (plain http only to a loopback host): {value!r}")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeTenant:
+    """One tenant's IdP: the issuer that, when it verifies a token, makes it this tenant's."""
+
+    tenant_id: str
+    issuer: str
+    jwks_uri: str
+    audience: str
+    algorithms: frozenset[str] = frozenset({"RS256"})
+    sub_claim: str = "sub"
+    roles_claim: str = "roles"  # dotted path, e.g. "realm_access.roles"
+    role_map: Mapping[str, str] | None = None  # IdP value -> our role; unmapped values dropped
+
+    def __post_init__(self) -> None:
+        if not self.tenant_id or not isinstance(self.tenant_id, str):
+            raise ConfigError("edge tenant needs a tenant_id")
+        _check_url(self.issuer, f"issuer of tenant {self.tenant_id}")
+        _check_url(self.jwks_uri, f"jwks_uri of tenant {self.tenant_id}")
+        if not self.audience or not isinstance(self.audience, str):
+            raise ConfigError(f"tenant {self.tenant_id} needs the audience its IdP issues tokens for")
+        bad = set(self.algorithms) - set(SUPPORTED_ALGORITHMS)
+        if not self.algorithms or bad:
+            raise ConfigError(f"tenant {self.tenant_id}: algorithms must be a subset of {SUPPORTED_ALGORITHMS}")
+
+    @classmethod
+    def from_wire(cls, doc: Mapping[str, Any]) -> EdgeTenant:
+        if not isinstance(doc, Mapping):
+            raise ConfigError("each edge tenant must be an object")
+        claims = doc.get("claims") or {}
+        algorithms = doc.get("algorithms", ["RS256"])
+        role_map = doc.get("role_map")
+        if not isinstance(claims, Mapping) or not isinstance(algorithms, list):
+            raise ConfigError("edge tenant 'claims' must be an object and 'algorithms' a list")
+        if role_map is not None and not (
+            isinstance(role_map, Mapping) and all(isinstance(v, str) for v in role_map.values())
+        ):
+            raise ConfigError("edge tenant 'role_map' must map IdP values to role names")
+        return cls(
+            tenant_id=str(doc.get("tenant_id") or ""),
+            issuer=doc.get("issuer"),  # type: ignore[arg-type]  # checked in __post_init__
+            jwks_uri=doc.get("jwks_uri"),  # type: ignore[arg-type]
+            audience=doc.get("audience"),  # type: ignore[arg-type]
+            algorithms=frozenset(str(a) for a in algorithms),
+            sub_claim=str(claims.get("sub", "sub")),
+            roles_claim=str(claims.get("roles", "roles")),
+            role_map=dict(role_map) if role_map is not None else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeConfig:
+    """The edge file: tenants plus fetch and verification bounds (all in seconds)."""
+
+    tenants: tuple[EdgeTenant, ...]
+    jwks_ttl: float = DEFAULT_JWKS_TTL
+    min_refetch_interval: float = DEFAULT_MIN_REFETCH_INTERVAL
+    http_timeout: float = DEFAULT_HTTP_TIMEOUT
+    leeway: float = 5.0
+
+    def __post_init__(self) -> None:
+        if not self.tenants:
+            raise ConfigError("edge configuration lists no tenants")
+        issuers = [t.issuer for t in self.tenants]
+        if len(set(issuers)) != len(issuers):
+            raise ConfigError("each issuer may belong to one tenant only (the tenant comes from the issuer)")
+        if not 1 <= self.jwks_ttl <= 86_400:
+            raise ConfigError("jwks_ttl must be within 1..86400 s")
+        if not 0 <= self.min_refetch_interval <= 3600:
+            raise ConfigError("min_refetch_interval must be within 0..3600 s")
+        if not 0 < self.http_timeout <= 30:
+            raise ConfigError("http_timeout must be within (0, 30] s")
+        if not 0 <= self.leeway <= MAX_LEEWAY:
+            raise ConfigError(f"leeway must be within 0..{MAX_LEEWAY:.0f} s")
+
+    @classmethod
+    def from_wire(cls, doc: Mapping[str, Any]) -> EdgeConfig:
+        if not isinstance(doc, Mapping) or not isinstance(doc.get("tenants"), list):
+            raise ConfigError('edge configuration must be {"tenants": [...], ...}')
+        numbers = {k: doc[k] for k in ("jwks_ttl", "min_refetch_interval", "http_timeout", "leeway") if k in doc}
+        for name, value in numbers.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"{name} must be a number of seconds")
+        return cls(tenants=tuple(EdgeTenant.from_wire(t) for t in doc["tenants"]), **numbers)
+
+    @classmethod
+    def load(cls, path: str | Path) -> EdgeConfig:
+        try:
+            return cls.from_wire(json.loads(Path(path).read_text()))
+        except OSError as exc:
+            raise ConfigError(f"cannot read edge configuration {path}: {exc.strerror}") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"edge configuration {path} is not JSON: {exc.msg}") from None
+
+
+# --------------------------------------------------------------------------- JWKS
+
+
+@dataclass(frozen=True, slots=True)
+class JwkKey:
+    kid: str
+    alg: str
+    public_key: PublicKey
+
+
+def parse_jwks(doc: Any) -> dict[str, JwkKey]:
+    """Usable signing keys by ``kid``; keys we cannot or must not use are skipped, not fatal
+    (IdPs publish encryption keys and algorithms we do not accept beside the good ones)."""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("keys"), list):
+        raise KeyMaterialError("JWKS must be an object with a 'keys' list")
+    if len(doc["keys"]) > MAX_JWKS_KEYS:
+        raise KeyMaterialError(f"JWKS holds more than {MAX_JWKS_KEYS} keys")
+    keys: dict[str, JwkKey] = {}
+    for jwk in doc["keys"]:
+        parsed = _parse_jwk(jwk)
+        if parsed is not None:
+            keys[parsed.kid] = parsed
+    return keys
+
+
+def _parse_jwk(jwk: Any) -> JwkKey | None:
+    if not isinstance(jwk, Mapping) or not isinstance(jwk.get("kid"), str) or not jwk["kid"]:
+        return None
+    if jwk.get("use", "sig") != "sig":
+        return None
+    try:
+        key = public_key_from_jwk(jwk)
+        alg = algorithm_for(key)
+    except KeyMaterialError as exc:
+        log.debug("skipping JWK %s: %s", jwk.get("kid"), exc)
+        return None
+    if jwk.get("alg", alg) != alg:
+        return None
+    return JwkKey(jwk["kid"], alg, key)
+
+
+class JwksCache:
+    """JWKS by URL: TTL-cached, size-bounded fetches, rate-limited refetch on unknown kid."""
+
+    def __init__(
+        self,
+        *,
+        ttl: float = DEFAULT_JWKS_TTL,
+        min_refetch_interval: float = DEFAULT_MIN_REFETCH_INTERVAL,
+        timeout: float = DEFAULT_HTTP_TIMEOUT,
+        max_bytes: int = MAX_JWKS_BYTES,
+        client: httpx.AsyncClient | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._sets: TTLCache[str, dict[str, JwkKey]] = TTLCache(maxsize=256, ttl=ttl, timer=clock)
+        self._last_fetch: dict[str, float] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._min_refetch = min_refetch_interval
+        self._timeout = timeout
+        self._max_bytes = max_bytes
+        self._client = client
+        self._own_client = client is None
+        self._clock = clock
+        self.fetches = 0
+
+    async def key(self, uri: str, kid: str) -> JwkKey:
+        """The key ``kid`` from ``uri``'s JWKS; :class:`UnknownKey` or :class:`Unavailable` if not."""
+        keys = self._sets.get(uri)
+        if keys is None:
+            keys = await self._refresh(uri, cached=None)
+        elif kid not in keys and self._may_refetch(uri):
+            keys = await self._refresh(uri, cached=keys)
+        found = keys.get(kid)
+        if found is None:
+            raise UnknownKey("token is signed by a key the IdP does not publish", kid=kid)
+        return found
+
+    def _may_refetch(self, uri: str) -> bool:
+        last = self._last_fetch.get(uri)
+        return last is None or self._clock() - last >= self._min_refetch
+
+    async def _refresh(self, uri: str, cached: dict[str, JwkKey] | None) -> dict[str, JwkKey]:
+        """One fetch per URL at a time; waiters reuse the result of the fetch they waited on."""
+        started = self._last_fetch.get(uri)
+        lock = self._locks.setdefault(uri, asyncio.Lock())
+        async with lock:
+            if self._last_fetch.get(uri) != started:  # someone fetched while we waited: share it
+                fresh = self._sets.get(uri)
+                if fresh is not None:
+                    return fresh
+                if cached is not None:
+                    return cached
+                raise Unavailable(f"JWKS from {uri} is unavailable (the fetch just tried failed)")
+            self._last_fetch[uri] = self._clock()
+            try:
+                keys = parse_jwks(await self._fetch(uri))
+            except (Unavailable, KeyMaterialError) as exc:
+                if cached is not None:
+                    log.warning("JWKS refetch from %s failed (%s); keeping the cached keys", uri, exc)
+                    return cached
+                if isinstance(exc, KeyMaterialError):
+                    raise Unavailable(f"JWKS from {uri} is unusable: {exc.message}") from None
+                raise
+            self._sets[uri] = keys
+            return keys
+
+    async def _fetch(self, uri: str) -> Any:
+        self.fetches += 1
+        client = self._http()
+        try:
+            async with client.stream("GET", uri, headers={"Accept": "application/json"}) as response:
+                if response.status_code != 200:
+                    raise Unavailable(f"JWKS fetch from {uri} answered HTTP {response.status_code}")
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > self._max_bytes:
+                        raise Unavailable(f"JWKS from {uri} exceeds {self._max_bytes} bytes")
+        except httpx.HTTPError as exc:
+            raise Unavailable(f"JWKS fetch from {uri} failed: {type(exc).__name__}") from None
+        try:
+            return json.loads(bytes(body))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise Unavailable(f"JWKS from {uri} is not JSON") from None
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            # No redirects: the configured URL is the one trusted, not wherever it points.
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self._timeout), follow_redirects=False,
+                                             limits=httpx.Limits(max_connections=8))
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._own_client and self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+# --------------------------------------------------------------------------- verification
+
+
+@dataclass(frozen=True, slots=True)
+class ExternalIdentity:
+    """A user verified by a tenant's IdP, mapped onto our claims."""
+
+    sub: str
+    tenant_id: str
+    roles: tuple[str, ...]
+    exp: float
+    issuer: str
+    claims: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+_PYJWT_ERRORS: tuple[tuple[type[Exception], type[TokenError], str], ...] = (
+    (jwt.ExpiredSignatureError, TokenExpired, "token has expired"),
+    (jwt.ImmatureSignatureError, TokenNotYetValid, "token is not yet valid"),
+    (jwt.InvalidAudienceError, AudienceInvalid, "token is not for this edge"),
+    (jwt.InvalidIssuerError, IssuerNotTrusted, "issuer does not match"),
+    (jwt.MissingRequiredClaimError, ClaimMissing, "token lacks a required claim"),
+    (jwt.InvalidSignatureError, SignatureInvalid, "signature does not verify"),
+)
+
+
+def _translate(exc: jwt.PyJWTError) -> TokenError:
+    for source, target, message in _PYJWT_ERRORS:
+        if isinstance(exc, source):
+            return target(message)
+    return TokenMalformed(f"token cannot be decoded: {exc}")
+
+
+def _unverified_issuer(token: str) -> str | None:
+    try:
+        payload = jwt.decode(token, options={"verify_signature": False})
+    except jwt.PyJWTError:
+        return None
+    issuer = payload.get("iss")
+    return issuer if isinstance(issuer, str) else None
+
+
+def _claim_path(claims: Mapping[str, Any], path: str) -> Any:
+    value: Any = claims
+    for part in path.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
+
+
+class EdgeVerifier:
+    """Verifies external IdP tokens for the configured tenants (async: it may fetch keys)."""
+
+    def __init__(
+        self,
+        config: EdgeConfig,
+        *,
+        revocations: RevocationList | None = None,
+        jwks: JwksCache | None = None,
+    ) -> None:
+        self.config = config
+        self.revocations = revocations if revocations is not None else RevocationList()
+        self._by_issuer = {t.issuer: t for t in config.tenants}
+        self.jwks = jwks or JwksCache(ttl=config.jwks_ttl, min_refetch_interval=config.min_refetch_interval,
+                                      timeout=config.http_timeout)
+
+    @classmethod
+    def load(cls, path: str | Path, *, revocations: RevocationList | None = None) -> EdgeVerifier:
+        return cls(EdgeConfig.load(path), revocations=revocations)
+
+    def handles(self, token: str) -> bool:
+        """Whether the token *claims* a configured issuer (routing only; :meth:`verify` checks)."""
+        return len(token) <= MAX_EXTERNAL_TOKEN_BYTES and _unverified_issuer(token) in self._by_issuer
+
+    async def verify(self, token: str) -> ExternalIdentity:
+        """The mapped identity, or a typed :class:`TokenError` (Unavailable if keys cannot be had)."""
+        if len(token) > MAX_EXTERNAL_TOKEN_BYTES:
+            raise TokenTooLarge(f"token exceeds {MAX_EXTERNAL_TOKEN_BYTES} bytes")
+        header = read_header(token)
+        tenant = self._by_issuer.get(_unverified_issuer(token) or "")
+        if tenant is None:
+            raise IssuerNotTrusted("token's issuer is not a configured edge tenant")
+        alg, kid = header.get("alg"), header.get("kid")
+        if not isinstance(alg, str) or alg not in tenant.algorithms:
+            raise AlgorithmNotAllowed(f"algorithm {alg!r} is not accepted for tenant {tenant.tenant_id}")
+        if not isinstance(kid, str) or not kid:
+            raise UnknownKey("token header has no kid")
+        key = await self.jwks.key(tenant.jwks_uri, kid)
+        if key.alg != alg:
+            raise AlgorithmNotAllowed(f"token alg {alg} does not match its key's alg {key.alg}")
+        claims = self._decode(token, key, tenant)
+        identity = self._identity(claims, tenant)
+        self._check_revoked(identity, claims, kid)
+        return identity
+
+    def _decode(self, token: str, key: JwkKey, tenant: EdgeTenant) -> dict[str, Any]:
+        try:
+            return jwt.decode(
+                token,
+                key=key.public_key,
+                algorithms=[key.alg],
+                audience=tenant.audience,
+                issuer=tenant.issuer,
+                leeway=self.config.leeway,
+                options={"require": ["exp", "iat", "iss", "aud"]},
+            )
+        except jwt.PyJWTError as exc:
+            raise _translate(exc) from None
+
+    @staticmethod
+    def _identity(claims: Mapping[str, Any], tenant: EdgeTenant) -> ExternalIdentity:
+        sub = _claim_path(claims, tenant.sub_claim)
+        if not isinstance(sub, str) or not sub:
+            raise ClaimMissing(f"token has no {tenant.sub_claim!r} claim for the subject")
+        if len(sub) > MAX_SUB_LENGTH:
+            raise ClaimInvalid("subject is too long")
+        exp = claims["exp"]
+        if isinstance(exp, bool) or not isinstance(exp, int | float):
+            raise ClaimInvalid("exp must be a number")
+        return ExternalIdentity(sub=sub, tenant_id=tenant.tenant_id, roles=_roles(claims, tenant),
+                                exp=float(exp), issuer=tenant.issuer, claims=claims)
+
+    def _check_revoked(self, identity: ExternalIdentity, claims: Mapping[str, Any], kid: str) -> None:
+        """Tenant kill switch and subject revocations apply to IdP tokens too."""
+        iat = claims.get("iat", 0)
+        why = self.revocations.reason(jti=str(claims.get("jti", "")), kid=kid, tenant=identity.tenant_id,
+                                      sub=identity.sub, iat=float(iat) if isinstance(iat, int | float) else 0.0)
+        if why is not None:
+            raise TokenRevoked(why)
+
+    async def aclose(self) -> None:
+        await self.jwks.aclose()
+
+
+def _roles(claims: Mapping[str, Any], tenant: EdgeTenant) -> tuple[str, ...]:
+    raw = _claim_path(claims, tenant.roles_claim)
+    values: Sequence[Any]
+    if raw is None:
+        values = ()
+    elif isinstance(raw, str):
+        values = raw.split()
+    elif isinstance(raw, list):
+        values = raw
+    else:
+        raise ClaimInvalid(f"{tenant.roles_claim!r} must be a list or a space-separated string")
+    names = [v for v in values if isinstance(v, str) and v][:MAX_ROLES]
+    if tenant.role_map is not None:
+        names = [tenant.role_map[v] for v in names if v in tenant.role_map]
+    return tuple(dict.fromkeys(names))
+
+
+__all__ = [
+    "EdgeConfig",
+    "EdgeTenant",
+    "EdgeVerifier",
+    "ExternalIdentity",
+    "JwkKey",
+    "JwksCache",
+    "parse_jwks",
+]

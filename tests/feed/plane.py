@@ -1,0 +1,130 @@
+"""A tiny stand-in for the policy plane: creates the topology and publishes signed events.
+
+Everything follows ``tenantguard.topology`` and is signed with the library, so these
+tests do not depend on ``policy_plane`` (written in parallel). It keeps a mirror index of
+what it published, whose digest every sidecar must end up with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import nats
+from nats.aio.client import Client
+from nats.js.api import StorageType, StreamConfig
+from tenantguard import topology
+from tenantguard.events import (
+    BUNDLE_ANNOUNCE,
+    REVOCATION,
+    TRUST_UPDATE,
+    sign_batch,
+    sign_event,
+    sign_snapshot_manifest,
+)
+from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.relations import ChangeBatch, RelationChange, RelationIndex, Relationship, snapshot_bytes
+
+
+async def _quiet(_exc: Exception) -> None:
+    pass
+
+
+class TestPlane:
+    """Publishes exactly what the real plane would, one call per kind of event."""
+
+    __test__ = False  # not a test class, despite the name
+
+    def __init__(self, nc: Client, key: SigningKey) -> None:
+        self.nc = nc
+        self.js = nc.jetstream(timeout=5)
+        self.key = key
+        self.index = RelationIndex()
+        self.trust_seq = 0
+        self.revocations_seq = 0
+        self.announce_seq: dict[str, int] = {}
+
+    @classmethod
+    async def connect(cls, url: str, key: SigningKey) -> TestPlane:
+        nc = await nats.connect(url, connect_timeout=2, allow_reconnect=False, error_cb=_quiet)
+        return cls(nc, key)
+
+    async def close(self) -> None:
+        if not self.nc.is_closed:
+            await self.nc.close()
+
+    async def create_topology(self) -> None:
+        """The streams and buckets of topology.py (file-backed, R1)."""
+        streams = [
+            StreamConfig(name=topology.STREAM_RELATIONS, subjects=[topology.SUBJECT_RELATIONS]),
+            StreamConfig(name=topology.STREAM_SNAPSHOTS, subjects=[topology.SUBJECT_SNAPSHOT],
+                         max_msgs_per_subject=1),
+            StreamConfig(name=topology.STREAM_TRUST, subjects=[topology.SUBJECT_TRUST], max_msgs_per_subject=1),
+            StreamConfig(name=topology.STREAM_REVOCATIONS, subjects=[topology.SUBJECT_REVOCATIONS]),
+            StreamConfig(name=topology.STREAM_BUNDLES, subjects=[f"{topology.SUBJECT_BUNDLES_PREFIX}.>"],
+                         max_msgs_per_subject=1),
+        ]
+        for config in streams:
+            config.storage = StorageType.FILE
+            await self.js.add_stream(config)
+        await self.js.create_object_store(topology.BUCKET_SNAPSHOTS, storage=StorageType.FILE)
+        await self.js.create_object_store(topology.BUCKET_BUNDLES, storage=StorageType.FILE)
+
+    # ------------------------------------------------------------------ relations
+
+    async def write(self, *tuples: str, op: str = "write") -> int:
+        """Publish one batch (all ``op``); return its seq, the consistency token."""
+        changes = tuple(RelationChange(op, Relationship.parse(t)) for t in tuples)  # type: ignore[arg-type]
+        batch = ChangeBatch(self.index.applied_seq + 1, changes)
+        await self.js.publish(topology.SUBJECT_RELATIONS, sign_batch(self.key, batch),
+                              stream=topology.STREAM_RELATIONS)
+        self.index.apply(batch)
+        return batch.seq
+
+    async def snapshot(self) -> int:
+        """Put the mirror's snapshot object, then its signed manifest (the real plane's order)."""
+        data = snapshot_bytes(self.index)
+        store = await self.js.object_store(topology.BUCKET_SNAPSHOTS)
+        await store.put(topology.snapshot_object(self.index.applied_seq), data)
+        await self.js.publish(topology.SUBJECT_SNAPSHOT, sign_snapshot_manifest(self.key, data))
+        return self.index.applied_seq
+
+    def digest(self) -> str:
+        return self.index.digest()
+
+    # ------------------------------------------------------------------ control
+
+    async def trust(self, trust: TrustSet) -> int:
+        self.trust_seq += 1
+        await self.js.publish(topology.SUBJECT_TRUST,
+                              sign_event(self.key, TRUST_UPDATE, {"jwks": trust.to_jwks()}, self.trust_seq))
+        return self.trust_seq
+
+    async def revoke(self, payload: dict[str, Any]) -> int:
+        self.revocations_seq += 1
+        await self.js.publish(topology.SUBJECT_REVOCATIONS,
+                              sign_event(self.key, REVOCATION, payload, self.revocations_seq))
+        return self.revocations_seq
+
+    async def bundle(self, archive: bytes, revision: str, *, scope: str = topology.BUNDLE_SCOPE_ALL,
+                     announced: bytes | None = None) -> int:
+        """Store ``archive`` and announce ``announced`` (default: the same bytes) for ``scope``."""
+        name = f"bundles/{scope}/{revision}"
+        store = await self.js.object_store(topology.BUCKET_BUNDLES)
+        await store.put(name, archive)
+        claimed = archive if announced is None else announced
+        seq = self.announce_seq[scope] = self.announce_seq.get(scope, 0) + 1
+        payload = {"revision": revision, "sha256": hashlib.sha256(claimed).hexdigest(), "size": len(claimed),
+                   "object": name, "services": [scope]}
+        await self.js.publish(topology.bundle_subject(scope), sign_event(self.key, BUNDLE_ANNOUNCE, payload, seq))
+        return seq
+
+    async def heartbeat(self, seq: int) -> None:
+        payload = {"relations_seq": self.index.applied_seq, "trust_seq": self.trust_seq,
+                   "revocations_seq": self.revocations_seq, "replica": "test"}
+        await self.nc.publish(topology.SUBJECT_HEARTBEAT, sign_event(self.key, topology.PLANE_HEARTBEAT, payload, seq))
+        await self.nc.flush(timeout=5)
+
+    async def raw(self, subject: str, data: bytes) -> None:
+        """Publish arbitrary bytes into a stream subject: what an attacker with NATS access can do."""
+        await self.js.publish(subject, data)

@@ -1,0 +1,89 @@
+"""Whoever can publish into NATS cannot change what a sidecar believes: forgeries are dropped and counted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tenantguard import topology
+from tenantguard.events import TRUST_UPDATE, sign_batch, sign_event
+from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.relations import ChangeBatch, RelationChange, Relationship
+
+from .conftest import Fleet, decide, eventually, make_bundle, rejected
+from .plane import TestPlane
+
+pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
+
+GRANT = "acme/project:p1#owner@user:mallory"
+MALLORY = "acme/project:p1#member@user:mallory"
+
+
+def canonical(doc: dict[str, object]) -> bytes:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+
+
+async def test_forged_events_are_dropped_and_counted_and_genuine_ones_still_apply(
+    plane: TestPlane, fleet: Fleet, plane_key: SigningKey, attacker_key: SigningKey
+) -> None:
+    await plane.write("acme/project:p1#member@user:alice")
+    node = await fleet.start("victim")
+    sidecar = node.sidecar
+    await eventually(lambda: sidecar.relations.digest() == plane.digest(), "first batch")
+
+    nxt = plane.index.applied_seq + 1
+    grant = ChangeBatch(nxt, (RelationChange("write", Relationship.parse(MALLORY)),))
+    wrong_key = sign_batch(attacker_key, grant)
+    genuine_other = json.loads(sign_batch(plane_key, ChangeBatch(nxt, (RelationChange(
+        "write", Relationship.parse("acme/project:p9#member@user:alice")),))))
+    tampered = canonical({**genuine_other, "payload": json.loads(sign_batch(attacker_key, grant))["payload"]})
+    unsigned = canonical({**json.loads(wrong_key), "sig": ""})
+    replayed_trust = sign_event(plane_key, TRUST_UPDATE, {"jwks": TrustSet().to_jwks()}, nxt)
+    for forged in (wrong_key, tampered, unsigned, replayed_trust, b"not json at all"):
+        await plane.raw(topology.SUBJECT_RELATIONS, forged)
+    await plane.write("acme/project:p2#member@user:alice")  # genuine, after the forgeries
+
+    await eventually(lambda: sidecar.relations.digest() == plane.digest(), "the genuine batch despite forgeries")
+    assert not decide(sidecar, "mallory", "p1").allow
+    assert sidecar.relations.list("acme", subject="user:mallory") == []
+    for code in ("event_unknown_key", "event_signature_invalid", "event_unsigned", "event_wrong_type",
+                 "event_malformed"):
+        assert rejected(sidecar, code) == 1, code
+    assert sidecar.status()["feed_detail"]["events_rejected"] == 5
+
+
+async def test_a_replayed_genuine_batch_is_not_applied_twice(plane: TestPlane, fleet: Fleet) -> None:
+    await plane.write("acme/project:p1#member@user:alice")
+    first = await plane.js.get_msg(topology.STREAM_RELATIONS, 1)
+    await plane.write("acme/project:p1#member@user:alice", op="delete")
+    node = await fleet.start("victim")
+    await eventually(lambda: node.sidecar.relations.digest() == plane.digest(), "both batches")
+    await plane.raw(topology.SUBJECT_RELATIONS, first.data or b"")  # seq 1 again: would re-grant alice
+    await plane.write("acme/project:p3#member@user:bob")
+    await eventually(lambda: node.sidecar.relations.digest() == plane.digest(), "the batch after the replay")
+    assert not decide(node.sidecar, "alice", "p1").allow
+
+
+async def test_bad_bundles_are_refused_and_the_last_good_keeps_serving(
+    plane: TestPlane, fleet: Fleet, plane_key: SigningKey, attacker_key: SigningKey
+) -> None:
+    await plane.write("acme/project:p1#member@user:alice")
+    node = await fleet.start("victim")
+    sidecar = node.sidecar
+    await plane.bundle(make_bundle(plane_key, 2), "2")
+    await eventually(lambda: sidecar.bundle_revision == "2", "revision 2 active")
+
+    def refused(code: str) -> float:
+        return sidecar.metrics.registry.get_sample_value("tg_bundles_rejected_total", {"code": code}) or 0.0
+
+    good3 = make_bundle(plane_key, 3)
+    swapped = good3[:-9] + bytes([good3[-9] ^ 1]) + good3[-8:]  # same size, other bytes
+    await plane.bundle(swapped, "3", announced=good3)
+    await eventually(lambda: refused("event_digest_mismatch") == 1, "bytes unlike the announce refused")
+    await plane.bundle(make_bundle(attacker_key, 4), "4")  # announced faithfully, signed by the wrong key
+    await eventually(lambda: refused("bundle_unknown_key") == 1, "a bundle signed by another key refused")
+    await plane.bundle(make_bundle(plane_key, 1, note="\n# old\n"), "1-again")  # a genuine, older revision
+    await eventually(lambda: refused("bundle_rollback") == 1, "the rollback refused")
+
+    assert sidecar.bundle_revision == "2"
+    assert decide(sidecar, "alice", "p1").allow

@@ -1,0 +1,187 @@
+"""Retry, backoff and the circuit breaker of both clients, against a real failing server."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from tenantguard.client import AsyncAuthzClient, AuthzClient, CircuitBreaker, CircuitOpen, RetryPolicy
+from tenantguard.context import NoTenantContext, use_context
+from tenantguard.errors import ConfigError, InvalidInput, TokenExpired, Unavailable
+from tenantguard.testing import TestIssuer
+
+from .flaky import DENY, FlakyServer
+
+pytestmark = pytest.mark.timeout(30)
+
+FAST_RETRY = RetryPolicy(attempts=3, base=0.001, cap=0.002)
+SHORT = httpx.Timeout(connect=0.5, read=0.3, write=0.5, pool=0.5)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture()
+def server() -> Iterator[FlakyServer]:
+    with FlakyServer() as running:
+        yield running
+
+
+def sync_client(url: str, **kw: Any) -> AuthzClient:
+    kw.setdefault("retry", FAST_RETRY)
+    return AuthzClient(url, timeout=SHORT, **kw)
+
+
+def async_client(url: str, **kw: Any) -> AsyncAuthzClient:
+    kw.setdefault("retry", FAST_RETRY)
+    return AsyncAuthzClient(url, timeout=SHORT, **kw)
+
+
+Q = ("invoices:read", {"type": "invoice", "id": "inv-1"})
+
+
+def test_retries_5xx_then_answers(server: FlakyServer) -> None:
+    server.then((503, {"error": "not_ready", "message": "starting"}), (500, b"oops"))
+    with sync_client(server.url) as client:
+        result = client.check(*Q, token="t")
+    assert result.allow and result.relations_seq == 3
+    assert server.count == 3
+
+
+async def test_retries_transport_errors_then_answers(server: FlakyServer) -> None:
+    server.then("drop", "drop")
+    async with async_client(server.url) as client:
+        assert (await client.check(*Q, token="t")).allow
+    assert server.count == 3
+
+
+@pytest.mark.parametrize("answer", [(200, DENY), (400, {"error": "invalid_request", "message": "bad"}),
+                                    (401, {"error": "token_expired", "message": "token has expired"}),
+                                    (403, {"error": "caller_not_local", "message": "loopback only"})])
+def test_never_retries_a_deny_or_a_4xx(server: FlakyServer, answer: tuple[int, Any]) -> None:
+    server.then(answer)
+    with sync_client(server.url) as client:
+        if answer[0] == 200:
+            result = client.check(*Q, token="t")
+            assert not result and result.reasons == ("policy_denied",)
+        else:
+            with pytest.raises((InvalidInput, TokenExpired)):
+                client.check(*Q, token="t")
+    assert server.count == 1
+
+
+async def test_4xx_bodies_come_back_as_the_same_typed_errors(server: FlakyServer) -> None:
+    server.then((401, {"error": "token_expired", "message": "token has expired"}))
+    async with async_client(server.url) as client:
+        with pytest.raises(TokenExpired) as caught:
+            await client.check(*Q, token="t")
+    assert caught.value.http_status == 401
+
+
+def test_persistent_failure_is_unavailable_and_is_allowed_is_false(server: FlakyServer) -> None:
+    server.then("drop", "drop", "drop", (503, {}), (503, {}), (503, {}))
+    with sync_client(server.url) as client:
+        with pytest.raises(Unavailable):
+            client.check(*Q, token="t")
+        assert client.is_allowed(*Q, token="t") is False
+    assert server.count == 6
+
+
+async def test_a_hanging_sidecar_times_out_and_fails_closed(server: FlakyServer) -> None:
+    server.then(("hang", 1.0))
+    async with async_client(server.url, retry=RetryPolicy(attempts=1)) as client:
+        assert await client.is_allowed(*Q, token="t") is False
+
+
+def test_breaker_opens_after_n_transport_failures_and_half_opens_after_cooldown(server: FlakyServer) -> None:
+    clock = FakeClock()
+    breaker = CircuitBreaker(threshold=3, cooldown=5.0, clock=clock)
+    server.then("drop", "drop", "drop")
+    with sync_client(server.url, breaker=breaker, retry=RetryPolicy(attempts=1)) as client:
+        for _ in range(3):
+            with pytest.raises(Unavailable):
+                client.check(*Q, token="t")
+        assert breaker.state == "open"
+        with pytest.raises(CircuitOpen):  # fails fast: the server is not even asked
+            client.check(*Q, token="t")
+        assert server.count == 3
+
+        clock.now += 5.0  # cool-down over: one trial goes out; it fails, so open again
+        server.then("drop")
+        with pytest.raises(Unavailable):
+            client.check(*Q, token="t")
+        assert breaker.state == "open" and server.count == 4
+        with pytest.raises(CircuitOpen):
+            client.check(*Q, token="t")
+
+        clock.now += 5.0  # next trial succeeds: closed
+        assert client.check(*Q, token="t").allow
+        assert breaker.state == "closed" and server.count == 5
+
+
+async def test_breaker_opens_mid_retry_and_stops_retrying(server: FlakyServer) -> None:
+    breaker = CircuitBreaker(threshold=2, cooldown=60.0, clock=FakeClock())
+    server.then("drop", "drop", "drop", "drop")
+    async with async_client(server.url, breaker=breaker, retry=RetryPolicy(attempts=4, base=0.001, cap=0.001)) as c:
+        with pytest.raises(CircuitOpen):
+            await c.check(*Q, token="t")
+    assert server.count == 2
+
+
+def test_a_4xx_proves_the_sidecar_is_alive(server: FlakyServer) -> None:
+    breaker = CircuitBreaker(threshold=2, cooldown=60.0, clock=FakeClock())
+    server.then("drop", (400, {"error": "invalid_request", "message": "x"}), "drop")
+    with sync_client(server.url, breaker=breaker, retry=RetryPolicy(attempts=1)) as client:
+        for _ in range(3):
+            with pytest.raises((Unavailable, InvalidInput)):
+                client.check(*Q, token="t")
+    assert breaker.state == "closed"
+
+
+def test_connection_refused_is_a_transport_failure() -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    breaker = CircuitBreaker(threshold=3, cooldown=60.0, clock=FakeClock())
+    with sync_client(f"http://127.0.0.1:{port}", breaker=breaker) as client:
+        assert client.is_allowed(*Q, token="t") is False
+    assert breaker.state == "open"  # three attempts, three failures
+
+
+def test_request_shape_and_token_from_the_context(server: FlakyServer, issuer: TestIssuer) -> None:
+    ctx = issuer.context(audience="orders")
+    with sync_client(server.url) as client:
+        with pytest.raises(NoTenantContext):
+            client.check(*Q)
+        with use_context(ctx):
+            client.check(*Q, context={"ip": "10.0.0.1"})
+    method, path, headers, body = server.requests[-1]
+    assert (method, path) == ("POST", "/v1/check")
+    assert headers["Authorization"] == f"Bearer {ctx.token}"
+    assert json.loads(body) == {"action": {"name": "invoices:read"}, "resource": {"type": "invoice", "id": "inv-1"},
+                                "context": {"ip": "10.0.0.1"}}
+
+
+def test_timeouts_must_be_finite() -> None:
+    with pytest.raises(ConfigError):
+        AuthzClient("http://127.0.0.1:1", timeout=httpx.Timeout(None))
+    with pytest.raises(ConfigError):
+        RetryPolicy(attempts=0)
+
+
+def test_full_jitter_stays_within_the_exponential_cap() -> None:
+    policy = RetryPolicy(attempts=5, base=0.1, cap=0.5)
+    assert policy.delay(0, rng=lambda lo, hi: hi) == pytest.approx(0.1)
+    assert policy.delay(2, rng=lambda lo, hi: hi) == pytest.approx(0.4)
+    assert policy.delay(6, rng=lambda lo, hi: hi) == pytest.approx(0.5)
+    assert policy.delay(3, rng=lambda lo, hi: lo) == 0.0
