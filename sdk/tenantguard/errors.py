@@ -136,6 +136,12 @@ class ActorChainTooDeep(TokenError):
     code = "actor_chain_too_deep"
 
 
+class ActorMismatch(ClaimInvalid):
+    """A sidecar-issued token (``iss: sidecar:X``) whose current actor is not ``svc:X``."""
+
+    code = "actor_mismatch"
+
+
 class TokenRevoked(TokenError):
     code = "token_revoked"
 

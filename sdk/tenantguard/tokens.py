@@ -28,6 +28,7 @@ from cachetools import TLRUCache
 
 from .errors import (
     ActorChainTooDeep,
+    ActorMismatch,
     AlgorithmNotAllowed,
     AudienceInvalid,
     ClaimInvalid,
@@ -56,15 +57,6 @@ DEFAULT_MAX_ACT_DEPTH = 4
 DEFAULT_CACHE_SIZE = 10_000
 SIDECAR_ISSUER_PREFIX = sidecar_issuer("")
 ACTOR_PREFIX = "svc:"
-
-
-class ActorMismatch(ClaimInvalid):
-    """A sidecar-issued token whose current actor is not that sidecar's own service.
-
-    (Kept beside the rule it belongs to; it may move to ``errors`` with the other codes.)
-    """
-
-    code = "actor_mismatch"
 
 
 @dataclass(frozen=True, slots=True)
