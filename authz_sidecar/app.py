@@ -7,9 +7,10 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from tenantguard import __version__
+from tenantguard.asgi import RequestGuard, install_error_handlers
 
-from .http import authzen, errors, exchange, native, opa_compat, ops
-from .http.limits import GuardMiddleware
+from .http import authzen, exchange, native, opa_compat, ops
+from .http.limits import OPEN_PATHS
 from .runtime import Sidecar
 
 
@@ -32,9 +33,9 @@ def create_app(sidecar: Sidecar) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.sidecar = sidecar
-    errors.install(app)
+    install_error_handlers(app, realm="tenantguard")
     for router in (native.router, authzen.router, opa_compat.router, ops.router, exchange.router):
         app.include_router(router)
-    app.add_middleware(GuardMiddleware, max_body_bytes=sidecar.config.max_body_bytes,
-                       loopback_only=sidecar.config.loopback_only)
+    app.add_middleware(RequestGuard, max_body_bytes=sidecar.config.max_body_bytes,
+                       loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS)
     return app

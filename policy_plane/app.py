@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 from tenantguard import __version__
+from tenantguard.asgi import RequestGuard, install_error_handlers
 
-from .api import admin, bundles, errors, ops, relations, revocations, trust
-from .api.limits import BodyLimitMiddleware
+from .api import admin, bundles, ops, relations, revocations, trust
 from .runtime import Plane
 
 
@@ -18,9 +18,9 @@ def create_app(plane: Plane) -> FastAPI:
         description="Relationships, signed bundles, trust keys, revocations and decision logs, over NATS JetStream.",
     )
     app.state.plane = plane
-    errors.install(app)
+    install_error_handlers(app, realm="tenantguard-plane")
     for module in (relations, bundles, trust, revocations, admin, ops):
         app.include_router(module.router)
-    app.add_middleware(BodyLimitMiddleware, max_body_bytes=plane.config.max_body_bytes,
-                       max_bundle_bytes=plane.config.max_bundle_bytes)
+    app.add_middleware(RequestGuard, max_body_bytes=plane.config.max_body_bytes,
+                       path_limits={bundles.UPLOAD_PATH: plane.config.max_bundle_bytes})
     return app

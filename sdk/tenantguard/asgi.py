@@ -1,0 +1,181 @@
+"""What every tenantguard HTTP service shares: body bounds, loopback guard, JSON errors.
+
+The sidecar, the plane and services using the SDK render failures the same way (a
+small JSON body with a stable ``error`` code, never a traceback) and bound request
+bodies the same way: the declared Content-Length first, then while reading, so a
+chunked upload cannot slip past the bound.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .errors import TenantGuardError, TokenError, TokenMissing
+
+log = logging.getLogger(__name__)
+
+MAX_PROBLEMS = 20
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def error_response(exc: TenantGuardError, *, realm: str, request_id: str | None = None) -> JSONResponse:
+    """The JSON body of a typed error, with the RFC 6750 challenge on 401s."""
+    headers: dict[str, str] = {}
+    if exc.http_status == 401:
+        challenge = f'Bearer realm="{realm}"'
+        if isinstance(exc, TokenError) and not isinstance(exc, TokenMissing):
+            challenge += f', error="invalid_token", error_description="{exc.code}"'
+        headers["WWW-Authenticate"] = challenge
+    if exc.retryable:
+        headers["Retry-After"] = "1"
+    if request_id:
+        headers["X-Request-ID"] = request_id
+    return JSONResponse(exc.to_dict(), status_code=exc.http_status, headers=headers or None)
+
+
+def install_error_handlers(app: FastAPI, *, realm: str) -> None:
+    """Typed errors, schema errors, 404/405 and anything unexpected all become JSON."""
+
+    @app.exception_handler(TenantGuardError)
+    async def _typed(request: Request, exc: TenantGuardError) -> JSONResponse:
+        if exc.http_status >= 500:
+            log.warning("%s %s: %s", request.method, request.url.path, exc)
+        return error_response(exc, realm=realm, request_id=request.headers.get("x-request-id"))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+                    for e in exc.errors()[:MAX_PROBLEMS]]
+        body = {"error": "invalid_request", "message": "request does not match the schema",
+                "detail": {"problems": problems}}
+        return JSONResponse(body, status_code=400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return JSONResponse({"error": code, "message": str(exc.detail)}, status_code=exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return JSONResponse({"error": "internal_error", "message": "internal error"}, status_code=500)
+
+
+# --------------------------------------------------------------------------- request guard
+
+
+def is_loopback(host: str | None) -> bool:
+    """True for loopback addresses and for unix-socket peers (no address at all)."""
+    if host is None:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+async def reject(send: Send, status: int, code: str, message: str, **detail: Any) -> None:
+    """Answer straight from the middleware, in the same JSON shape as the handlers."""
+    payload: dict[str, Any] = {"error": code, "message": message}
+    if detail:
+        payload["detail"] = detail
+    body = json.dumps(payload).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class RequestGuard:
+    """Pure ASGI middleware: bound bodies (per path if needed) and, optionally, loopback only.
+
+    ``open_paths`` stay reachable from anywhere (health checks, metrics scrapes).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_body_bytes: int,
+        path_limits: Mapping[str, int] | None = None,
+        loopback_only: bool = False,
+        open_paths: frozenset[str] = frozenset(),
+    ) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        self.path_limits = dict(path_limits or {})
+        self.loopback_only = loopback_only
+        self.open_paths = open_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.loopback_only and scope["path"] not in self.open_paths:
+            client = scope.get("client")
+            if not is_loopback(client[0] if client else None):
+                await reject(send, 403, "caller_not_local", "this service answers callers on loopback only")
+                return
+        limit = self.path_limits.get(scope["path"], self.max_body_bytes)
+        declared = content_length(scope)
+        if declared is not None and declared > limit:
+            await reject(send, 413, "payload_too_large", f"request body exceeds {limit} bytes", limit=limit)
+            return
+        body = await read_body(receive, limit)
+        if body is None:
+            await reject(send, 413, "payload_too_large", f"request body exceeds {limit} bytes", limit=limit)
+            return
+        await self.app(scope, replay(body, receive), send)
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole (bounded) body, or None as soon as it passes ``limit``: stop reading there."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)  # disconnect: let the app see what arrived
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands the app the buffered body, then waits for disconnect."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+def content_length(scope: Scope) -> int | None:
+    headers: Any = scope.get("headers") or []
+    for name, value in headers:
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
