@@ -21,23 +21,56 @@ ENV = "TG_PLANE_"
 @app.command()
 def serve(
     nats: Annotated[str, typer.Option(envvar=ENV + "NATS", help="NATS URL, e.g. nats://127.0.0.1:4222")],
-    event_key: Annotated[Path, typer.Option(envvar=ENV + "EVENT_KEY", dir_okay=False,
-                                            help="Private key (PEM) that signs every event")],
-    bundle_key: Annotated[Path, typer.Option(envvar=ENV + "BUNDLE_KEY", dir_okay=False,
-                                             help="Private key (PEM) that signs bundles")],
-    admin_token_file: Annotated[Path, typer.Option(envvar=ENV + "ADMIN_TOKEN_FILE", dir_okay=False,
-                                                   help="File holding the admin bearer token (mode 0600)")],
-    join_secret: Annotated[list[str] | None, typer.Option(
-        help="SERVICE=FILE: the join secret a sidecar of SERVICE registers its key with; repeat")] = None,
+    event_key: Annotated[
+        Path, typer.Option(envvar=ENV + "EVENT_KEY", dir_okay=False, help="Private key (PEM) that signs every event")
+    ],
+    bundle_key: Annotated[
+        Path, typer.Option(envvar=ENV + "BUNDLE_KEY", dir_okay=False, help="Private key (PEM) that signs bundles")
+    ],
+    admin_token_file: Annotated[
+        Path,
+        typer.Option(
+            envvar=ENV + "ADMIN_TOKEN_FILE", dir_okay=False, help="File holding the admin bearer token (mode 0600)"
+        ),
+    ],
+    join_secret: Annotated[
+        list[str] | None,
+        typer.Option(
+            envvar=ENV + "JOIN_SECRET",
+            help="SERVICE=FILE: the join secret a sidecar of SERVICE registers its key with; repeat",
+        ),
+    ] = None,
     host: Annotated[str, typer.Option(envvar=ENV + "HOST", help="Bind address")] = "127.0.0.1",
     port: Annotated[int, typer.Option(envvar=ENV + "PORT", help="HTTP port (0 = any free port)")] = DEFAULT_PORT,
-    snapshot_every: Annotated[int, typer.Option(help="Snapshot relations every N batches")] = DEFAULT_SNAPSHOT_EVERY,
-    snapshot_seconds: Annotated[float, typer.Option(help="...or every T seconds when anything changed")] = 300.0,
-    heartbeat_seconds: Annotated[float, typer.Option(help="Seconds between signed heartbeats")] = 5.0,
-    max_body_bytes: Annotated[int, typer.Option(help="Bound on JSON request bodies")] = DEFAULT_MAX_BODY_BYTES,
-    max_bundle_bytes: Annotated[int, typer.Option(help="Bound on bundle uploads")] = DEFAULT_MAX_BUNDLE_BYTES,
-    connect_timeout: Annotated[float, typer.Option(min=0.5, help="Seconds per NATS connect attempt (startup "
-                                                   "gives up after twice this)")] = 5.0,
+    snapshot_every: Annotated[
+        int, typer.Option(envvar=ENV + "SNAPSHOT_EVERY", help="Snapshot relations every N batches")
+    ] = DEFAULT_SNAPSHOT_EVERY,
+    snapshot_seconds: Annotated[
+        float, typer.Option(envvar=ENV + "SNAPSHOT_SECONDS", help="...or every T seconds when anything changed")
+    ] = 300.0,
+    heartbeat_seconds: Annotated[
+        float, typer.Option(envvar=ENV + "HEARTBEAT_SECONDS", help="Seconds between signed heartbeats")
+    ] = 5.0,
+    max_body_bytes: Annotated[
+        int, typer.Option(envvar=ENV + "MAX_BODY_BYTES", help="Bound on JSON request bodies")
+    ] = DEFAULT_MAX_BODY_BYTES,
+    max_bundle_bytes: Annotated[
+        int, typer.Option(envvar=ENV + "MAX_BUNDLE_BYTES", help="Bound on bundle uploads")
+    ] = DEFAULT_MAX_BUNDLE_BYTES,
+    connect_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.5,
+            envvar=ENV + "CONNECT_TIMEOUT",
+            help="Seconds per NATS connect attempt (startup gives up after twice this)",
+        ),
+    ] = 5.0,
+    stream_replicas: Annotated[
+        int,
+        typer.Option(
+            envvar=ENV + "STREAM_REPLICAS", help="JetStream replicas of every stream and bucket (3 in production)"
+        ),
+    ] = 1,
 ) -> None:
     """Start one plane replica; prints {"event": "listening", "http": "host:port"} when ready."""
     from tenantguard.keys import SigningKey
@@ -48,19 +81,29 @@ def serve(
     from .server import run
 
     config = PlaneConfig(
-        nats_url=nats, event_key=SigningKey.load(event_key), bundle_key=SigningKey.load(bundle_key),
-        admin=SecretChecker.from_file(admin_token_file), join_secrets=parse_join_secrets(join_secret or []),
-        host=host, port=port, snapshot_every=snapshot_every, snapshot_seconds=snapshot_seconds,
-        heartbeat_seconds=heartbeat_seconds, max_body_bytes=max_body_bytes, max_bundle_bytes=max_bundle_bytes,
+        nats_url=nats,
+        event_key=SigningKey.load(event_key),
+        bundle_key=SigningKey.load(bundle_key),
+        admin=SecretChecker.from_file(admin_token_file),
+        join_secrets=parse_join_secrets(join_secret or []),
+        host=host,
+        port=port,
+        snapshot_every=snapshot_every,
+        snapshot_seconds=snapshot_seconds,
+        heartbeat_seconds=heartbeat_seconds,
+        max_body_bytes=max_body_bytes,
+        max_bundle_bytes=max_bundle_bytes,
         connect_timeout=connect_timeout,
+        stream_replicas=stream_replicas,
     )
     run(Plane(config))
 
 
 @app.command()
 def init(
-    directory: Annotated[Path, typer.Argument(help="Where to write the keys and secrets (created if missing)",
-                                              file_okay=False)],
+    directory: Annotated[
+        Path, typer.Argument(help="Where to write the keys and secrets (created if missing)", file_okay=False)
+    ],
     service: Annotated[list[str] | None, typer.Option(help="Also create a join secret for SERVICE; repeat")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files")] = False,
 ) -> None:
@@ -73,8 +116,11 @@ def init(
     from .config import check_service
     from .secrets import new_secret
 
-    targets = {"event_key": directory / "event.pem", "bundle_key": directory / "bundle.pem",
-               "admin_token_file": directory / "admin.token"}
+    targets = {
+        "event_key": directory / "event.pem",
+        "bundle_key": directory / "bundle.pem",
+        "admin_token_file": directory / "admin.token",
+    }
     services = [check_service(s) for s in service or []]
     secrets_dir = directory / "join-secrets"
     for name in services:

@@ -58,6 +58,7 @@ class PlaneConfig:
     connect_timeout: float = 5.0
     request_timeout: float = 5.0
     bootstrap_timeout: float = 60.0
+    stream_replicas: int = 1  # 3 on a production JetStream cluster (R3)
     replica: str = field(default_factory=lambda: os.urandom(4).hex())
 
     def __post_init__(self) -> None:
@@ -68,6 +69,8 @@ class PlaneConfig:
         for name in ("max_body_bytes", "max_bundle_bytes", "decisions_kept", "audit_kept"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be positive")
+        if self.stream_replicas not in (1, 3, 5):
+            raise ConfigError("stream_replicas must be 1, 3 or 5 (JetStream replication factors)")
         if self.event_key.kid == self.bundle_key.kid:
             raise ConfigError("use different keys for events and bundles (a leak of one must not forge the other)")
         for service in self.join_secrets:
