@@ -573,6 +573,8 @@ class TokenExchanger:
 
     def exchange_subject(self, subject: Subject, request: ExchangeRequest) -> ExchangeResult:
         """The synchronous rest of an exchange, once the subject is known."""
+        if subject.tenant_id in self.verifier.revocations.tenants:  # the kill switch, as decisions see it
+            raise InvalidRequest("the subject's tenant is under a kill switch", reason="tenant_revoked")
         self._check_may_act(subject)
         self._check_depth(subject)
         self._check_requested_scope(subject, request.scope)

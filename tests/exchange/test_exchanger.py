@@ -89,6 +89,16 @@ def test_revoked_subject_token(revision: PolicyRevision) -> None:
     assert err.value.reason == "token_revoked"
 
 
+def test_kill_switch_stops_exchange_even_for_tokens_issued_after_it(revision: PolicyRevision) -> None:
+    s = Setup(revision)
+    s.revocations.revoke_tenant("acme", issued_before=NOW - 3600)  # cut-off long before this token
+    with pytest.raises(ex.InvalidRequest) as err:
+        s.run(s.subject())
+    assert err.value.reason == "tenant_revoked"
+    s.revocations.lift_tenant("acme")
+    assert s.run(s.subject()).access_token
+
+
 def test_depth_bound_is_the_exchangers(revision: PolicyRevision) -> None:
     s = Setup(revision, max_act_depth=2)
     with pytest.raises(ex.InvalidRequest) as err:
