@@ -26,8 +26,9 @@ def serve(
                                                 help="Signed bundle file to load at start")] = None,
     bundle_key: Annotated[list[Path] | None, typer.Option(envvar=ENV + "BUNDLE_KEY",
                                                           help="Public key trusted to sign bundles; repeat")] = None,
-    trust: Annotated[Path | None, typer.Option(envvar=ENV + "TRUST",
-                                               help="Trust file (JWKS with iss) for tokens")] = None,
+    trust: Annotated[Path | None, typer.Option(envvar=ENV + "TRUST", help=(
+        "Trust file (JWKS with iss) for tokens. With --nats it is only the bootstrap: the plane's trust set "
+        "replaces it entirely at the first trust update (the plane is authoritative)"))] = None,
     relations: Annotated[Path | None, typer.Option(envvar=ENV + "RELATIONS",
                                                    help="Local relations file (JSON) until the plane feeds us")] = None,
     state_dir: Annotated[Path | None, typer.Option(envvar=ENV + "STATE_DIR",
@@ -61,6 +62,12 @@ def serve(
     max_staleness: Annotated[float, typer.Option(
         envvar=ENV + "MAX_STALENESS", help="Seconds out of step with the plane before high-risk actions fail closed")
     ] = DEFAULT_MAX_STALENESS,
+    plane_url: Annotated[str | None, typer.Option(
+        envvar=ENV + "PLANE_URL", help="The plane's HTTP API: register this sidecar's exchange key there (in the "
+        "background, retried until accepted); the plane then publishes it to every sidecar over NATS")] = None,
+    join_secret_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "JOIN_SECRET_FILE", dir_okay=False,
+        help="This service's join secret for --plane-url (mode 0600; read once, never logged)")] = None,
 ) -> None:
     """Start the sidecar: HTTP doors (native, AuthZEN, OPA Data API, ops) and Envoy ext_authz over gRPC."""
     from .runtime import Sidecar
@@ -75,5 +82,6 @@ def serve(
         exchange_lifetime=exchange_lifetime, exchange_max_act_depth=exchange_max_act_depth,
         exchange_client_secret_file=exchange_client_secret_file, edge_config=edge_config,
         nats_url=nats, plane_key=plane_key, max_staleness_seconds=max_staleness,
+        plane_url=plane_url, join_secret_file=join_secret_file,
     )
     run(Sidecar.from_config(config))

@@ -49,6 +49,9 @@ class SidecarConfig:
     nats_url: str | None = None
     plane_key: Path | None = None  # the plane's public key: every NATS event (and announced bundle) verifies with it
     max_staleness_seconds: float = DEFAULT_MAX_STALENESS  # high-risk actions fail closed beyond it
+    # -- key registration: the exchange key goes to the plane, which publishes it in the trust set
+    plane_url: str | None = None  # the plane's HTTP API, e.g. https://plane.internal:8443
+    join_secret_file: Path | None = None  # this service's join secret (mode 0600, read once)
 
     def __post_init__(self) -> None:
         if not self.service or not self.service.replace("-", "").replace("_", "").isalnum():
@@ -75,6 +78,10 @@ class SidecarConfig:
             raise ConfigError("--nats needs --plane-key: nothing read from NATS is believed without it")
         if not 0 < self.max_staleness_seconds <= 86_400:
             raise ConfigError("max_staleness_seconds must be within 0..86400 (exclusive of 0)")
+        if (self.plane_url is None) != (self.join_secret_file is None):
+            raise ConfigError("--plane-url and --join-secret-file go together (the plane checks the join secret)")
+        if self.plane_url is not None and not self.plane_url.startswith(("http://", "https://")):
+            raise ConfigError("--plane-url must be an http:// or https:// URL")
 
     @property
     def decision_log_subject(self) -> str:

@@ -1,8 +1,22 @@
 """The sidecar's state: verifier, decision core, bundle store, relations, log, metrics.
 
 Every door holds one :class:`Sidecar` and calls :meth:`Sidecar.authenticate` then
-:meth:`Sidecar.decide`. Loading a bundle (from a file now, from NATS later) goes
-through :meth:`Sidecar.activate_bundle`, which verifies, compiles and only then swaps.
+:meth:`Sidecar.decide`. Loading a bundle goes through :meth:`Sidecar.activate_bundle`
+(startup, files, tests) or :meth:`Sidecar.activate_bundle_async` (bundles from NATS,
+on the serving event loop): both verify, compile and only then swap.
+
+Token trust (what :meth:`Sidecar.replace_trust` implements):
+
+* the sidecar's own exchange key is always in its own trust set (issuer
+  ``sidecar:<service>``), unless the plane withdraws it (see below);
+* without NATS, the ``--trust`` file is the whole token trust set;
+* with NATS, the plane's trust set is authoritative: the ``--trust`` file (if any) is
+  only the bootstrap used until the first ``trust.update`` is applied (from NATS, or
+  the one persisted under ``--state-dir``); from then on the set is exactly the
+  plane's (plus the own key), and keys found only in the file are dropped. A key
+  removed at the plane must stop being trusted everywhere, which a local file that
+  kept it alive would defeat. Once the plane's set has listed the own key, a later
+  set without it means the plane withdrew it, and the sidecar stops trusting it too.
 """
 
 from __future__ import annotations
@@ -11,11 +25,11 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tenantguard.bundle import Bundle, BundleStore, TrustSetVerifier
+from tenantguard.bundle import Bundle, BundleStore, TrustSetVerifier, verify_bundle
 from tenantguard.decision import (
     DEFAULT_DECISION_ENTRYPOINT,
     RELATED_EXTENSION,
@@ -25,7 +39,14 @@ from tenantguard.decision import (
     PolicyRevision,
 )
 from tenantguard.engine import RegorusEngine
-from tenantguard.errors import BundleRejected, ConfigError, InvalidInput, TokenError, TokenMissing
+from tenantguard.errors import (
+    BundleRejected,
+    ConfigError,
+    InvalidInput,
+    TenantGuardError,
+    TokenError,
+    TokenMissing,
+)
 from tenantguard.exchange import (
     KeyRegistrar,
     LocalTrustOnly,
@@ -40,10 +61,12 @@ from tenantguard.oidc import EdgeConfig, EdgeVerifier
 from tenantguard.relations import RelationIndex, Relationship
 from tenantguard.revocations import RevocationList
 from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions
+from tenantguard.topology import sidecar_issuer
 
 from .config import SidecarConfig
 from .decision_log import DecisionLog, DecisionSink, MemorySink
 from .metrics import SidecarMetrics
+from .registration import PlaneRegistrar
 
 log = logging.getLogger(__name__)
 
@@ -81,10 +104,19 @@ class Sidecar:
         self.core = DecisionCore(config.service, self.relations, revocations=self.revocations,
                                  on_decision=self.decision_log.submit)
         self.exchange = self._build_exchange(exchange_key, edge_config, client_secret)
+        self.own_key = TrustedKey.of(self.exchange.key.public_key, sidecar_issuer(config.service))
+        if self.own_key.kid not in self.trust:
+            self.trust.add(self.own_key)
+        self.trust_source = "local"  # "plane" once a trust update from the plane is applied
+        self._own_key_in_plane = False  # whether the plane's last trust set listed the own key
+        self._own_key_withdrawn = False
+        self.registrar: PlaneRegistrar | None = None  # set by from_config with --plane-url
+        self._bundle_verifier = TrustSetVerifier(bundle_trust if bundle_trust is not None else TrustSet())
         self.bundles: BundleStore[PolicyRevision] = BundleStore(
-            TrustSetVerifier(bundle_trust if bundle_trust is not None else TrustSet()),
+            self._bundle_verifier,
             persist_dir=config.state_dir / "bundles" if config.state_dir else None,
         )
+        self._activation_lock = asyncio.Lock()
         self.engine = RegorusEngine()
         self.started_at = time.time()
         self.last_update = self.started_at
@@ -107,7 +139,9 @@ class Sidecar:
         relations = load_relations_file(config.relations_file) if config.relations_file else None
         sidecar = cls(config, trust=trust, bundle_trust=bundle_trust, relations=relations, log_sink=log_sink,
                       **exchange_settings(config))
-        sidecar.register_exchange_key()
+        if config.plane_url is not None and config.join_secret_file is not None:
+            sidecar.registrar = PlaneRegistrar.from_files(config.plane_url, config.join_secret_file)
+        sidecar.register_exchange_key(sidecar.registrar)
         if config.state_dir is not None:
             sidecar._load_persisted()
         if config.bundle_file is not None:
@@ -146,11 +180,72 @@ class Sidecar:
             self._swap(revision)
         return revision
 
+    async def activate_bundle_async(self, archive: bytes, *, force: bool = False) -> PolicyRevision:
+        """:meth:`activate_bundle` for the serving event loop (bundles from NATS): no stall.
+
+        The policy is compiled with :meth:`RegorusEngine.prepare_steps`, one step per loop
+        iteration, so decisions keep being answered on the active revision meanwhile;
+        verifying and persisting (fsync) run in a worker thread. The verdict is still
+        :class:`BundleStore`'s alone: ``activate`` re-verifies the archive, applies the
+        ordering (rollback) rules, persists and swaps, exactly as on the synchronous path;
+        the first verification here only yields the parsed bundle to compile. Activations
+        are serialised, so two announces cannot interleave.
+        """
+        async with self._activation_lock:
+            try:
+                bundle = await asyncio.to_thread(verify_bundle, archive, self._bundle_verifier)
+                active = self.bundles.active
+                if active is not None and active.digest == bundle.content_digest() and active.prepared is not None:
+                    return active.prepared  # already serving this content (BundleStore would say the same)
+                revision = await self._prepare_async(bundle)
+                activation = await asyncio.to_thread(self.bundles.activate, archive, force=force,
+                                                     prepare=lambda _bundle: revision)
+            except BundleRejected as exc:
+                self.metrics.bundles_rejected.labels(exc.code).inc()
+                log.warning("bundle rejected: %s", exc)
+                raise
+            prepared = activation.prepared
+            assert prepared is not None  # prepare always returns one
+            if self.core.active is not prepared:
+                self._swap(prepared)
+            return prepared
+
+    async def _prepare_async(self, bundle: Bundle) -> PolicyRevision:
+        """Drive :meth:`_prepare_steps` one ``next()`` per event-loop iteration.
+
+        Failures are typed as on the synchronous path (``BundleStore``'s ``prepare``):
+        tenantguard errors as they are, anything else as ``BundleRejected``.
+        """
+        steps = self._prepare_steps(bundle)
+        try:
+            while True:
+                try:
+                    next(steps)
+                except StopIteration as done:
+                    revision: PolicyRevision = done.value
+                    return revision
+                await asyncio.sleep(0)
+        except TenantGuardError:
+            raise
+        except Exception as exc:
+            raise BundleRejected(f"bundle {bundle.revision!r} failed to prepare: {exc}") from exc
+        finally:
+            steps.close()
+
+    def _prepare_steps(self, bundle: Bundle) -> Generator[None, None, PolicyRevision]:
+        entrypoint = self._entrypoint_for(bundle)
+        policy = yield from self.engine.prepare_steps(bundle.modules, bundle.data, extensions=RELATED_EXTENSION,
+                                                      entrypoints=(entrypoint,))
+        return PolicyRevision(revision=bundle.revision, policy=policy, entrypoint=entrypoint)
+
     def _prepare(self, bundle: Bundle) -> PolicyRevision:
-        entrypoint = self.config.decision or _manifest_decision(bundle) or DEFAULT_DECISION_ENTRYPOINT
+        entrypoint = self._entrypoint_for(bundle)
         policy = self.engine.prepare(bundle.modules, bundle.data, extensions=RELATED_EXTENSION,
                                      entrypoints=(entrypoint,))
         return PolicyRevision(revision=bundle.revision, policy=policy, entrypoint=entrypoint)
+
+    def _entrypoint_for(self, bundle: Bundle) -> str:
+        return self.config.decision or _manifest_decision(bundle) or DEFAULT_DECISION_ENTRYPOINT
 
     def _swap(self, revision: PolicyRevision) -> None:
         self.core.activate(revision)
@@ -227,8 +322,24 @@ class Sidecar:
         self.last_update = time.time()
 
     def replace_trust(self, keys: Iterable[TrustedKey]) -> None:
-        """Replace the token trust set (from the plane) and forget every cached verification."""
-        self.trust.replace_all(keys)
+        """Adopt the plane's token trust set and forget every cached verification.
+
+        The plane's set is authoritative (module docstring): it replaces whatever the
+        ``--trust`` file bootstrapped. The own exchange key is kept trusted unless the
+        plane, having listed it before, no longer does (withdrawn at the plane).
+        """
+        plane_keys = list(keys)
+        listed = any(k.kid == self.own_key.kid for k in plane_keys)
+        if self._own_key_in_plane and not listed and not self._own_key_withdrawn:
+            self._own_key_withdrawn = True
+            log.warning("the plane withdrew this sidecar's exchange key %s; no longer trusting it", self.own_key.kid)
+        if listed:
+            self._own_key_withdrawn = False
+        self._own_key_in_plane = listed
+        if not listed and not self._own_key_withdrawn:
+            plane_keys.append(self.own_key)
+        self.trust.replace_all(plane_keys)
+        self.trust_source = "plane"
         self.verifier.invalidate()
         self.last_update = time.time()
 
@@ -255,10 +366,21 @@ class Sidecar:
             "feed": self.feed_state,
             "feed_detail": self.feed_status() if self.feed_status is not None else None,
             "trusted_keys": len(self.trust),
+            "trust": {"source": self.trust_source, "keys": len(self.trust), "issuers": self._trusted_issuers(),
+                      "own_kid": self.own_key.kid, "own_key_trusted": self.own_key.kid in self.trust,
+                      "own_key_in_plane_set": self._own_key_in_plane},
+            "registration": self.registrar.status() if self.registrar is not None else None,
             "token_cache": {"hits": self.verifier.cache_hits, "misses": self.verifier.cache_misses},
             "decision_log": self.decision_log.stats(),
             "uptime_seconds": round(time.time() - self.started_at, 3),
         }
+
+    def _trusted_issuers(self) -> dict[str, int]:
+        """How many keys are trusted per issuer (kids stay out of the status: a set may hold hundreds)."""
+        counts: dict[str, int] = {}
+        for key in self.trust:
+            counts[key.issuer] = counts.get(key.issuer, 0) + 1
+        return dict(sorted(counts.items()))
 
     def _register_metric_callbacks(self) -> None:
         self.metrics.read_from(

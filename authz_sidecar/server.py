@@ -74,9 +74,13 @@ async def serve(sidecar: Sidecar, stop: asyncio.Event | None = None) -> None:
     feed = start_feed(sidecar)  # persisted state is loaded before the first request is answered
     if feed is not None:
         await feed.start()
+    if sidecar.registrar is not None:  # --plane-url: register the exchange key, in the background
+        await sidecar.registrar.start()
     try:
         await _serve_doors(sidecar, stop)
     finally:
+        if sidecar.registrar is not None:
+            await sidecar.registrar.stop()
         if feed is not None:
             await feed.stop()
 

@@ -287,7 +287,7 @@ class BundleFollower:
             log.warning("bundle %s (%s) refused: %s", announce.revision, self.subject, exc)
             return
         try:
-            sidecar.activate_bundle(archive)  # counts and logs its own rejections
+            await sidecar.activate_bundle_async(archive)  # counts and logs its own rejections; never stalls
         except BundleRejected:
             return
         self.revision = announce.revision

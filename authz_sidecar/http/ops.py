@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -33,6 +34,17 @@ async def ready(request: Request) -> JSONResponse:
 async def status(request: Request) -> dict[str, Any]:
     sidecar: Sidecar = request.app.state.sidecar
     return sidecar.status()
+
+
+@router.get("/v1/relations/digest")  # type: ignore[untyped-decorator]
+async def relations_digest(request: Request) -> dict[str, Any]:
+    """SHA-256 of the local relations index and its sequence, as the plane's ``GET /v1/relations/digest``.
+
+    On demand only (a full pass over the index), over a frozen view in a worker thread.
+    """
+    sidecar: Sidecar = request.app.state.sidecar
+    view = sidecar.relations.view()
+    return {"seq": view.seq, "count": view.count, "digest": await asyncio.to_thread(view.digest)}
 
 
 @router.get("/metrics")  # type: ignore[untyped-decorator]

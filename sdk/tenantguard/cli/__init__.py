@@ -26,37 +26,23 @@ app.add_typer(token.app, name="token")
 app.add_typer(bundle.app, name="bundle")
 app.add_typer(relation.app, name="relation")
 
-_PENDING = {
-    "dev": "Run NATS, the policy plane and a sidecar locally in one process tree.",
-}
+# Help shown for the groups service packages contribute; the packages own the commands.
 _SERVICE_HELP = {
     "sidecar": "Run the authorization sidecar beside a service.",
     "plane": "Run the policy plane (relationships, bundles, trust, revocations).",
+    "dev": "Run NATS, the policy plane and a sidecar locally until Ctrl-C.",
+    "demo": "Start everything, play a narrated multi-tenant story, check every step.",
 }
 
 
-def _not_yet(name: str, help_text: str) -> typer.Typer:
-    group = typer.Typer(help=f"{help_text} (not yet available in this build)")
-
-    @group.callback(invoke_without_command=True)
-    def _placeholder() -> None:
-        console_err.print(f"[yellow]tenantguard {name}: not yet available in this build[/]")
-        raise typer.Exit(2)
-
-    return group
-
-
 def _register_service_groups() -> None:
-    """Attach groups contributed by installed service packages (entry points)."""
-    found = {ep.name: ep for ep in entry_points(group="tenantguard.cli")}
-    for name, help_text in {**_SERVICE_HELP, **_PENDING}.items():
-        ep = found.pop(name, None)
-        if ep is not None:
-            app.add_typer(ep.load(), name=name, help=help_text)
-        elif name in _PENDING and not _group_exists(name):
-            app.add_typer(_not_yet(name, help_text), name=name)
-    for name, ep in found.items():
-        app.add_typer(ep.load(), name=name)
+    """Attach the groups installed service packages contribute (``tenantguard.cli`` entry points).
+
+    Idempotent, so embedding code (and tests) may call ``main()`` more than once.
+    """
+    for ep in sorted(entry_points(group="tenantguard.cli"), key=lambda e: e.name):
+        if not _group_exists(ep.name):
+            app.add_typer(ep.load(), name=ep.name, help=_SERVICE_HELP.get(ep.name))
 
 
 def _group_exists(name: str) -> bool:

@@ -1,0 +1,65 @@
+"""``tenantguard dev`` and ``tenantguard demo``, registered through the ``tenantguard.cli`` entry point.
+
+Each is a Typer app whose callback is the command, so ``tenantguard dev --nats URL`` works
+with no sub-command name. ``app`` holds both for ``python -m policy_plane.devenv``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+dev_app = typer.Typer(help="Run NATS, the policy plane and a sidecar locally until Ctrl-C.",
+                      invoke_without_command=True, no_args_is_help=False)
+demo_app = typer.Typer(help="Start everything, play a narrated multi-tenant story, check every step.",
+                       invoke_without_command=True, no_args_is_help=False)
+
+BundleOption = Annotated[Path | None, typer.Option(
+    "--bundle", file_okay=False, help="Bundle source directory (default: the repository's bundles/tenantguard)")]
+
+
+@dev_app.callback(invoke_without_command=True)
+def dev(
+    nats: Annotated[str | None, typer.Option(
+        "--nats", envvar="TG_DEV_NATS", help="Use this NATS server instead of starting a local one")] = None,
+    directory: Annotated[Path, typer.Option(
+        "--dir", file_okay=False, help="Dev folder: keys, admin token, JetStream store, logs")] = Path(".tenantguard"),
+    port_base: Annotated[int | None, typer.Option(
+        "--port-base", min=1, max=65533, help="Fixed ports: plane N, sidecar HTTP N+1, gRPC N+2 (default: free)")
+    ] = None,
+    bundle: BundleOption = None,
+) -> None:
+    """Run NATS, the policy plane and a sidecar (service orders) until Ctrl-C or SIGTERM."""
+    from .dev import run_dev
+    from .ui import make_console
+
+    raise typer.Exit(run_dev(make_console(), root=directory, nats_url=nats, port_base=port_base, bundle_dir=bundle))
+
+
+@demo_app.callback(invoke_without_command=True)
+def demo(
+    directory: Annotated[Path | None, typer.Option(
+        "--dir", file_okay=False, help="Run folder (kept); default: a temporary one, removed after a good run")
+    ] = None,
+    keep: Annotated[bool, typer.Option("--keep", help="Keep the run folder (logs) even after a good run")] = False,
+    pg_dsn: Annotated[str | None, typer.Option(
+        "--pg-dsn", envvar="TG_DEMO_PG_DSN", help="PostgreSQL for the row-level-security step "
+        "[default: host=127.0.0.1 port=5432 user=postgres dbname=test]")] = None,
+    no_pg: Annotated[bool, typer.Option("--no-pg", help="Skip the PostgreSQL step")] = False,
+    bundle: BundleOption = None,
+) -> None:
+    """Play edge → orders → billing for two tenants with colliding ids, revoke, spoof, replay; exit 0 if all held."""
+    from .demo import run_demo
+    from .pgdemo import DEFAULT_DSN
+    from .ui import make_console
+
+    dsn = None if no_pg else (pg_dsn or DEFAULT_DSN)
+    raise typer.Exit(run_demo(make_console(), root=directory, keep=keep, pg_dsn=dsn, bundle_dir=bundle))
+
+
+app = typer.Typer(help="tenantguard dev and demo (also registered as `tenantguard dev` / `tenantguard demo`).",
+                  no_args_is_help=True, pretty_exceptions_enable=False)
+app.add_typer(dev_app, name="dev")
+app.add_typer(demo_app, name="demo")

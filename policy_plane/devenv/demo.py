@@ -1,0 +1,161 @@
+"""``tenantguard demo``: the whole system on one machine, one story, a verdict.
+
+Starts the embedded NATS, the plane, a demo IdP (edge mode) and three FastAPI services
+(edge, orders, billing) each beside its own sidecar; loads the example bundle and two
+tenants whose ids collide through the plane; plays :mod:`.scenario`; and stops every
+process it started whatever happens (``try``/``finally``, by PID and process group).
+Exit status: 0 only when every step behaved as expected.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Final
+
+from rich.console import Console
+
+from .idp import DemoIdP
+from .pgdemo import DemoDatabase
+from .procs import Child, ignore_signals, signals_interrupt, start_child
+from .scenario import Outcome, Scenario, World, summary_table
+from .stack import SidecarSpec, Stack
+from .trust import KeyRegistration, sidecar_registers_itself
+from .ui import Steps, write_pids
+
+SERVICES: Final = ("edge", "orders", "billing")
+RELATIONSHIPS: Final = (
+    "acme/project:p1#member@user:alice",
+    "acme/project:p2#member@user:bob",
+    "globex/project:p1#member@user:mallory",
+    "globex/project:p1#member@user:alice",  # another alice, in another tenant: ids collide, tenants do not mix
+)
+
+
+def run_demo(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None,
+             bundle_dir: Path | None) -> int:
+    """Run the demo; return the exit status (0: every step as expected)."""
+    with signals_interrupt():
+        return _run(console, root=root, keep=keep, pg_dsn=pg_dsn, bundle_dir=bundle_dir)
+
+
+def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None, bundle_dir: Path | None) -> int:
+    started = time.monotonic()
+    own_root = root is None
+    run_dir = Path(tempfile.mkdtemp(prefix="tenantguard-demo-")) if root is None else root
+    run_dir.mkdir(parents=True, exist_ok=True)
+    steps = Steps(console)
+    console.print(f"[bold]tenantguard demo[/] [dim](run folder {run_dir})[/]")
+    with ThreadPoolExecutor(1) as pool:
+        probe = pool.submit(sidecar_registers_itself)  # a CLI round trip, overlapped with the first steps
+        stack = Stack(run_dir, bundle_dir=bundle_dir)
+        idp: DemoIdP | None = None
+        db: DemoDatabase | None = None
+        outcomes: list[Outcome] = []
+        failure: BaseException | None = None
+        try:
+            with steps.step("demo IdP: tenant acme (RS256) and tenant globex (ES256), JWKS over HTTP"):
+                idp = DemoIdP()
+                acme, globex = idp.add_realm("acme", "RS256"), idp.add_realm("globex", "ES256")
+            pg_note = None
+            if pg_dsn is None:
+                pg_note = "disabled with --no-pg"
+            else:
+                with steps.step("PostgreSQL: unique schema, non-superuser role, row-level security"):
+                    try:
+                        db = DemoDatabase.provision(pg_dsn)
+                    except RuntimeError as exc:
+                        pg_note = str(exc)
+                if db is None:
+                    steps.note(f"PostgreSQL step will be skipped: {pg_note}")
+            with steps.step("embedded nats-server (free port, JetStream store in the run folder)"):
+                stack.start_nats()
+            with steps.step("policy plane keys, admin token and join secrets (0600)"):
+                stack.init_plane(SERVICES)
+            with steps.step("policy plane"):
+                stack.start_plane(SERVICES)
+            with steps.step("example bundle bundles/tenantguard through the plane (Rego tests run, then signed)"):
+                revision, _ = stack.publish_bundle()
+            steps.note(f"bundle revision {revision}")
+            stack.registration = KeyRegistration(probe.result())
+            edge_config = run_dir / "edge.json"
+            edge_config.write_text(json.dumps(idp.edge_config(), indent=2))
+            with steps.step("sidecars for edge (edge mode), orders and billing; keys registered with the plane"):
+                stack.start_sidecars([SidecarSpec("edge", ("--edge-config", str(edge_config))),
+                                      SidecarSpec("orders"), SidecarSpec("billing")])
+                write_pids(run_dir / "pids.json", stack.pids())
+            steps.note(f"sidecar keys: {stack.registration.mode}")
+            with steps.step("relationships for acme and globex (both have project p1 and invoice inv-1)"):
+                stack.write(RELATIONSHIPS)
+            with steps.step("services billing, orders, edge (FastAPI + the tenantguard SDK)"):
+                services = _start_services(stack, run_dir, db)
+                write_pids(run_dir / "pids.json", stack.pids())
+            with steps.step("every sidecar in step with the plane (bundle, relations, trust)"):
+                stack.wait_synced()
+            console.print(f"[dim]ready in {time.monotonic() - started:.1f} s[/]")
+            world = World(edge_url=services["edge"].url, edge_sidecar=stack.sidecars["edge"].url,
+                          billing_url=services["billing"].url,
+                          sidecars={s: stack.sidecars[s].url for s in ("orders", "billing")},
+                          acme=acme, globex=globex, revoke=lambda t: stack.write([t], op="delete"), pg_note=pg_note)
+            outcomes = Scenario(world, console).play()
+        except BaseException as exc:  # reported below, after everything is stopped
+            failure = exc
+        finally:
+            ignore_signals()
+            _stop(console, stack, idp, db)
+    return _verdict(console, outcomes, failure, run_dir, started, keep or not own_root)
+
+
+def _start_services(stack: Stack, run_dir: Path, db: DemoDatabase | None) -> dict[str, Child]:
+    """billing first, then orders (calls billing), then edge (calls orders): each needs the next one's URL."""
+    services: dict[str, Child] = {}
+    base = [sys.executable, "-m", "policy_plane.devenv.services"]
+    pg = ["--pg-dsn", db.dsn, "--pg-schema", db.schema, "--pg-role", db.role] if db is not None else []
+    plan = [("billing", pg), ("orders", []), ("edge", [])]
+    calls = {"orders": "billing", "edge": "orders"}
+    for name, extra in plan:
+        nxt = ["--next", services[calls[name]].url] if name in calls else []
+        argv = [*base, name, "--sidecar", stack.sidecars[name].url, *nxt, *extra]
+        services[name] = stack.add_child(start_child(f"service-{name}", argv, run_dir / "logs" / f"{name}.log"))
+    return services
+
+
+def _stop(console: Console, stack: Stack, idp: DemoIdP | None, db: DemoDatabase | None) -> None:
+    start = time.monotonic()
+    with console.status("stopping every process…"):
+        try:
+            stack.stop()
+        finally:
+            if idp is not None:
+                idp.close()
+            if db is not None:
+                db.drop()
+    console.print(f"[dim]stopped every process{' and dropped the demo schema and role' if db else ''} "
+                  f"({(time.monotonic() - start) * 1000:.0f} ms)[/]")
+
+
+def _verdict(console: Console, outcomes: list[Outcome], failure: BaseException | None, run_dir: Path,
+             started: float, keep: bool) -> int:
+    console.print()
+    if outcomes:
+        console.print(summary_table(outcomes))
+    wrong = [o for o in outcomes if o.ok is False]
+    skipped = [o for o in outcomes if o.ok is None]
+    elapsed = time.monotonic() - started
+    if failure is not None or wrong or not outcomes:
+        why = f"{type(failure).__name__}: {failure}" if failure is not None else f"{len(wrong)} step(s) not as expected"
+        if isinstance(failure, KeyboardInterrupt):
+            why = "interrupted"
+        console.print(f"[bold red]RESULT: demo failed[/] ({why}); logs kept in {run_dir / 'logs'}")
+        return 130 if isinstance(failure, KeyboardInterrupt) else 1
+    extra = f", {len(skipped)} skipped" if skipped else ""
+    console.print(f"[bold green]RESULT: all {len(outcomes) - len(skipped)} steps behaved as expected[/]{extra} "
+                  f"[dim]({elapsed:.1f} s)[/]")
+    if not keep:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    return 0

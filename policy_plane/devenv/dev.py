@@ -1,0 +1,147 @@
+"""``tenantguard dev``: NATS, the plane and one sidecar (service ``orders``) until Ctrl-C.
+
+State lives in the dev folder (default ``.tenantguard``), so a second run reuses the keys,
+the admin token, JetStream's store and the sidecar's key; the example bundle is published
+again only when its content changed. A local token issuer ``dev`` (key in the dev folder)
+is trusted through the plane, so the printed example commands work as they are.
+
+Ctrl-C or SIGTERM stops every child by PID and process group, then exits 0; a child that
+dies on its own stops the rest and exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Final
+
+from rich.console import Console
+from rich.panel import Panel
+from tenantguard.keys import SigningKey
+
+from .procs import ignore_signals, signals_interrupt
+from .stack import SidecarSpec, Stack
+from .trust import KeyRegistration, sidecar_registers_itself
+from .ui import Steps, write_pids
+
+SERVICE: Final = "orders"
+DEV_ISSUER: Final = "dev"
+EXAMPLE_RELATIONSHIPS: Final = ("acme/project:p1#member@user:alice", "globex/project:p1#member@user:mallory")
+
+
+def run_dev(console: Console, *, root: Path, nats_url: str | None, port_base: int | None,
+            bundle_dir: Path | None) -> int:
+    """Start everything, print where it is, wait for a signal, stop everything; return the exit status."""
+    with signals_interrupt():
+        return _run(console, root=root.resolve(), nats_url=nats_url, port_base=port_base, bundle_dir=bundle_dir)
+
+
+def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int | None,
+         bundle_dir: Path | None) -> int:
+    steps = Steps(console)
+    stack = Stack(root, nats_url=nats_url, bundle_dir=bundle_dir)
+    ports = _ports(port_base)
+    status = 0
+    try:
+        with steps.step("checking how sidecars register their keys"):
+            stack.registration = KeyRegistration(sidecar_registers_itself())
+        with steps.step("NATS" + (f" at {nats_url}" if nats_url else " (embedded nats-server, free port)")):
+            stack.start_nats()
+        with steps.step(f"policy plane keys and admin token in {root / 'plane'}"):
+            stack.init_plane([SERVICE])
+        with steps.step("policy plane"):
+            stack.start_plane([SERVICE], port=ports[0])
+        write_pids(root / "pids.json", stack.pids())
+        with steps.step("example bundle through the plane"):
+            revision, published = stack.publish_bundle()
+        steps.note(f"revision {revision}{'' if published else ' (already active)'}")
+        with steps.step(f"sidecar for service {SERVICE} (following NATS)"):
+            stack.start_sidecars([SidecarSpec(SERVICE, port=ports[1], grpc_port=ports[2])])
+        write_pids(root / "pids.json", stack.pids())
+        with steps.step(f"local token issuer '{DEV_ISSUER}' and example relationships"):
+            issuer_key = _issuer_key(root / "dev-issuer.pem")
+            stack.trust_issuer(issuer_key, DEV_ISSUER)
+            stack.write(EXAMPLE_RELATIONSHIPS)
+        with steps.step("sidecar in step with the plane"):
+            stack.wait_synced()
+        _announce(console, stack, root)
+        status = _watch(console, stack)
+    except KeyboardInterrupt:
+        console.print("\n[dim]stopping…[/]")
+    except Exception as exc:
+        console.print(f"[bold red]tenantguard dev failed:[/] {exc}")
+        console.print(f"[dim]logs: {root / 'logs'}[/]")
+        status = 1
+    finally:
+        ignore_signals()  # a second Ctrl-C must not cut the cleanup short
+        stack.stop()
+    console.print("[green]stopped every process[/]")
+    return status
+
+
+def _ports(port_base: int | None) -> tuple[int, int, int]:
+    """plane, sidecar HTTP, sidecar gRPC: fixed from ``--port-base`` N (N, N+1, N+2), else free ones."""
+    if port_base is None:
+        return 0, 0, 0
+    return port_base, port_base + 1, port_base + 2
+
+
+def _issuer_key(path: Path) -> SigningKey:
+    if path.exists():
+        return SigningKey.load(path)
+    key = SigningKey.generate()
+    key.save(path)
+    return key
+
+
+def _announce(console: Console, stack: Stack, root: Path) -> None:
+    sidecar = stack.sidecars[SERVICE]
+    grpc = sidecar.announced.get("grpc")
+    rel = _shown(root)
+    lines = [
+        f"[bold]plane[/]            {stack.plane_url}",
+        f"[bold]sidecar {SERVICE}[/]   {sidecar.url}  (gRPC ext_authz {grpc})",
+        f"[bold]NATS[/]             {stack.nats_url}",
+        f"[bold]admin token[/]      {stack.admin_token_file}",
+        f"[bold]logs[/]             {root / 'logs'}",
+    ]
+    console.print(Panel("\n".join(lines), title="tenantguard dev is running", expand=False))
+    question = json.dumps({"action": {"name": "invoices:read"},
+                           "resource": {"type": "invoice", "id": "inv-1", "properties": {"project": "p1"}}})
+    console.print("[bold]try:[/]")
+    for line in (
+        f"export TG_PLANE_URL={stack.plane_url} TG_PLANE_TOKEN_FILE={rel}/plane/admin.token",
+        "tenantguard relation write 'acme/project:p1#member@user:bob'",
+        f"TOKEN=$(tenantguard token mint --key {rel}/dev-issuer.pem --issuer {DEV_ISSUER} --sub alice "
+        f"--tenant acme --aud {SERVICE} --role editor)",
+        f"curl -s {sidecar.url}/v1/check -H \"Authorization: Bearer $TOKEN\" "
+        f"-H 'Content-Type: application/json' -d '{question}'",
+        "tenantguard relation delete 'acme/project:p1#member@user:alice'   # then ask again: denied",
+    ):
+        console.print(f"  [cyan]{line}[/]", soft_wrap=True)
+    console.print("[dim]Ctrl-C stops everything.[/]")
+    ready = {"event": "ready", "plane": stack.plane_url, "sidecar_http": sidecar.url, "sidecar_grpc": grpc,
+             "nats": stack.nats_url, "admin_token_file": str(stack.admin_token_file), "pids": stack.pids()}
+    print(json.dumps(ready), flush=True)  # one machine-readable line for scripts and tests
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _watch(console: Console, stack: Stack) -> int:
+    """Sleep until a signal; a child that exits on its own ends the run with status 1."""
+    while True:
+        for child in stack.children:
+            if not child.alive():
+                console.print(f"[bold red]{child.name} exited with status {child.proc.returncode}[/]; "
+                              f"its log ends with:\n{child.log_tail()}")
+                return 1
+        if stack.nats is not None and not stack.nats.running:
+            console.print(f"[bold red]nats-server exited[/]; its log ends with:\n{stack.nats.log_tail()}")
+            return 1
+        time.sleep(0.5)

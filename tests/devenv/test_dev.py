@@ -1,0 +1,93 @@
+"""``tenantguard dev`` as a user runs it: start, wait for the ready line, ask the sidecar, Ctrl-C;
+then once more on the same folder (keys, store and bundle reused) and stop it with SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tenantguard.keys import SigningKey
+from tenantguard.tokens import mint
+
+from .conftest import processes_mentioning, wait_gone
+
+pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
+
+QUESTION = {"action": {"name": "invoices:read"},
+            "resource": {"type": "invoice", "id": "inv-1", "properties": {"project": "p1"}}}
+
+
+def start_dev(run_dir: Path) -> tuple[subprocess.Popen[str], dict[str, Any], list[str]]:
+    proc = subprocess.Popen([sys.executable, "-m", "policy_plane.devenv", "dev", "--dir", str(run_dir)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + 60
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        while time.monotonic() < deadline:
+            if not selector.select(timeout=0.2):
+                if proc.poll() is not None:
+                    break
+                continue
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if line.startswith('{"event": "ready"'):
+                return proc, json.loads(line), lines
+    proc.kill()
+    raise AssertionError("dev did not become ready:\n" + "".join(lines) + (proc.stdout.read() or ""))
+
+
+def stop_dev(proc: subprocess.Popen[str], sig: signal.Signals) -> tuple[int, str]:
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=30)
+    return proc.returncode, out
+
+
+def ask(sidecar: str, run_dir: Path, sub: str) -> dict[str, Any]:
+    token = mint(SigningKey.load(run_dir / "dev-issuer.pem"), issuer="dev", sub=sub, tenant_id="acme",
+                 audience="orders", roles=["editor"])
+    return httpx.post(f"{sidecar}/v1/check", json=QUESTION, headers={"Authorization": f"Bearer {token}"},
+                      timeout=5).json()
+
+
+def test_dev_runs_until_ctrl_c_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    run_dir = tmp_path / "dev"
+    proc, ready, lines = start_dev(run_dir)
+    try:
+        assert set(ready["pids"]) == {"nats-server", "plane", "sidecar-orders"}
+        assert ready["nats"].startswith("nats://127.0.0.1:") and not ready["nats"].endswith(":4222")
+        assert (Path(ready["admin_token_file"]).stat().st_mode & 0o777) == 0o600
+        assert httpx.get(f"{ready['sidecar_http']}/ready", timeout=5).status_code == 200
+        assert ask(ready["sidecar_http"], run_dir, "alice")["allow"] is True
+        denied = ask(ready["sidecar_http"], run_dir, "bob")
+        assert denied["allow"] is False and denied["reasons"] == ["not_project_member"]
+        assert httpx.get(f"{ready['plane']}/ready", timeout=5).status_code == 200
+        assert any("tenantguard token mint" in line for line in lines)
+    finally:
+        code, out = stop_dev(proc, signal.SIGINT)
+    assert code == 0, out
+    assert "stopped every process" in out
+    assert wait_gone(ready["pids"].values()) == []
+    assert processes_mentioning(str(run_dir)) == []
+
+    # Second run on the same folder: same keys, the bundle already active, same answers; SIGTERM stops it.
+    proc, again, lines = start_dev(run_dir)
+    try:
+        assert any("already active" in line for line in lines)
+        assert ask(again["sidecar_http"], run_dir, "alice")["allow"] is True
+    finally:
+        code, out = stop_dev(proc, signal.SIGTERM)
+    assert code == 0, out
+    assert wait_gone(again["pids"].values()) == []
+    assert processes_mentioning(str(run_dir)) == []

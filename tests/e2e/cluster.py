@@ -1,0 +1,411 @@
+"""A whole tenantguard deployment of real processes: nats-server, the plane, sidecars.
+
+Everything is started through the CLI exactly as an operator would: ``tenantguard plane
+init`` for keys and secrets, ``tenantguard plane serve``, ``tenantguard bundle publish``,
+``tenantguard sidecar serve --nats ... --plane-key ... --plane-url ... --join-secret-file``.
+Process output goes to log files under the cluster's directory (no pipe can fill up and
+block a process); every process is tracked by PID and killed by PID when the cluster closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import nats
+from prometheus_client.parser import text_string_to_metric_families
+from tenantguard.keys import SigningKey
+from tenantguard.natsserver import NatsServer
+from tenantguard.tokens import mint
+
+REPO = Path(__file__).resolve().parents[2]
+BUNDLE_DIR = REPO / "bundles" / "tenantguard"
+TENANTGUARD = str(Path(sys.executable).with_name("tenantguard"))
+SERVICES = ("orders", "billing", "reports")
+GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
+JWT = "urn:ietf:params:oauth:token-type:jwt"
+DEADLINE = 20.0
+
+T = TypeVar("T")
+
+
+def eventually(probe: Callable[[], T | None], what: str, timeout: float = DEADLINE) -> T:
+    """Poll ``probe`` until it returns something truthy (returned); fail with ``what`` at the deadline.
+
+    The deadline only bounds a hang: no assertion depends on how fast anything happened.
+    """
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        try:
+            last = probe()
+        except (httpx.HTTPError, OSError) as exc:  # a process restarting: try again
+            last = exc
+        if last:
+            return last  # type: ignore[return-value]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for: {what} (last: {last!r:.300})")
+        time.sleep(0.05)
+
+
+@dataclass
+class Proc:
+    """One CLI process whose stdout/stderr go to files; ``listening`` is its announced address."""
+
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+    http: str = ""
+    grpc: str | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.http}"
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM (graceful: the sidecar persists its state), SIGKILL if it does not exit in time."""
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait(timeout=5)
+
+    def log_tail(self, size: int = 3000) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-size:]
+        except OSError:
+            return ""
+
+
+def launch(name: str, args: list[str], logs: Path, *, timeout: float = 30.0) -> Proc:
+    """Run ``tenantguard ARGS`` and wait for its ``{"event": "listening"}`` line on stdout."""
+    logs.mkdir(parents=True, exist_ok=True)
+    out, err = logs / f"{name}.out", logs / f"{name}.log"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with out.open("wb") as stdout, err.open("ab") as stderr:
+        popen = subprocess.Popen([TENANTGUARD, *args], stdout=stdout, stderr=stderr, env=env)
+    proc = Proc(name, popen, err)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in out.read_text(errors="replace").splitlines():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(event, dict) and event.get("event") == "listening":
+                proc.http, proc.grpc = event["http"], event.get("grpc")
+                return proc
+        if popen.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.stop(timeout=2)
+    raise RuntimeError(f"{name} did not start (exit {popen.returncode}):\n{proc.log_tail()}")
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    """Sum of the samples of ``name`` (e.g. ``tg_events_rejected_total``) matching ``labels``."""
+    total = 0.0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                total += sample.value
+    return total
+
+
+@dataclass
+class Cluster:
+    """NATS, one plane replica and the sidecars of :data:`SERVICES`, all real processes."""
+
+    root: Path
+    nats: NatsServer
+    plane: Proc | None = None
+    sidecars: dict[str, Proc] = field(default_factory=dict)
+    started: list[Proc] = field(default_factory=list)
+    edge: SigningKey = field(default_factory=SigningKey.generate)
+    stray: SigningKey = field(default_factory=SigningKey.generate)  # trusted by a local file only
+    restarts: int = 0
+
+    # ------------------------------------------------------------------ material
+
+    @property
+    def keys(self) -> Path:
+        return self.root / "plane"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def admin_token(self) -> str:
+        return (self.keys / "admin.token").read_text().strip()
+
+    def join_secret_file(self, service: str) -> Path:
+        return self.keys / "join-secrets" / f"{service}.secret"
+
+    def state_dir(self, service: str) -> Path:
+        return self.root / "state" / service
+
+    def init_plane_material(self, services: tuple[str, ...]) -> dict[str, Any]:
+        """``tenantguard plane init``: event and bundle keys, admin token, one join secret per service."""
+        args = [TENANTGUARD, "plane", "init", str(self.keys)]
+        for service in services:
+            args += ["--service", service]
+        done = subprocess.run(args, capture_output=True, text=True, timeout=60, check=True)
+        summary: dict[str, Any] = json.loads(done.stdout)
+        return summary
+
+    # ------------------------------------------------------------------ processes
+
+    def track(self, proc: Proc) -> Proc:
+        self.started.append(proc)
+        return proc
+
+    def start_plane(self, services: tuple[str, ...]) -> Proc:
+        args = ["plane", "serve", "--nats", self.nats.url, "--event-key", str(self.keys / "event.pem"),
+                "--bundle-key", str(self.keys / "bundle.pem"),
+                "--admin-token-file", str(self.keys / "admin.token"), "--port", "0", "--heartbeat-seconds", "0.5",
+                "--connect-timeout", "2"]
+        for service in services:
+            args += ["--join-secret", f"{service}={self.join_secret_file(service)}"]
+        self.plane = self.track(launch("plane", args, self.logs))
+        return self.plane
+
+    def sidecar_args(self, service: str, *extra: str, join_secret_file: Path | None = None) -> list[str]:
+        assert self.plane is not None
+        return ["sidecar", "serve", "--service", service, "--nats", self.nats.url,
+                "--plane-key", str(self.keys / "event.pem.pub"), "--bundle-key", str(self.keys / "bundle.pem.pub"),
+                "--plane-url", self.plane.url,
+                "--join-secret-file", str(join_secret_file or self.join_secret_file(service)),
+                "--state-dir", str(self.state_dir(service)), "--port", "0", "--grpc-port", "0", *extra]
+
+    def start_sidecar(self, service: str, *extra: str, join_secret_file: Path | None = None,
+                      name: str | None = None) -> Proc:
+        self.restarts += 1
+        proc = launch(name or f"sidecar-{service}-{self.restarts}",
+                      self.sidecar_args(service, *extra, join_secret_file=join_secret_file), self.logs)
+        self.track(proc)
+        if name is None:
+            self.sidecars[service] = proc
+        return proc
+
+    def close(self) -> None:
+        """Stop every process this cluster started, by PID; SIGKILL whatever does not exit."""
+        for proc in reversed(self.started):
+            try:
+                proc.stop(timeout=10)
+            except Exception:  # keep going: the others must still be stopped
+                if proc.alive():
+                    os.kill(proc.pid, signal.SIGKILL)
+        self.nats.stop()
+
+    def pids(self) -> list[int]:
+        pids = [p.pid for p in self.started]
+        if self.nats.pid is not None:
+            pids.append(self.nats.pid)
+        return pids
+
+    # ------------------------------------------------------------------ the plane's API
+
+    def plane_http(self, token: str | None = "admin", timeout: float = 20.0) -> httpx.Client:  # noqa: S107
+        assert self.plane is not None
+        headers = {"Authorization": f"Bearer {self.admin_token if token == 'admin' else token}"} if token else {}
+        return httpx.Client(base_url=self.plane.url, headers=headers, timeout=timeout)
+
+    def write(self, *tuples: str, op: str = "write") -> int:
+        """Write tuples (``tenant/object#relation@subject``) as one batch; the consistency token."""
+        changes = [{"op": op, "rel": _rel(t)} for t in tuples]
+        with self.plane_http() as client:
+            r = client.post("/v1/relations", json={"changes": changes})
+        assert r.status_code == 200, r.text
+        return int(r.json()["consistency_token"])
+
+    def try_write(self, *tuples: str) -> httpx.Response:
+        with self.plane_http(timeout=30) as client:
+            return client.post("/v1/relations", json={"changes": [{"op": "write", "rel": _rel(t)} for t in tuples]})
+
+    def plane_digest(self) -> dict[str, Any]:
+        with self.plane_http() as client:
+            r = client.get("/v1/relations/digest")
+        assert r.status_code == 200, r.text
+        body: dict[str, Any] = r.json()
+        return body
+
+    def revoke(self, **revocation: Any) -> int:
+        with self.plane_http() as client:
+            r = client.post("/v1/revocations", json=revocation)
+        assert r.status_code == 200, r.text
+        return int(r.json()["seq"])
+
+    def jwks(self) -> dict[str, Any]:
+        assert self.plane is not None
+        body: dict[str, Any] = httpx.get(f"{self.plane.url}/.well-known/jwks.json", timeout=10).json()
+        return body
+
+    def plane_status(self) -> dict[str, Any]:
+        assert self.plane is not None
+        body: dict[str, Any] = httpx.get(f"{self.plane.url}/v1/status", timeout=10).json()
+        return body
+
+    def trust_edge_issuer(self) -> None:
+        with self.plane_http() as client:
+            r = client.post("/v1/trust/issuers", json={"jwk": {**self.edge.public_jwk(), "iss": "edge"}})
+        assert r.status_code == 200, r.text
+
+    def publish_bundle_cli(self, revision: str | None = None) -> dict[str, Any]:
+        """``tenantguard bundle publish bundles/tenantguard --plane ... --token-file ... [--revision R]``."""
+        assert self.plane is not None
+        extra = ["--revision", revision] if revision else []
+        done = subprocess.run([TENANTGUARD, "bundle", "publish", str(BUNDLE_DIR), "--plane", self.plane.url,
+                               "--token-file", str(self.keys / "admin.token"), *extra],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-3000:]
+        result: dict[str, Any] = json.loads(done.stdout)
+        return result
+
+    # ------------------------------------------------------------------ the sidecars
+
+    def url(self, service: str) -> str:
+        return self.sidecars[service].url
+
+    def status(self, service: str) -> dict[str, Any]:
+        body: dict[str, Any] = httpx.get(f"{self.url(service)}/v1/status", timeout=10).json()
+        return body
+
+    def digest(self, service: str) -> dict[str, Any]:
+        body: dict[str, Any] = httpx.get(f"{self.url(service)}/v1/relations/digest", timeout=10).json()
+        return body
+
+    def metrics(self, service: str) -> str:
+        return httpx.get(f"{self.url(service)}/metrics", timeout=10).text
+
+    def token(self, sub: str, service: str, *, tenant: str = "acme", roles: tuple[str, ...] = ("editor",),
+              key: SigningKey | None = None, issuer: str = "edge", age: float = 10.0) -> str:
+        """An edge context token for ``service`` issued ``age`` seconds ago (so a revocation cut-off at
+        the plane's "now" covers it, whatever the clock's sub-second position)."""
+        return mint(key or self.edge, issuer=issuer, sub=sub, tenant_id=tenant, audience=service,
+                    roles=list(roles), now=time.time() - age)
+
+    def check(self, service: str, token: str, *, project: str = "p1", tenant: str = "acme",
+              action: str = "invoices:read", at_least: int | None = None) -> httpx.Response:
+        body: dict[str, Any] = {
+            "action": {"name": action},
+            "resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": tenant, "project": project}},
+        }
+        if at_least is not None:
+            body["at_least"] = at_least
+        return httpx.post(f"{self.url(service)}/v1/check", json=body, headers={"Authorization": f"Bearer {token}"},
+                          timeout=10)
+
+    def allowed(self, service: str, sub: str, *, project: str = "p1", tenant: str = "acme",
+                at_least: int | None = None) -> bool:
+        """Does ``service``'s sidecar allow ``sub`` (fresh edge token) to read an invoice of ``project``?"""
+        r = self.check(service, self.token(sub, service, tenant=tenant), project=project, tenant=tenant,
+                       at_least=at_least)
+        if r.status_code == 401:
+            return False
+        assert r.status_code == 200, r.text
+        return bool(r.json()["allow"])
+
+    def exchange(self, service: str, subject_token: str, audience: str, **form: str) -> httpx.Response:
+        data = {"grant_type": GRANT, "subject_token": subject_token, "subject_token_type": JWT,
+                "audience": audience, **form}
+        return httpx.post(f"{self.url(service)}/oauth2/token", data=data, timeout=10)
+
+    def converged(self, services: tuple[str, ...] = SERVICES) -> dict[str, Any] | None:
+        """The plane's digest when every sidecar holds exactly it, else None."""
+        want = self.plane_digest()
+        for service in services:
+            if self.digest(service) != want:
+                return None
+        return want
+
+
+def tamper(archive: bytes, name: str, old: bytes, new: bytes) -> bytes:
+    """The same bundle archive (same ``.signatures.json``) with ``old`` replaced by ``new`` in file ``name``."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as source, \
+            tarfile.open(fileobj=out, mode="w:gz") as target:
+        for member in source.getmembers():
+            handle = source.extractfile(member) if member.isfile() else None
+            data = handle.read() if handle is not None else b""
+            if member.name.lstrip("/") == name:
+                assert old in data, f"{old!r} is not in {name}"
+                data = data.replace(old, new)
+            member.size = len(data)
+            target.addfile(member, io.BytesIO(data))
+    return out.getvalue()
+
+
+def _rel(text: str) -> dict[str, str]:
+    tenant, _, rest = text.partition("/")
+    obj_rel, _, subject = rest.partition("@")
+    obj, _, relation = obj_rel.partition("#")
+    return {"tenant": tenant, "object": obj, "relation": relation, "subject": subject}
+
+
+# --------------------------------------------------------------------------- straight into NATS
+
+
+async def _publish_js(url: str, subject: str, data: bytes, stream: str) -> int:
+    nc = await nats.connect(url, connect_timeout=2, allow_reconnect=False, error_cb=_quiet)
+    try:
+        ack = await nc.jetstream(timeout=5).publish(subject, data, stream=stream)
+        return int(ack.seq)
+    finally:
+        await nc.close()
+
+
+async def _put_object(url: str, bucket: str, name: str, data: bytes) -> None:
+    nc = await nats.connect(url, connect_timeout=2, allow_reconnect=False, error_cb=_quiet)
+    try:
+        store = await nc.jetstream(timeout=5).object_store(bucket)
+        await store.put(name, data)
+    finally:
+        await nc.close()
+
+
+async def _get_object(url: str, bucket: str, name: str) -> bytes:
+    nc = await nats.connect(url, connect_timeout=2, allow_reconnect=False, error_cb=_quiet)
+    try:
+        store = await nc.jetstream(timeout=5).object_store(bucket)
+        return bytes((await store.get(name)).data or b"")
+    finally:
+        await nc.close()
+
+
+async def _quiet(_exc: Exception) -> None:
+    pass
+
+
+def publish_js(url: str, subject: str, data: bytes, stream: str) -> int:
+    """Publish raw bytes into a JetStream stream, as anyone with NATS access could."""
+    return asyncio.run(asyncio.wait_for(_publish_js(url, subject, data, stream), 30))
+
+
+def put_object(url: str, bucket: str, name: str, data: bytes) -> None:
+    asyncio.run(asyncio.wait_for(_put_object(url, bucket, name, data), 30))
+
+
+def get_object(url: str, bucket: str, name: str) -> bytes:
+    return asyncio.run(asyncio.wait_for(_get_object(url, bucket, name), 30))
