@@ -134,8 +134,6 @@ class Sidecar:
         bundle_trust = TrustSet()
         for path in config.bundle_keys:
             bundle_trust.add_public_key(load_public_key_file(path), BUNDLE_ISSUER)
-        if config.plane_key is not None:  # the plane's key also signs the bundles it announces on NATS
-            bundle_trust.add_public_key(load_public_key_file(config.plane_key), BUNDLE_ISSUER)
         relations = load_relations_file(config.relations_file) if config.relations_file else None
         sidecar = cls(config, trust=trust, bundle_trust=bundle_trust, relations=relations, log_sink=log_sink,
                       **exchange_settings(config))

@@ -89,13 +89,13 @@ class Node:
 class Fleet:
     """Sidecars for the billing service, each with its own state dir and NATS connection."""
 
-    def __init__(self, root: Path, url: str, plane_pem: Path) -> None:
-        self.root, self.url, self.plane_pem = root, url, plane_pem
+    def __init__(self, root: Path, url: str, plane_pem: Path, bundle_pem: Path) -> None:
+        self.root, self.url, self.plane_pem, self.bundle_pem = root, url, plane_pem, bundle_pem
         self.nodes: list[Node] = []
 
     def config(self, state_dir: Path, **kw: Any) -> SidecarConfig:
-        return SidecarConfig(service="billing", nats_url=self.url, plane_key=self.plane_pem, state_dir=state_dir,
-                             grpc_port=None, **kw)
+        return SidecarConfig(service="billing", nats_url=self.url, plane_key=self.plane_pem,
+                             bundle_keys=(self.bundle_pem,), state_dir=state_dir, grpc_port=None, **kw)
 
     async def start(self, name: str, *, options: FeedOptions = FAST, **kw: Any) -> Node:
         """Start (or restart, with the same state dir) one sidecar and its feed."""
@@ -123,6 +123,19 @@ def plane_key() -> SigningKey:
 
 
 @pytest.fixture(scope="session")
+def bundle_key() -> SigningKey:
+    """The plane signs bundles with a key of their own, never with its event key."""
+    return SigningKey.generate("EdDSA")
+
+
+@pytest.fixture
+def bundle_pem(tmp_path: Path, bundle_key: SigningKey) -> Path:
+    path = tmp_path / "bundle.pem"
+    path.write_bytes(bundle_key.public_pem())
+    return path
+
+
+@pytest.fixture(scope="session")
 def attacker_key() -> SigningKey:
     return SigningKey.generate("EdDSA")
 
@@ -141,16 +154,16 @@ def nats_server(tmp_path: Path) -> Iterator[NatsServer]:
 
 
 @pytest.fixture
-async def plane(nats_server: NatsServer, plane_key: SigningKey) -> AsyncIterator[TestPlane]:
+async def plane(nats_server: NatsServer, plane_key: SigningKey, bundle_key: SigningKey) -> AsyncIterator[TestPlane]:
     publisher = await TestPlane.connect(nats_server.url, plane_key)
     await publisher.create_topology()
-    await publisher.bundle(make_bundle(plane_key, 1), "1")
+    await publisher.bundle(make_bundle(bundle_key, 1), "1")
     yield publisher
     await publisher.close()
 
 
 @pytest.fixture
-async def fleet(tmp_path: Path, nats_server: NatsServer, plane_pem: Path) -> AsyncIterator[Fleet]:
-    sidecars = Fleet(tmp_path / "sidecars", nats_server.url, plane_pem)
+async def fleet(tmp_path: Path, nats_server: NatsServer, plane_pem: Path, bundle_pem: Path) -> AsyncIterator[Fleet]:
+    sidecars = Fleet(tmp_path / "sidecars", nats_server.url, plane_pem, bundle_pem)
     yield sidecars
     await sidecars.close()

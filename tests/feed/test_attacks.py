@@ -65,25 +65,28 @@ async def test_a_replayed_genuine_batch_is_not_applied_twice(plane: TestPlane, f
 
 
 async def test_bad_bundles_are_refused_and_the_last_good_keeps_serving(
-    plane: TestPlane, fleet: Fleet, plane_key: SigningKey, attacker_key: SigningKey
+    plane: TestPlane, fleet: Fleet, plane_key: SigningKey, bundle_key: SigningKey, attacker_key: SigningKey
 ) -> None:
     await plane.write("acme/project:p1#member@user:alice")
     node = await fleet.start("victim")
     sidecar = node.sidecar
-    await plane.bundle(make_bundle(plane_key, 2), "2")
+    await plane.bundle(make_bundle(bundle_key, 2), "2")
     await eventually(lambda: sidecar.bundle_revision == "2", "revision 2 active")
 
     def refused(code: str) -> float:
         return sidecar.metrics.registry.get_sample_value("tg_bundles_rejected_total", {"code": code}) or 0.0
 
-    good3 = make_bundle(plane_key, 3)
+    good3 = make_bundle(bundle_key, 3)
     swapped = good3[:-9] + bytes([good3[-9] ^ 1]) + good3[-8:]  # same size, other bytes
     await plane.bundle(swapped, "3", announced=good3)
     await eventually(lambda: refused("event_digest_mismatch") == 1, "bytes unlike the announce refused")
     await plane.bundle(make_bundle(attacker_key, 4), "4")  # announced faithfully, signed by the wrong key
     await eventually(lambda: refused("bundle_unknown_key") == 1, "a bundle signed by another key refused")
-    await plane.bundle(make_bundle(plane_key, 1, note="\n# old\n"), "1-again")  # a genuine, older revision
+    await plane.bundle(make_bundle(bundle_key, 1, note="\n# old\n"), "1-again")  # a genuine, older revision
     await eventually(lambda: refused("bundle_rollback") == 1, "the rollback refused")
+    # Key separation: the plane's event key signs events, never bundles; a leak of one forges neither.
+    await plane.bundle(make_bundle(plane_key, 5), "5")
+    await eventually(lambda: refused("bundle_unknown_key") == 2, "a bundle signed by the event key refused")
 
     assert sidecar.bundle_revision == "2"
     assert decide(sidecar, "alice", "p1").allow

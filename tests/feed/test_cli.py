@@ -17,10 +17,11 @@ pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 
 
 async def test_sidecar_process_follows_the_plane_and_reports_it(
-    plane: TestPlane, nats_server: NatsServer, plane_pem: Path, tmp_path: Path
+    plane: TestPlane, nats_server: NatsServer, plane_pem: Path, bundle_pem: Path, tmp_path: Path
 ) -> None:
     await plane.write("acme/project:p1#member@user:alice")
     running = start_sidecar(["--service", "billing", "--nats", nats_server.url, "--plane-key", str(plane_pem),
+                             "--bundle-key", str(bundle_pem),
                              "--state-dir", str(tmp_path / "state"), "--port", "0", "--grpc-port", "-1"])
     try:
         async with httpx.AsyncClient(base_url=running.base_url, timeout=5) as client:
