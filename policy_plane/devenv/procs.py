@@ -15,16 +15,13 @@ its pipe and block.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import selectors
 import shutil
 import signal
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +29,7 @@ from types import FrameType
 from typing import IO, Any, Final
 
 from tenantguard.errors import TenantGuardError
+from tenantguard.procwatch import wait_for_announcement
 
 LOG_TAIL_CHARS: Final = 3000
 STOP_GRACE: Final = 8.0
@@ -122,52 +120,28 @@ def start_child(name: str, argv: Sequence[str], log_path: Path, *, timeout: floa
         raise ChildFailed(f"cannot run {argv[0]}: {exc.strerror}") from None
     child = Child(name, proc, log_path)
     try:
-        child.announced = _wait_listening(proc, log, timeout)
+        event, _ = wait_for_announcement(proc, "listening", timeout, sink=_log_writer(log))
+        if event is None:
+            raise TimeoutError
+        child.announced = event
     except BaseException as exc:
         child.stop(grace=2.0)
-        log.close()
         if not isinstance(exc, Exception):
             raise  # Ctrl-C while waiting: the caller's cleanup runs, not a "did not start" error
         raise ChildFailed(f"{name} did not start (exit {proc.returncode}); {log_path} ends with:\n"
                           f"{child.log_tail()}") from None
-    threading.Thread(target=_copy, args=(proc.stdout, log), name=f"log-{name}", daemon=True).start()
     return child
 
 
-def _wait_listening(proc: subprocess.Popen[str], log: IO[str], timeout: float) -> dict[str, Any]:
-    stdout = proc.stdout
-    assert stdout is not None
-    deadline = time.monotonic() + timeout
-    with selectors.DefaultSelector() as selector:
-        selector.register(stdout, selectors.EVENT_READ)
-        while time.monotonic() < deadline:
-            if not selector.select(timeout=0.1):
-                if proc.poll() is not None:
-                    break
-                continue
-            line = stdout.readline()
-            if not line:
-                break
-            log.write(line)
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(event, dict) and event.get("event") == "listening":
-                log.flush()
-                return event
-    raise TimeoutError
+def _log_writer(log: IO[str]) -> Callable[[str], None]:
+    """Copy the child's stdout into its log file for its whole life (the watcher thread calls it)."""
 
-
-def _copy(stream: IO[str] | None, log: IO[str]) -> None:
-    if stream is None:
-        return
-    with contextlib.suppress(ValueError, OSError):  # the log or pipe closed at shutdown
-        for line in stream:
+    def write(line: str) -> None:
+        with contextlib.suppress(ValueError, OSError):  # the log closed at shutdown
             log.write(line)
             log.flush()
-    with contextlib.suppress(OSError):
-        log.close()
+
+    return write
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

@@ -17,13 +17,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import selectors
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +33,7 @@ import httpx
 from .bundle import build_bundle
 from .context import RequestContext
 from .keys import SigningKey, TrustSet
+from .procwatch import wait_for_announcement
 from .tokens import Claims, TokenVerifier, VerifyOptions, mint
 
 # --------------------------------------------------------------------------- tokens
@@ -180,27 +179,9 @@ class LocalSidecar:
 
 
 def _wait_listening(proc: subprocess.Popen[str], timeout: float) -> str:
-    assert proc.stdout is not None
-    selector = selectors.DefaultSelector()
-    selector.register(proc.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            if not selector.select(timeout=0.2):
-                if proc.poll() is not None:
-                    break
-                continue
-            line = proc.stdout.readline()
-            if not line:
-                break
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(event, dict) and event.get("event") == "listening":
-                return str(event["http"])
-    finally:
-        selector.close()
+    event, _ = wait_for_announcement(proc, "listening", timeout)
+    if event is not None:
+        return str(event["http"])
     proc.kill()
     _, err = proc.communicate(timeout=5)
     raise RuntimeError(f"sidecar did not start (exit {proc.returncode}):\n{(err or '')[-3000:]}")

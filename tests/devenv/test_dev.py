@@ -3,18 +3,16 @@ then once more on the same folder (keys, store and bundle reused) and stop it wi
 
 from __future__ import annotations
 
-import json
-import selectors
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from tenantguard.keys import SigningKey
+from tenantguard.procwatch import LineWatcher, wait_for_announcement
 from tenantguard.tokens import mint
 
 from .conftest import processes_mentioning, wait_gone
@@ -25,33 +23,21 @@ QUESTION = {"action": {"name": "invoices:read"},
             "resource": {"type": "invoice", "id": "inv-1", "properties": {"project": "p1"}}}
 
 
-def start_dev(run_dir: Path) -> tuple[subprocess.Popen[str], dict[str, Any], list[str]]:
+def start_dev(run_dir: Path) -> tuple[subprocess.Popen[str], dict[str, Any], LineWatcher]:
     proc = subprocess.Popen([sys.executable, "-m", "policy_plane.devenv", "dev", "--dir", str(run_dir)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert proc.stdout is not None
-    lines: list[str] = []
-    deadline = time.monotonic() + 60
-    with selectors.DefaultSelector() as selector:
-        selector.register(proc.stdout, selectors.EVENT_READ)
-        while time.monotonic() < deadline:
-            if not selector.select(timeout=0.2):
-                if proc.poll() is not None:
-                    break
-                continue
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if line.startswith('{"event": "ready"'):
-                return proc, json.loads(line), lines
-    proc.kill()
-    raise AssertionError("dev did not become ready:\n" + "".join(lines) + (proc.stdout.read() or ""))
+    ready, watcher = wait_for_announcement(proc, "ready", 60)
+    if ready is None:
+        proc.kill()
+        raise AssertionError("dev did not become ready:\n" + watcher.text())
+    return proc, ready, watcher
 
 
-def stop_dev(proc: subprocess.Popen[str], sig: signal.Signals) -> tuple[int, str]:
+def stop_dev(proc: subprocess.Popen[str], watcher: LineWatcher, sig: signal.Signals) -> tuple[int, str]:
     proc.send_signal(sig)
-    out, _ = proc.communicate(timeout=30)
-    return proc.returncode, out
+    proc.wait(timeout=30)
+    watcher.join(timeout=10)
+    return proc.returncode, watcher.text()
 
 
 def ask(sidecar: str, run_dir: Path, sub: str) -> dict[str, Any]:
@@ -63,7 +49,7 @@ def ask(sidecar: str, run_dir: Path, sub: str) -> dict[str, Any]:
 
 def test_dev_runs_until_ctrl_c_and_leaves_nothing_behind(tmp_path: Path) -> None:
     run_dir = tmp_path / "dev"
-    proc, ready, lines = start_dev(run_dir)
+    proc, ready, watcher = start_dev(run_dir)
     try:
         assert set(ready["pids"]) == {"nats-server", "plane", "sidecar-orders"}
         assert ready["nats"].startswith("nats://127.0.0.1:") and not ready["nats"].endswith(":4222")
@@ -73,21 +59,21 @@ def test_dev_runs_until_ctrl_c_and_leaves_nothing_behind(tmp_path: Path) -> None
         denied = ask(ready["sidecar_http"], run_dir, "bob")
         assert denied["allow"] is False and denied["reasons"] == ["not_project_member"]
         assert httpx.get(f"{ready['plane']}/ready", timeout=5).status_code == 200
-        assert any("tenantguard token mint" in line for line in lines)
+        assert "tenantguard token mint" in watcher.text()
     finally:
-        code, out = stop_dev(proc, signal.SIGINT)
+        code, out = stop_dev(proc, watcher, signal.SIGINT)
     assert code == 0, out
     assert "stopped every process" in out
     assert wait_gone(ready["pids"].values()) == []
     assert processes_mentioning(str(run_dir)) == []
 
     # Second run on the same folder: same keys, the bundle already active, same answers; SIGTERM stops it.
-    proc, again, lines = start_dev(run_dir)
+    proc, again, watcher = start_dev(run_dir)
     try:
-        assert any("already active" in line for line in lines)
+        assert "already active" in watcher.text()
         assert ask(again["sidecar_http"], run_dir, "alice")["allow"] is True
     finally:
-        code, out = stop_dev(proc, signal.SIGTERM)
+        code, out = stop_dev(proc, watcher, signal.SIGTERM)
     assert code == 0, out
     assert wait_gone(again["pids"].values()) == []
     assert processes_mentioning(str(run_dir)) == []

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import selectors
 import signal
 import subprocess
 import sys
@@ -17,6 +15,7 @@ from typing import Any
 import httpx
 import nats
 import nats.js.errors
+from tenantguard.procwatch import wait_for_announcement
 
 TENANTGUARD = str(Path(sys.executable).with_name("tenantguard"))
 
@@ -75,24 +74,9 @@ def start_plane(args: list[str], token: str, *, timeout: float = 30.0) -> PlaneP
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([TENANTGUARD, "plane", "serve", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stdout is not None
-    selector = selectors.DefaultSelector()
-    selector.register(proc.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not selector.select(timeout=0.2):
-            if proc.poll() is not None:
-                break
-            continue
-        line = proc.stdout.readline()
-        if not line:
-            break
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if event.get("event") == "listening":
-            return PlaneProcess(proc, event["http"], token)
+    event, _ = wait_for_announcement(proc, "listening", timeout)
+    if event is not None:
+        return PlaneProcess(proc, event["http"], token)
     proc.kill()
     _, err = proc.communicate(timeout=5)
     raise RuntimeError(f"plane did not start (exit {proc.returncode}):\n{err[-3000:]}")

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
-import selectors
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from tenantguard.procwatch import wait_for_announcement
 
 TENANTGUARD = str(Path(sys.executable).with_name("tenantguard"))
 
@@ -40,24 +39,9 @@ def start_sidecar(args: list[str], *, timeout: float = 20.0) -> SidecarProcess:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([TENANTGUARD, "sidecar", "serve", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stdout is not None
-    selector = selectors.DefaultSelector()
-    selector.register(proc.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not selector.select(timeout=0.2):
-            if proc.poll() is not None:
-                break
-            continue
-        line = proc.stdout.readline()
-        if not line:
-            break
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if event.get("event") == "listening":
-            return SidecarProcess(proc, event["http"], event.get("grpc"))
+    event, _ = wait_for_announcement(proc, "listening", timeout)
+    if event is not None:
+        return SidecarProcess(proc, event["http"], event.get("grpc"))
     proc.kill()
     _, err = proc.communicate(timeout=5)
     raise RuntimeError(f"sidecar did not start (exit {proc.returncode}):\n{err[-3000:]}")
