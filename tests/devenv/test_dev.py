@@ -28,7 +28,11 @@ def start_dev(run_dir: Path) -> tuple[subprocess.Popen[str], dict[str, Any], Lin
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     ready, watcher = wait_for_announcement(proc, "ready", 60)
     if ready is None:
-        proc.kill()
+        proc.terminate()  # SIGTERM lets dev stop its children; SIGKILL would orphan them
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
         raise AssertionError("dev did not become ready:\n" + watcher.text())
     return proc, ready, watcher
 
