@@ -1,0 +1,54 @@
+"""The SQLAlchemy listener scopes every Session transaction, against a real PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+from tenantguard.context import NoTenantContext, use_context
+from tenantguard.testing import TestIssuer
+
+from .conftest import PgWorld
+
+sqlalchemy = pytest.importorskip("sqlalchemy", reason="the sqlalchemy extra is not installed")
+pytestmark = [pytest.mark.postgres, pytest.mark.timeout(60)]
+
+
+@pytest.fixture()
+def sessions(pg: PgWorld):  # type: ignore[no-untyped-def]
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.orm import sessionmaker
+    from tenantguard.rls_sqlalchemy import scope_sessions
+
+    import psycopg
+
+    # One pooled connection, so the second request reuses the first one's connection.
+    engine = create_engine("postgresql+psycopg://", creator=lambda: psycopg.connect(pg.dsn), pool_size=1,
+                           max_overflow=0)
+
+    @event.listens_for(engine, "connect")
+    def act_as_app_role(dbapi_conn, record) -> None:  # type: ignore[no-untyped-def]
+        with dbapi_conn.cursor() as cur:  # superusers bypass RLS: act as the application role
+            cur.execute(f'SET ROLE "{pg.role}"; SET search_path TO "{pg.schema}"')
+        dbapi_conn.commit()
+
+    factory = sessionmaker(engine)
+    scope_sessions(factory)
+    yield factory
+    engine.dispose()
+
+
+def rows(session) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    from sqlalchemy import text
+
+    return [tuple(r) for r in session.execute(text("SELECT tenant_id, id FROM invoices ORDER BY id"))]
+
+
+def test_each_transaction_sees_only_its_tenant_on_a_reused_connection(sessions, issuer: TestIssuer) -> None:  # type: ignore[no-untyped-def]
+    with use_context(issuer.context(tenant="acme")), sessions() as session:
+        assert rows(session) == [("acme", "inv-1"), ("acme", "inv-2")]
+    with use_context(issuer.context(tenant="globex")), sessions() as session:
+        assert rows(session) == [("globex", "inv-1"), ("globex", "inv-9")]
+
+
+def test_a_session_outside_a_request_context_refuses_to_run(sessions) -> None:  # type: ignore[no-untyped-def]
+    with sessions() as session, pytest.raises(NoTenantContext):
+        rows(session)
