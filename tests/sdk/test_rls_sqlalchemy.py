@@ -14,11 +14,10 @@ pytestmark = [pytest.mark.postgres, pytest.mark.timeout(60)]
 
 @pytest.fixture()
 def sessions(pg: PgWorld):  # type: ignore[no-untyped-def]
+    import psycopg
     from sqlalchemy import create_engine, event
     from sqlalchemy.orm import sessionmaker
     from tenantguard.rls_sqlalchemy import scope_sessions
-
-    import psycopg
 
     # One pooled connection, so the second request reuses the first one's connection.
     engine = create_engine("postgresql+psycopg://", creator=lambda: psycopg.connect(pg.dsn), pool_size=1,
