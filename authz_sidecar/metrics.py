@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -39,6 +40,7 @@ class SidecarMetrics:
         self.bundles_activated = Counter("tg_bundles_activated", "Bundles activated", registry=self.registry)
         self.tokens_rejected = Counter("tg_tokens_rejected", "Context tokens refused, by error code",
                                        ["code"], registry=self.registry)
+        self._children: dict[tuple[str, bool], tuple[Any, Any]] = {}
         self.bundle_revision = Gauge("tg_bundle_info", "Active bundle revision (value is always 1)",
                                      ["revision"], registry=self.registry)
 
@@ -47,8 +49,13 @@ class SidecarMetrics:
         self.registry.register(_Callbacks(counters, gauges))
 
     def record(self, door: str, allow: bool, seconds: float) -> None:
-        self.decisions.labels(door, "allow" if allow else "deny").inc()
-        self.latency.labels(door).observe(seconds)
+        """Count one decision; label children are looked up once per (door, result), not per call."""
+        children = self._children.get((door, allow))
+        if children is None:
+            children = (self.decisions.labels(door, "allow" if allow else "deny"), self.latency.labels(door))
+            self._children[(door, allow)] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
     def set_revision(self, revision: str) -> None:
         self.bundle_revision.clear()

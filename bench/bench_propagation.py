@@ -62,8 +62,15 @@ def fmt_ms(seconds: float) -> str:
 async def start_sidecars(url: str, pem: Path, root: Path, n: int) -> list[tuple[Sidecar, Feed]]:
     nodes = []
     for i in range(n):
-        config = SidecarConfig(service="billing", nats_url=url, plane_key=pem, state_dir=root / f"s{i}",
-                               grpc_port=None, max_wait_ms=10_000)
+        config = SidecarConfig(
+            service="billing",
+            nats_url=url,
+            plane_key=pem,
+            bundle_keys=(pem,),
+            state_dir=root / f"s{i}",
+            grpc_port=None,
+            max_wait_ms=10_000,
+        )
         sidecar = Sidecar.from_config(config)
         feed = Feed.for_sidecar(sidecar, OPTIONS)
         await feed.start()
@@ -79,8 +86,9 @@ async def flip_time(sidecar: Sidecar, seq: int, project: str, t0: float) -> floa
     return time.perf_counter() - t0
 
 
-async def propagation(plane: TestPlane, nodes: list[tuple[Sidecar, Feed]], iterations: int,
-                      tag: str) -> tuple[list[float], list[float]]:
+async def propagation(
+    plane: TestPlane, nodes: list[tuple[Sidecar, Feed]], iterations: int, tag: str
+) -> tuple[list[float], list[float]]:
     """Per-sidecar and whole-fleet (slowest sidecar) latencies, in seconds."""
     per_sidecar, whole = [], []
     for i in range(iterations + 10):
@@ -107,17 +115,29 @@ async def run_propagation(iterations: int, fleet: int, root: Path) -> list[tuple
         for n in (1, fleet):
             nodes = await start_sidecars(server.url, pem, root / f"fleet{n}", n)
             deadline = time.monotonic() + 20
-            while not all(s.feed_state == "live" and s.bundle_revision == "1" and
-                          s.relations.applied_seq == plane.index.applied_seq for s, _ in nodes):
+            while not all(
+                s.feed_state == "live"
+                and s.bundle_revision == "1"
+                and s.relations.applied_seq == plane.index.applied_seq
+                for s, _ in nodes
+            ):
                 if time.monotonic() > deadline:
                     raise RuntimeError("sidecars did not become live")
                 await asyncio.sleep(0.01)
             per, whole = await propagation(plane, nodes, iterations, f"n{n}x")
-            rows.append((f"propagation to {n} sidecar(s), per sidecar: median / p99",
-                         f"{fmt_ms(statistics.median(per))} / {fmt_ms(percentile(per, 0.99))}"))
+            rows.append(
+                (
+                    f"propagation to {n} sidecar(s), per sidecar: median / p99",
+                    f"{fmt_ms(statistics.median(per))} / {fmt_ms(percentile(per, 0.99))}",
+                )
+            )
             if n > 1:
-                rows.append((f"propagation to all {n} sidecars (slowest): median / p99",
-                             f"{fmt_ms(statistics.median(whole))} / {fmt_ms(percentile(whole, 0.99))}"))
+                rows.append(
+                    (
+                        f"propagation to all {n} sidecars (slowest): median / p99",
+                        f"{fmt_ms(statistics.median(whole))} / {fmt_ms(percentile(whole, 0.99))}",
+                    )
+                )
             for _, feed in nodes:
                 await feed.stop()
         await plane.close()
@@ -147,7 +167,9 @@ async def publish_snapshot(url: str, key: SigningKey, count: int) -> tuple[int, 
 async def child(url: str, pem: Path, state_dir: Path, expect_seq: int, mode: str) -> dict[str, float]:
     """Runs in a fresh process: start a sidecar, time until it serves ``expect_seq``."""
     gc.collect()
-    config = SidecarConfig(service="billing", nats_url=url, plane_key=pem, state_dir=state_dir, grpc_port=None)
+    config = SidecarConfig(
+        service="billing", nats_url=url, plane_key=pem, bundle_keys=(pem,), state_dir=state_dir, grpc_port=None
+    )
     sidecar = Sidecar.from_config(config)
     feed = Feed.for_sidecar(sidecar, FeedOptions(persist_interval=3600.0, fetch_timeout=300.0))
     base = rss_mb()
@@ -167,8 +189,13 @@ async def child(url: str, pem: Path, state_dir: Path, expect_seq: int, mode: str
 
 
 def run_child(url: str, pem: Path, state_dir: Path, mode: str) -> dict[str, float]:
-    out = subprocess.run([sys.executable, __file__, "--child", mode, url, str(pem), str(state_dir)],
-                         check=True, capture_output=True, text=True, timeout=900)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", mode, url, str(pem), str(state_dir)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -184,8 +211,10 @@ async def run_bootstrap(count: int, root: Path) -> list[tuple[str, str]]:
     return [
         (f"snapshot object for {n} tuples (gzip)", f"{size / 1e6:.1f} MB (built in {build:.1f} s)"),
         (f"bootstrap from NATS snapshot, {n} tuples: time to serve", f"{boot['seconds']:.2f} s"),
-        ("  process RSS after bootstrap (sidecar before: base)", f"{boot['rss_mb']:.0f} MB "
-                                                                  f"(base {boot['base_rss_mb']:.0f} MB)"),
+        (
+            "  process RSS after bootstrap (sidecar before: base)",
+            f"{boot['rss_mb']:.0f} MB (base {boot['base_rss_mb']:.0f} MB)",
+        ),
         ("  persisting the local snapshot on shutdown", f"{boot['persist_seconds']:.2f} s"),
         (f"cold start from the persisted snapshot, NATS down: {n} tuples", f"{cold['seconds']:.2f} s"),
         ("  process RSS after cold start", f"{cold['rss_mb']:.0f} MB"),
@@ -208,8 +237,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tg-bench-prop-") as tmp:
         rows = asyncio.run(run_propagation(iterations, args.fleet, Path(tmp)))
         rows += asyncio.run(run_bootstrap(count, Path(tmp)))
-    print(f"\n### Propagation and bootstrap ({platform.python_implementation()} {platform.python_version()}, "
-          f"{platform.machine()}, {iterations} writes, in-process sidecars with one NATS connection each)\n")
+    print(
+        f"\n### Propagation and bootstrap ({platform.python_implementation()} {platform.python_version()}, "
+        f"{platform.machine()}, {iterations} writes, in-process sidecars with one NATS connection each)\n"
+    )
     print("| measure | value |\n|---|---|")
     for name, value in rows:
         print(f"| {name} | {value} |")

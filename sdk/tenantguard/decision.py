@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import os
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -113,9 +113,13 @@ def _object(body: Mapping[str, Any], name: str, *, required: bool) -> Mapping[st
     return value
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Decision:
-    """The answer every door renders; ``reasons`` explain denies with stable short strings."""
+    """The answer every door renders; ``reasons`` explain denies with stable short strings.
+
+    Treat as immutable. Not ``frozen`` only because frozen dataclasses pay an
+    ``object.__setattr__`` per field at construction, and one is built per decision.
+    """
 
     allow: bool
     reasons: tuple[str, ...]
@@ -138,9 +142,9 @@ class Decision:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DecisionRecord:
-    """What the decision log keeps: never the raw token."""
+    """What the decision log keeps: never the raw token. Treat as immutable (see Decision)."""
 
     decision_id: str
     time: float
@@ -236,7 +240,7 @@ class DecisionCore:
         """Allow or deny; never raises (any failure is a deny with its reason)."""
         active = self.active
         seq = self.relations.applied_seq
-        decision_id = uuid.uuid4().hex
+        decision_id = os.urandom(16).hex()  # 128 random bits, like uuid4, at a fraction of the cost
         tenant = subject = None
         act_as = high_risk = False
         try:
