@@ -13,12 +13,12 @@ import contextlib
 import json
 import logging
 import signal
-import socket
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
+from tenantguard.serving import bind_tcp, bind_unix
 
 from .app import create_app
 from .decision_log import NatsSink
@@ -37,31 +37,6 @@ class Listening:
     def announce(self) -> None:
         """One JSON line on stdout that supervisors (and tests) can wait for."""
         print(json.dumps({"event": "listening", "http": self.http, "grpc": self.grpc}), flush=True)
-
-
-def bind_tcp(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose
-    # proto says TCP, and without it Nagle + delayed ACK add ~40 ms to every response.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(1024)
-    sock.setblocking(False)
-    return sock
-
-
-def bind_unix(path: str) -> socket.socket:
-    import os
-
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.bind(path)
-    os.chmod(path, 0o660)
-    sock.listen(1024)
-    sock.setblocking(False)
-    return sock
 
 
 async def serve(sidecar: Sidecar, stop: asyncio.Event | None = None) -> None:

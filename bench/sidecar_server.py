@@ -14,6 +14,7 @@ from pathlib import Path
 
 import uvicorn
 from fastapi import Request, Response
+from tenantguard.serving import bind_tcp
 
 from authz_sidecar.app import create_app
 from authz_sidecar.config import SidecarConfig
@@ -21,7 +22,6 @@ from authz_sidecar.grpc_ext_authz import start_grpc
 from authz_sidecar.http.models import CheckRequest
 from authz_sidecar.http.wire import json_response, parse_body
 from authz_sidecar.runtime import Sidecar
-from authz_sidecar.server import bind_tcp
 
 
 async def main(world_dir: Path) -> None:

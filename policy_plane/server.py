@@ -12,28 +12,15 @@ import contextlib
 import json
 import logging
 import signal
-import socket
 import sys
 
 import uvicorn
+from tenantguard.serving import bind_tcp
 
 from .app import create_app
 from .runtime import Plane
 
 log = logging.getLogger(__name__)
-
-
-def bind_tcp(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted sockets only when the
-    # protocol says TCP. Without it, Nagle holds back the body uvicorn writes after the
-    # headers until the client's delayed ACK (~40 ms per response on Linux).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(1024)
-    sock.setblocking(False)
-    return sock
 
 
 def announce(http: str) -> None:

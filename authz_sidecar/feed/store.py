@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tenantguard.fsutil import atomic_write
 from tenantguard.relations import RelationIndex, SnapshotInvalid, read_snapshot, write_snapshot
 
 log = logging.getLogger(__name__)
@@ -114,17 +113,4 @@ class FeedStore:
 
     def save_state(self, state: ControlState) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        _atomic_write(self.state_path, json.dumps(state.to_wire(), separators=(",", ":")).encode())
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        atomic_write(self.state_path, json.dumps(state.to_wire(), separators=(",", ":")).encode())

@@ -18,10 +18,8 @@ bundle (nothing active) needs no key.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from ..errors import BundleMalformed, BundleRejected, BundleRollback, TenantGuardError
+from ..fsutil import atomic_write
 from .archive import DEFAULT_LIMITS, ArchiveLimits, read_capped
 from .errors import BundlePersistError
 from .load import verify_bundle
@@ -139,23 +138,14 @@ class BundleStore(Generic[T]):
         return activation
 
     def _persist(self, archive: bytes) -> None:
-        """Write temp + fsync + ``os.replace``: the file is the old or the new, never half."""
+        """Atomic and durable: the file is the old bundle or the new one, never half."""
         target = self.persisted_path
         if target is None:
             return
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(archive)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-            _fsync_dir(target.parent)
+            atomic_write(target, archive)
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
             raise BundlePersistError(f"cannot persist bundle to {target}: {exc.strerror}") from exc
 
 
@@ -192,16 +182,3 @@ def _prepare(prepare: Callable[[Bundle], T] | None, bundle: Bundle) -> T | None:
         raise
     except Exception as exc:
         raise BundleRejected(f"bundle {bundle.revision!r} failed to prepare: {exc}") from exc
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the rename durable; not every platform can open a directory, so best effort."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -20,13 +20,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from ..fsutil import atomic_write
 from .errors import SnapshotInvalid, SnapshotTooLarge
 from .index import IndexView, RelationIndex
 from .model import MAX_SEQ, NAME_RE, OBJECT_RE, SUBJECT_RE
@@ -98,33 +97,10 @@ def snapshot_digest(data: bytes) -> str:
 
 
 def write_snapshot(index: RelationIndex, path: str | os.PathLike[str]) -> SnapshotHeader:
-    """Write atomically: a temp file in the same directory, fsync, then ``os.replace``."""
-    target = Path(path)
+    """Write atomically and durably (see :func:`tenantguard.fsutil.atomic_write`)."""
     data = snapshot_bytes(index)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(target.parent)
+    atomic_write(path, data)
     return read_header(data)
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the rename itself durable (best effort where directories cannot be opened)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # --------------------------------------------------------------------------- read

@@ -1,0 +1,36 @@
+"""Listening sockets for the services, bound before serving.
+
+Binding first lets port 0 work (the real port is announced afterwards) and lets one
+place get the socket options right for every service.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+
+
+def bind_tcp(host: str, port: int) -> socket.socket:
+    """A non-blocking listening TCP socket on ``host:port`` (0 = any free port)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose
+    # proto says TCP, and without it Nagle + delayed ACK add ~40 ms to every response.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+def bind_unix(path: str) -> socket.socket:
+    """A listening unix socket (0660: the service and its group only)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(path)
+    os.chmod(path, 0o660)
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
