@@ -132,6 +132,24 @@ def test_relation_cli(world: World, plane: PlaneProcess) -> None:
     assert refused.returncode == 1 and "error forbidden" in refused.stderr
 
 
+def test_revoke_cli_publishes_every_kind(world: World, plane: PlaneProcess) -> None:
+    auth = ["--plane", plane.base_url, "--token-file", str(world.token_file)]
+    commands = [["jti", "abc123", "--exp", "2000000000"], ["subject", "alice", "--tenant", "acme"],
+                ["kid", "some-kid"], ["tenant", "globex"], ["lift-tenant", "globex"]]
+    seqs = []
+    for args in commands:
+        done = _cli("revoke", *args, *auth)
+        assert done.returncode == 0, done.stderr
+        seqs.append(json.loads(done.stdout)["seq"])
+    assert seqs == sorted(seqs) and len(set(seqs)) == 5
+    with plane.client() as client:
+        listed = client.get("/v1/revocations").json()
+    assert [r["kind"] for r in listed["revocations"]][-5:] == ["jti", "subject", "kid", "tenant", "lift_tenant"]
+    assert listed["revocations"][-4]["sub"] == "alice" and listed["revocations"][-4]["tenant"] == "acme"
+    refused = _cli("revoke", "tenant", "acme", "--plane", plane.base_url, "--token-file", str(tmp_token(world.root)))
+    assert refused.returncode == 1 and "error forbidden" in refused.stderr
+
+
 def tmp_token(root: Path) -> Path:
     path = root / "wrong.token"
     path.write_text("not-the-admin-token-0123456789")

@@ -1,0 +1,78 @@
+"""``tenantguard revoke``: push revocations through the policy plane to every sidecar.
+
+Each command publishes one signed ``revocation`` event (the plane fills in the cut-off
+time for subject and tenant revocations) and prints ``{"seq": N}``. Exit codes: 0
+published, 1 a typed error (``error <code>: ...`` on stderr), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+import typer
+
+from .common import print_json
+from .relation import PlaneOpt, TokenFileOpt, _client
+
+app = typer.Typer(help="Revoke a token, a subject, a signing key or a whole tenant (kill switch).",
+                  no_args_is_help=True)
+TenantOpt = Annotated[str, typer.Option("--tenant", help="The tenant")]
+
+
+def _publish(plane: str, token_file: Any, revocation: dict[str, Any]) -> None:
+    with _client(plane, token_file) as client:
+        print_json({"seq": client.revoke(revocation)})
+
+
+@app.command()
+def jti(
+    token_id: Annotated[str, typer.Argument(help="The token's jti claim", metavar="JTI")],
+    plane: PlaneOpt,
+    token_file: TokenFileOpt,
+    exp: Annotated[int | None, typer.Option(help="The token's exp (epoch s); sidecars forget the entry after it. "
+                                            "Default: now + 1 hour (the longest context-token lifetime)")] = None,
+) -> None:
+    """Refuse one token everywhere, cached verifications included."""
+    _publish(plane, token_file, {"kind": "jti", "jti": token_id, "exp": exp or int(time.time()) + 3600})
+
+
+@app.command()
+def subject(
+    sub: Annotated[str, typer.Argument(help="The token's sub claim", metavar="SUB")],
+    tenant: TenantOpt,
+    plane: PlaneOpt,
+    token_file: TokenFileOpt,
+) -> None:
+    """Refuse every token of SUB in TENANT issued before now (a re-login afterwards works)."""
+    _publish(plane, token_file, {"kind": "subject", "tenant": tenant, "sub": sub})
+
+
+@app.command()
+def kid(
+    key_id: Annotated[str, typer.Argument(help="The signing key's kid (RFC 7638 thumbprint)", metavar="KID")],
+    plane: PlaneOpt,
+    token_file: TokenFileOpt,
+) -> None:
+    """Refuse every token signed by a key (a leaked issuer or sidecar key)."""
+    _publish(plane, token_file, {"kind": "kid", "kid": key_id})
+
+
+@app.command()
+def tenant(
+    name: Annotated[str, typer.Argument(help="The tenant", metavar="TENANT")],
+    plane: PlaneOpt,
+    token_file: TokenFileOpt,
+) -> None:
+    """The kill switch: deny every decision and exchange for TENANT until lifted."""
+    _publish(plane, token_file, {"kind": "tenant", "tenant": name})
+
+
+@app.command("lift-tenant")
+def lift_tenant(
+    name: Annotated[str, typer.Argument(help="The tenant", metavar="TENANT")],
+    plane: PlaneOpt,
+    token_file: TokenFileOpt,
+) -> None:
+    """Lift a tenant's kill switch (its unexpired tokens work again)."""
+    _publish(plane, token_file, {"kind": "lift_tenant", "tenant": name})
