@@ -22,10 +22,11 @@ Token trust (what :meth:`Sidecar.replace_trust` implements):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -166,17 +167,9 @@ class Sidecar:
 
     def activate_bundle(self, archive: bytes, *, force: bool = False) -> PolicyRevision:
         """Verify, compile and swap in a bundle; a rejected one leaves the active one serving."""
-        try:
+        with self._counting_rejections():
             activation = self.bundles.activate(archive, force=force, prepare=self._prepare)
-        except BundleRejected as exc:
-            self.metrics.bundles_rejected.labels(exc.code).inc()
-            log.warning("bundle rejected: %s", exc)
-            raise
-        revision = activation.prepared
-        assert revision is not None  # _prepare always returns one
-        if self.core.active is not revision:
-            self._swap(revision)
-        return revision
+        return self._adopt(activation.prepared)
 
     async def activate_bundle_async(self, archive: bytes, *, force: bool = False) -> PolicyRevision:
         """:meth:`activate_bundle` for the serving event loop (bundles from NATS): no stall.
@@ -190,7 +183,7 @@ class Sidecar:
         are serialised, so two announces cannot interleave.
         """
         async with self._activation_lock:
-            try:
+            with self._counting_rejections():
                 bundle = await asyncio.to_thread(verify_bundle, archive, self._bundle_verifier)
                 active = self.bundles.active
                 if active is not None and active.digest == bundle.content_digest() and active.prepared is not None:
@@ -198,15 +191,24 @@ class Sidecar:
                 revision = await self._prepare_async(bundle)
                 activation = await asyncio.to_thread(self.bundles.activate, archive, force=force,
                                                      prepare=lambda _bundle: revision)
-            except BundleRejected as exc:
-                self.metrics.bundles_rejected.labels(exc.code).inc()
-                log.warning("bundle rejected: %s", exc)
-                raise
-            prepared = activation.prepared
-            assert prepared is not None  # prepare always returns one
-            if self.core.active is not prepared:
-                self._swap(prepared)
-            return prepared
+            return self._adopt(activation.prepared)
+
+    @contextlib.contextmanager
+    def _counting_rejections(self) -> Iterator[None]:
+        """Count and log a rejected bundle by its code, then let the typed error through."""
+        try:
+            yield
+        except BundleRejected as exc:
+            self.metrics.bundles_rejected.labels(exc.code).inc()
+            log.warning("bundle rejected: %s", exc)
+            raise
+
+    def _adopt(self, revision: PolicyRevision | None) -> PolicyRevision:
+        """Swap in an activated revision unless it is already the one deciding."""
+        assert revision is not None  # both paths always prepare one
+        if self.core.active is not revision:
+            self._swap(revision)
+        return revision
 
     async def _prepare_async(self, bundle: Bundle) -> PolicyRevision:
         """Drive :meth:`_prepare_steps` one ``next()`` per event-loop iteration.

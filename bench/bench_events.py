@@ -13,26 +13,12 @@ import argparse
 import base64
 import json
 import platform
-import statistics
-import time
 from collections.abc import Callable
 
+from stats import measure  # bench/stats.py, beside this script
 from tenantguard.events import SIGNING_PREFIX, sign_batch, verify_batch, verify_event
 from tenantguard.keys import SigningKey, TrustSet
 from tenantguard.relations import ChangeBatch, RelationChange, Relationship
-
-
-def measure(fn: Callable[[], object], iterations: int, warmup: int = 20) -> tuple[float, float]:
-    """Median and p99 in microseconds over single timed calls."""
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(iterations):
-        start = time.perf_counter_ns()
-        fn()
-        samples.append(time.perf_counter_ns() - start)
-    samples.sort()
-    return statistics.median(samples) / 1000, samples[max(0, int(len(samples) * 0.99) - 1)] / 1000
 
 
 def make_batch(size: int) -> ChangeBatch:
@@ -70,7 +56,7 @@ def run(iterations: int) -> list[tuple[int, int, str, float, float]]:
             ("verify_event", lambda: verify_event(data, trust)),  # noqa: B023
             ("verify_batch", lambda: verify_batch(data, trust)),  # noqa: B023
         ):
-            rows.append((size, len(data), name, *measure(fn, n)))
+            rows.append((size, len(data), name, *measure(fn, n, warmup=20)))
     return rows
 
 

@@ -10,27 +10,13 @@ from __future__ import annotations
 import argparse
 import base64
 import platform
-import statistics
-import time
 from collections.abc import Callable
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding
+from stats import measure  # bench/stats.py, beside this script
 from tenantguard.keys import SigningKey, TrustSet
 from tenantguard.tokens import TokenVerifier, VerifyOptions, mint
-
-
-def measure(fn: Callable[[], object], iterations: int, warmup: int = 200) -> tuple[float, float]:
-    """Median and p99 in microseconds over single timed calls."""
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(iterations):
-        start = time.perf_counter_ns()
-        fn()
-        samples.append(time.perf_counter_ns() - start)
-    samples.sort()
-    return statistics.median(samples) / 1000, samples[int(len(samples) * 0.99) - 1] / 1000
 
 
 def raw_verifier(key: SigningKey, token: str) -> Callable[[], None]:
