@@ -1,4 +1,9 @@
-"""Assembly of the sidecar's HTTP application (doors, guards, error rendering)."""
+"""Assembly of the sidecar's HTTP application (doors, guards, error rendering).
+
+Requests pass, outermost first: the request guard (loopback only, bounded bodies) ->
+the hot decision doors (answered without the framework) -> the FastAPI app (operations,
+token exchange, OPA GET, the OpenAPI document, and the same decision routes).
+"""
 
 from __future__ import annotations
 
@@ -6,16 +11,46 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.types import ASGIApp, Receive, Scope, Send
 from tenantguard import __version__
 from tenantguard.asgi import RequestGuard, install_error_handlers
 
 from .http import authzen, exchange, native, opa_compat, ops
+from .http.hot import HotDoors
 from .http.limits import OPEN_PATHS
+from .http.wire import Door
 from .runtime import Sidecar
 
+REALM = "tenantguard"
+HOT_DOORS: dict[str, Door] = {
+    native.PATH: native.check_door,
+    authzen.EVALUATION_PATH: authzen.evaluation_door,
+    authzen.EVALUATIONS_PATH: authzen.evaluations_door,
+}
+HOT_PREFIXED: dict[str, Door] = {opa_compat.DATA_PREFIX: opa_compat.data_door}
 
-def create_app(sidecar: Sidecar) -> FastAPI:
-    """The FastAPI app for one sidecar; the decision-log drain runs for the app's lifetime."""
+
+class SidecarApp:
+    """The ASGI application a sidecar serves; ``api`` is the FastAPI app behind the front."""
+
+    def __init__(self, sidecar: Sidecar, extra_doors: dict[str, Door] | None = None) -> None:
+        self.sidecar = sidecar
+        self.api = create_api(sidecar)
+        doors = HotDoors(self.api, sidecar, {**HOT_DOORS, **(extra_doors or {})}, HOT_PREFIXED, realm=REALM)
+        self._entry: ASGIApp = RequestGuard(doors, max_body_bytes=sidecar.config.max_body_bytes,
+                                            loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._entry(scope, receive, send)
+
+
+def create_app(sidecar: Sidecar) -> SidecarApp:
+    """The sidecar's ASGI application: guard, hot doors, then the FastAPI app."""
+    return SidecarApp(sidecar)
+
+
+def create_api(sidecar: Sidecar) -> FastAPI:
+    """The FastAPI app (every route, documented); the decision-log drain runs for its lifetime."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -33,9 +68,7 @@ def create_app(sidecar: Sidecar) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.sidecar = sidecar
-    install_error_handlers(app, realm="tenantguard")
+    install_error_handlers(app, realm=REALM)
     for router in (native.router, authzen.router, opa_compat.router, ops.router, exchange.router):
         app.include_router(router)
-    app.add_middleware(RequestGuard, max_body_bytes=sidecar.config.max_body_bytes,
-                       loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS)
     return app

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
+from starlette.types import ASGIApp
 from tenantguard.serving import bind_tcp, bind_unix
 
 from .app import create_app
@@ -70,11 +71,21 @@ def start_feed(sidecar: Sidecar) -> Feed | None:
     return feed
 
 
+def uvicorn_config(app: ASGIApp) -> uvicorn.Config:
+    """How the sidecar's HTTP server runs.
+
+    ``proxy_headers=False``: uvicorn would otherwise take the client address from
+    ``X-Forwarded-For`` when the peer is loopback, and the loopback guard must see the
+    real peer. No access log and no ``server`` header: both cost on every decision.
+    """
+    return uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5,
+                          proxy_headers=False, server_header=False)
+
+
 async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event) -> None:
     config = sidecar.config
     sock = bind_unix(str(config.uds)) if config.uds else bind_tcp(config.host, config.port)
-    uv = uvicorn.Server(uvicorn.Config(create_app(sidecar), log_level="warning", access_log=False,
-                                       lifespan="on", timeout_graceful_shutdown=5))
+    uv = uvicorn.Server(uvicorn_config(create_app(sidecar)))
     uv.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals
     http_task = asyncio.create_task(uv.serve(sockets=[sock]))
     door: GrpcDoor | None = None

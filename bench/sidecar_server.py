@@ -1,8 +1,11 @@
-"""A sidecar for benchmarking: the real app plus one bench-only route as the floor.
+"""A sidecar for benchmarking: the real app plus one bench-only door as the floor.
 
-``POST /bench/empty`` parses the same request model the same way as ``/v1/check`` and
-answers a constant body, so ``/v1/check`` minus ``/bench/empty`` is what deciding costs on top
-of the HTTP stack. Run by ``bench/bench_sidecar.py``; not part of the product.
+``POST /bench/empty`` is served by the same front as the decision doors, reads the
+``Authorization`` header and parses the same request model the same way as
+``/v1/check``, and answers a constant body of the same shape: ``/v1/check`` minus
+``/bench/empty`` is what deciding costs on top of the HTTP stack. ``POST /bench/framework``
+does the same through FastAPI's routing (what every door cost before the front).
+Run by ``bench/bench_sidecar.py``; not part of the product.
 """
 
 from __future__ import annotations
@@ -14,14 +17,27 @@ from pathlib import Path
 
 import uvicorn
 from fastapi import Request, Response
+from starlette.types import Scope
+from tenantguard.asgi import header
 from tenantguard.serving import bind_tcp
 
-from authz_sidecar.app import create_app
+from authz_sidecar.app import SidecarApp
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.grpc_ext_authz import start_grpc
 from authz_sidecar.http.models import CheckRequest
-from authz_sidecar.http.wire import json_response, parse_body
+from authz_sidecar.http.wire import Reply, json_reply, parse_json
 from authz_sidecar.runtime import Sidecar
+from authz_sidecar.server import uvicorn_config
+
+EMPTY = {"allow": True, "reasons": [], "decision_id": "0" * 32, "bundle_revision": "1", "relations_seq": 0,
+         "high_risk": False}
+
+
+async def empty_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
+    """Same header read, parsing and rendering as the decision doors; no decision."""
+    header(scope, b"authorization")
+    parse_json(body, CheckRequest).model_dump(exclude_none=True)
+    return json_reply(EMPTY)
 
 
 async def main(world_dir: Path) -> None:
@@ -35,18 +51,14 @@ async def main(world_dir: Path) -> None:
         grpc_port=0,
     )
     sidecar = Sidecar.from_config(config)
-    app = create_app(sidecar)
+    app = SidecarApp(sidecar, extra_doors={"/bench/empty": empty_door})
 
-    @app.post("/bench/empty")  # type: ignore[untyped-decorator]
-    async def empty(request: Request) -> Response:
-        """Same parsing and rendering as the decision doors, no decision."""
-        request.headers.get("authorization")
-        await parse_body(request, CheckRequest)
-        return json_response({"allow": True, "reasons": [], "decision_id": "0" * 32, "bundle_revision": "1",
-                              "relations_seq": 0, "high_risk": False})
+    @app.api.post("/bench/framework")  # type: ignore[untyped-decorator]
+    async def framework(request: Request) -> Response:
+        return (await empty_door(sidecar, request.scope, await request.body())).response()
 
     sock = bind_tcp("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    server = uvicorn.Server(uvicorn_config(app))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     door = await start_grpc(sidecar, "127.0.0.1", 0)
     while not server.started:

@@ -17,11 +17,11 @@ API_DIR = Path(__file__).resolve().parent / "api"
 
 
 def sidecar_openapi() -> dict[str, Any]:
-    from authz_sidecar.app import create_app
+    from authz_sidecar.app import create_api
     from authz_sidecar.config import SidecarConfig
     from authz_sidecar.runtime import Sidecar
 
-    app = create_app(Sidecar(SidecarConfig(service="example")))
+    app = create_api(Sidecar(SidecarConfig(service="example")))
     app.title = "tenantguard sidecar"
     return app.openapi()
 

@@ -5,15 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
+from starlette.types import Scope
+from tenantguard.asgi import header
 from tenantguard.decision import Decision
 from tenantguard.errors import InvalidInput
 
 from ..runtime import Sidecar
 from .models import ErrorBody, EvaluationRequest, EvaluationResponse, EvaluationsRequest, EvaluationsResponse
-from .wire import json_response, parse_body, request_body_doc
+from .wire import Reply, json_reply, parse_json, request_body_doc
 
 router = APIRouter(tags=["authzen"])
 ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 413: {"model": ErrorBody}}
+EVALUATION_PATH = "/access/v1/evaluation"
+EVALUATIONS_PATH = "/access/v1/evaluations"
 _ENTITIES = ("subject", "action", "resource", "context")
 
 
@@ -25,38 +29,32 @@ def _render(decision: Decision) -> dict[str, Any]:
     return {"decision": decision.allow, "context": context}
 
 
-def _request_id(request: Request) -> dict[str, str] | None:
+def _request_id(scope: Scope) -> list[tuple[bytes, bytes]] | None:
     """AuthZEN 1.0 12.1.6: echo the PEP's X-Request-ID on the response."""
-    request_id = request.headers.get("x-request-id")
-    return {"X-Request-ID": request_id} if request_id else None
+    request_id = header(scope, b"x-request-id")
+    return [(b"x-request-id", request_id.encode("latin-1"))] if request_id else None
 
 
-@router.post("/access/v1/evaluation", response_model=EvaluationResponse, responses=ERRORS,
-             openapi_extra=request_body_doc(EvaluationRequest))  # type: ignore[untyped-decorator]
-async def evaluation(request: Request) -> Response:
-    """One access evaluation; a decision is always HTTP 200 (deny is ``decision: false``)."""
-    sidecar: Sidecar = request.app.state.sidecar
-    claims = sidecar.authenticate(request.headers.get("authorization"))
-    body = await parse_body(request, EvaluationRequest)
-    decision = sidecar.decide(body.model_dump(exclude_none=True), claims, door="authzen")
-    return json_response(_render(decision), headers=_request_id(request))
+async def evaluation_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
+    """``evaluation`` below, as a framework-free door (see ``wire.Door``)."""
+    claims = sidecar.authenticate(header(scope, b"authorization"))
+    question = parse_json(body, EvaluationRequest)
+    decision = sidecar.decide(question.model_dump(exclude_none=True), claims, door="authzen")
+    return json_reply(_render(decision), headers=_request_id(scope))
 
 
-@router.post("/access/v1/evaluations", response_model=EvaluationsResponse, responses=ERRORS,
-             openapi_extra=request_body_doc(EvaluationsRequest))  # type: ignore[untyped-decorator]
-async def evaluations(request: Request) -> Response:
-    """Boxcarred evaluations; top-level members are defaults each entry may replace."""
-    sidecar: Sidecar = request.app.state.sidecar
-    claims = sidecar.authenticate(request.headers.get("authorization"))
-    body = await parse_body(request, EvaluationsRequest)
-    defaults = body.model_dump(exclude_none=True, include=set(_ENTITIES))
-    if not body.evaluations:  # no array: behaves as a single evaluation
-        return json_response(_render(sidecar.decide(defaults, claims, door="authzen")), headers=_request_id(request))
-    if len(body.evaluations) > sidecar.config.max_evaluations:
+async def evaluations_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
+    """``evaluations`` below, as a framework-free door (see ``wire.Door``)."""
+    claims = sidecar.authenticate(header(scope, b"authorization"))
+    question = parse_json(body, EvaluationsRequest)
+    defaults = question.model_dump(exclude_none=True, include=set(_ENTITIES))
+    if not question.evaluations:  # no array: behaves as a single evaluation
+        return json_reply(_render(sidecar.decide(defaults, claims, door="authzen")), headers=_request_id(scope))
+    if len(question.evaluations) > sidecar.config.max_evaluations:
         raise InvalidInput(f"at most {sidecar.config.max_evaluations} evaluations per request")
-    semantic = body.options.evaluations_semantic if body.options else "execute_all"
+    semantic = question.options.evaluations_semantic if question.options else "execute_all"
     results: list[dict[str, Any]] = []
-    for item in body.evaluations:
+    for item in question.evaluations:
         merged = {**defaults, **item.model_dump(exclude_none=True)}
         try:
             rendered = _render(sidecar.decide(merged, claims, door="authzen"))
@@ -67,7 +65,21 @@ async def evaluations(request: Request) -> Response:
             break
         if semantic == "permit_on_first_permit" and rendered["decision"]:
             break
-    return json_response({"evaluations": results}, headers=_request_id(request))
+    return json_reply({"evaluations": results}, headers=_request_id(scope))
+
+
+@router.post(EVALUATION_PATH, response_model=EvaluationResponse, responses=ERRORS,
+             openapi_extra=request_body_doc(EvaluationRequest))  # type: ignore[untyped-decorator]
+async def evaluation(request: Request) -> Response:
+    """One access evaluation; a decision is always HTTP 200 (deny is ``decision: false``)."""
+    return (await evaluation_door(request.app.state.sidecar, request.scope, await request.body())).response()
+
+
+@router.post(EVALUATIONS_PATH, response_model=EvaluationsResponse, responses=ERRORS,
+             openapi_extra=request_body_doc(EvaluationsRequest))  # type: ignore[untyped-decorator]
+async def evaluations(request: Request) -> Response:
+    """Boxcarred evaluations; top-level members are defaults each entry may replace."""
+    return (await evaluations_door(request.app.state.sidecar, request.scope, await request.body())).response()
 
 
 @router.get("/.well-known/authzen-configuration")  # type: ignore[untyped-decorator]
@@ -76,6 +88,6 @@ async def configuration(request: Request) -> dict[str, str]:
     base = str(request.base_url).rstrip("/")
     return {
         "policy_decision_point": base,
-        "access_evaluation_endpoint": f"{base}/access/v1/evaluation",
-        "access_evaluations_endpoint": f"{base}/access/v1/evaluations",
+        "access_evaluation_endpoint": f"{base}{EVALUATION_PATH}",
+        "access_evaluations_endpoint": f"{base}{EVALUATIONS_PATH}",
     }

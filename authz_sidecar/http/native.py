@@ -3,26 +3,33 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
+from starlette.types import Scope
+from tenantguard.asgi import header
 
 from ..runtime import Sidecar
 from .models import CheckRequest, CheckResponse, ErrorBody
-from .wire import json_response, parse_body, request_body_doc
+from .wire import Reply, json_reply, parse_json, request_body_doc
 
 router = APIRouter(tags=["decisions"])
 ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 413: {"model": ErrorBody}}
+PATH = "/v1/check"
 
 
-@router.post("/v1/check", response_model=CheckResponse, responses=ERRORS,
+async def check_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
+    """The route below, as a framework-free door (see ``wire.Door``)."""
+    claims = sidecar.authenticate(header(scope, b"authorization"))
+    question = parse_json(body, CheckRequest)
+    wire = question.model_dump(exclude_none=True, exclude={"at_least"})
+    if question.at_least is not None and not await sidecar.wait_for_seq(question.at_least):
+        decision = sidecar.stale_decision(wire, claims, "native", question.at_least)
+    else:
+        decision = sidecar.decide(wire, claims, door="native")
+    return json_reply(decision.to_dict())
+
+
+@router.post(PATH, response_model=CheckResponse, responses=ERRORS,
              openapi_extra=request_body_doc(CheckRequest))  # type: ignore[untyped-decorator]
 async def check(request: Request) -> Response:
     """Decide one question. A context token in ``Authorization`` is the subject's only
     source of truth when present; ``at_least`` waits (bounded) for a relations sequence."""
-    sidecar: Sidecar = request.app.state.sidecar
-    claims = sidecar.authenticate(request.headers.get("authorization"))
-    body = await parse_body(request, CheckRequest)
-    wire = body.model_dump(exclude_none=True, exclude={"at_least"})
-    if body.at_least is not None and not await sidecar.wait_for_seq(body.at_least):
-        decision = sidecar.stale_decision(wire, claims, "native", body.at_least)
-    else:
-        decision = sidecar.decide(wire, claims, door="native")
-    return json_response(decision.to_dict())
+    return (await check_door(request.app.state.sidecar, request.scope, await request.body())).response()

@@ -14,15 +14,18 @@ import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, Response
+from starlette.types import Scope
+from tenantguard.asgi import header
 from tenantguard.errors import InvalidInput, TenantGuardError
 
 from ..runtime import Sidecar
 from .models import ErrorBody, OpaDataRequest
-from .wire import json_response, parse_body, request_body_doc
+from .wire import Reply, json_reply, parse_json, request_body_doc
 
 router = APIRouter(tags=["opa-compatible"])
 ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 404: {"model": ErrorBody}}
 MAX_PATH = 512
+DATA_PREFIX = "/v1/data/"
 
 
 class PathNotExposed(TenantGuardError):
@@ -61,15 +64,21 @@ def _answer(sidecar: Sidecar, path: str, input_doc: dict[str, Any] | None, autho
     return body
 
 
-@router.post("/v1/data/{path:path}", responses=ERRORS,
+async def data_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
+    """``post_data`` below, as a framework-free door (see ``wire.Door``)."""
+    document = parse_json(body, OpaDataRequest)
+    path = scope["path"].removeprefix(DATA_PREFIX)
+    return json_reply(_answer(sidecar, path, document.input, header(scope, b"authorization")))
+
+
+@router.post(DATA_PREFIX + "{path:path}", responses=ERRORS,
              openapi_extra=request_body_doc(OpaDataRequest))  # type: ignore[untyped-decorator]
 async def post_data(path: str, request: Request) -> Response:
     """OPA's ``POST /v1/data/{path}`` with ``{"input": {...}}`` (AuthZEN-shaped input)."""
-    body = await parse_body(request, OpaDataRequest)
-    return json_response(_answer(request.app.state.sidecar, path, body.input, request.headers.get("authorization")))
+    return (await data_door(request.app.state.sidecar, request.scope, await request.body())).response()
 
 
-@router.get("/v1/data/{path:path}", responses=ERRORS)  # type: ignore[untyped-decorator]
+@router.get(DATA_PREFIX + "{path:path}", responses=ERRORS)  # type: ignore[untyped-decorator]
 async def get_data(
     path: str,
     request: Request,

@@ -46,14 +46,27 @@ def error_response(exc: TenantGuardError, *, realm: str, request_id: str | None 
     return JSONResponse(exc.to_dict(), status_code=exc.http_status, headers=headers or None)
 
 
+def failure_response(exc: Exception, *, realm: str, method: str, path: str, request_id: str | None) -> JSONResponse:
+    """What a caller sees for any exception: a typed error's own body, else a bare 500.
+
+    One function for the framework's handlers and for doors answered below the
+    framework (``authz_sidecar.http.hot``), so both render failures identically.
+    """
+    if isinstance(exc, TenantGuardError):
+        if exc.http_status >= 500:
+            log.warning("%s %s: %s", method, path, exc)
+        return error_response(exc, realm=realm, request_id=request_id)
+    log.error("unhandled error on %s %s", method, path, exc_info=exc)
+    return JSONResponse({"error": "internal_error", "message": "internal error"}, status_code=500)
+
+
 def install_error_handlers(app: FastAPI, *, realm: str) -> None:
     """Typed errors, schema errors, 404/405 and anything unexpected all become JSON."""
 
     @app.exception_handler(TenantGuardError)
     async def _typed(request: Request, exc: TenantGuardError) -> JSONResponse:
-        if exc.http_status >= 500:
-            log.warning("%s %s: %s", request.method, request.url.path, exc)
-        return error_response(exc, realm=realm, request_id=request.headers.get("x-request-id"))
+        return failure_response(exc, realm=realm, method=request.method, path=request.url.path,
+                                request_id=request.headers.get("x-request-id"))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -70,8 +83,7 @@ def install_error_handlers(app: FastAPI, *, realm: str) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return JSONResponse({"error": "internal_error", "message": "internal error"}, status_code=500)
+        return failure_response(exc, realm=realm, method=request.method, path=request.url.path, request_id=None)
 
 
 # --------------------------------------------------------------------------- request guard
@@ -173,6 +185,14 @@ def replay(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return replayed
+
+
+def header(scope: Scope, name: bytes) -> str | None:
+    """The first value of a request header (``name`` in lower case, as ASGI delivers it)."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
 
 
 def content_length(scope: Scope) -> int | None:
