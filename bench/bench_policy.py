@@ -6,9 +6,10 @@ Run: ``python bench/bench_policy.py [--bundle DIR] [--quick]``. Prints a markdow
 * per decision: the full ``PreparedPolicy.evaluate()`` call (entrypoint check, input
   conversion, evaluation, result conversion). The allow is the request the sidecar
   sends (verified token claims without a scope, no actor chain, the subject's
-  relations); the denies change one field of it (another tenant's resource; a viewer
-  writing). The contract example (a call through orders and edge, a subject scope)
-  is allowed by the complete rules rather than the fast path;
+  relations); the Envoy route question is the same user asking ``route:read`` on a
+  resource that names no project; the denies change one field of the first (another
+  tenant's resource; a viewer writing). The contract example (a call through orders
+  and edge, a subject scope) is allowed by the complete rules rather than the fast path;
 * the same decisions with 10,000 tenants x 10 relations (100,000 tuples) in data;
 * the exchange and propagation entrypoints;
 * swapping revisions while one thread keeps deciding, as the sidecar's event loop does.
@@ -65,6 +66,20 @@ REQUEST = {
     "actor_chain": [],
     "relations": {"project:p1": ["member"]},
 }
+# What the sidecar sends for the Envoy ext_authz door's question (question_for in
+# authz_sidecar/grpc_ext_authz.py: GET /tenants/acme/invoices/inv-1 with the same token),
+# once _policy_input has added the token, the subject and the relations: a route names
+# a tenant but no project.
+ENVOY_ROUTE = {
+    **copy.deepcopy(REQUEST),
+    "action": {"name": "route:read", "properties": {"method": "GET", "path": "/tenants/acme/invoices/inv-1"}},
+    "resource": {
+        "type": "route",
+        "id": "/tenants/acme/invoices/inv-1",
+        "properties": {"host": "billing", "tenant_id": "acme"},
+    },
+    "context": {"transport": "envoy", "service": "billing"},
+}
 TENANT_MISMATCH = copy.deepcopy(REQUEST)
 TENANT_MISMATCH["resource"]["properties"]["tenant_id"] = "globex"
 MISSING_ROLE = copy.deepcopy(REQUEST)
@@ -94,6 +109,7 @@ EXCHANGE = {
 PROPAGATION = {"source": "orders", "target": "billing"}
 DECISIONS = (
     ("allow (sidecar request)", REQUEST, True),
+    ("allow without a project (Envoy route question)", ENVOY_ROUTE, True),
     ("deny: tenant_mismatch", TENANT_MISMATCH, ["tenant_mismatch"]),
     ("deny: missing_role", MISSING_ROLE, ["missing_role"]),
     ("allow (contract example: actor chain, subject scope)", CONTRACT_EXAMPLE, True),

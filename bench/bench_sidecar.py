@@ -77,8 +77,8 @@ def h2load(url: str, *, body: Path | None, headers: list[str], h1: bool, seconds
         cmd += ["--rps", str(max(1, rate // clients))]
     if h1:
         cmd.append("--h1")
-    else:
-        cmd += ["-m", "8"]
+    else:  # at a fixed rate one request per tick needs one stream; at full load keep 8 in flight
+        cmd += ["-m", "1" if rate is not None else "8"]
     if body is not None:
         cmd += ["-d", str(body)]
     for header in headers:
@@ -163,7 +163,8 @@ def main() -> None:
             auth = [f"authorization: Bearer {token}", "content-type: application/json"]
             for name, path in [("HTTP empty endpoint (floor)", "/bench/empty"),
                                ("HTTP empty endpoint through FastAPI routing", "/bench/framework"),
-                               ("HTTP POST /v1/check", "/v1/check"), ("HTTP AuthZEN evaluation", "/access/v1/evaluation")]:
+                               ("HTTP POST /v1/check", "/v1/check"),
+                               ("HTTP AuthZEN evaluation", "/access/v1/evaluation")]:
                 rows.append(measure_door(name, http + path, check_body, auth, True, seconds, ns.rate, out))
             health = out / "health.bin"
             health.write_bytes(grpc_body(health_pb2.HealthCheckRequest(service="").SerializeToString()))

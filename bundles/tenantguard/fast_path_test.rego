@@ -25,6 +25,28 @@ same_as_full_decision(request) if {
 
 replace(path, value) := json.patch(fx.baseline, [{"op": "replace", "path": path, "value": value}])
 
+# What the sidecar asks for the Envoy ext_authz door (authz_sidecar/grpc_ext_authz.py,
+# GET /tenants/acme/invoices/inv-1 with alice's token): a route names a tenant, never a
+# project. `envoy_request(patch)` deep-merges the patch into it, like fx.request.
+envoy_question := {
+	"subject": {"type": "user", "id": "alice", "properties": {"tenant_id": "acme", "roles": ["editor"]}},
+	"action": {"name": "route:read", "properties": {"method": "GET", "path": "/tenants/acme/invoices/inv-1"}},
+	"resource": {
+		"type": "route", "id": "/tenants/acme/invoices/inv-1",
+		"properties": {"host": "billing", "tenant_id": "acme"},
+	},
+	"context": {"transport": "envoy", "service": "billing"},
+	"token": sidecar_request.token,
+	"actor_chain": [],
+	"relations": {"project:p1": ["member"]},
+}
+
+envoy_request(patch) := object.union(envoy_question, patch)
+
+replace_in_envoy_question(path, value) := json.patch(envoy_question, [{"op": "replace", "path": path, "value": value}])
+
+without_a_project := fx.without(["resource/properties/project"])
+
 # ---------------------------------------------------------------- the fast path answers
 
 test_baseline_takes_the_fast_path if {
@@ -50,6 +72,42 @@ test_fast_path_covers_every_role_that_holds_the_verb if {
 	answered_by_fast_path(replace("/relations/project:p1", ["viewer", "owner"]))
 }
 
+# A resource in no project needs no relation (relations.rego: `resource_project == null`),
+# whether the property is absent or null.
+test_request_without_a_project_takes_the_fast_path if {
+	every request in [without_a_project, replace("/resource/properties/project", null)] {
+		answered_by_fast_path(request)
+		same_as_full_decision(request)
+	}
+}
+
+test_envoy_route_questions_take_the_fast_path if {
+	every request in [
+		envoy_question,
+		envoy_request({"action": {"name": "route:write", "properties": {"method": "POST"}}}),
+		envoy_request({"subject": {"properties": {"roles": ["viewer"]}}}),
+		envoy_request({"subject": {"properties": {"roles": ["admin"]}}, "action": {"name": "route:delete"}}),
+		envoy_request({"resource": {"properties": {"project": null}}}),
+	] {
+		answered_by_fast_path(request)
+		same_as_full_decision(request)
+	}
+}
+
+# Without a project the relations are not read: none, or malformed ones, change nothing.
+test_no_project_needs_no_relations if {
+	every request in [
+		json.remove(envoy_question, ["relations"]),
+		replace_in_envoy_question("/relations", {}),
+		replace_in_envoy_question("/relations", "project:p1"),
+		replace_in_envoy_question("/relations", {"project:p1": "member"}),
+		replace_in_envoy_question("/relations", null),
+	] {
+		answered_by_fast_path(request)
+		same_as_full_decision(request)
+	}
+}
+
 # ---------------------------------------------------------------- beside the fast path
 
 # Requests that are allowed, but by the complete rules only.
@@ -58,7 +116,6 @@ test_other_allowed_requests_take_the_full_path if {
 	not answered_by_fast_path(fx.request({"actor_chain": ["svc:orders"]}))
 	not answered_by_fast_path(fx.request({"token": {"scope": "invoices:read"}}))
 	not answered_by_fast_path(fx.request({"subject": {"properties": {"scope": "invoices:read"}}}))
-	not answered_by_fast_path(fx.without(["resource/properties/project"]))
 	not answered_by_fast_path(fx.without(["subject/type"]))
 	not answered_by_fast_path(fx.without(["actor_chain"]))
 	not answered_by_fast_path(json.patch(fx.with_roles(["admin"]), [{"op": "replace", "path": "/relations", "value": {}}]))
@@ -77,7 +134,6 @@ beside_the_fast_path := [
 	fx.request({"token": {"scope": false}}),
 	fx.request({"subject": {"properties": {"scope": "invoices:read invoices:write"}}}),
 	fx.request({"subject": {"properties": {"scope": null}}}),
-	fx.without(["resource/properties/project"]),
 	fx.without(["subject/type"]),
 	fx.without(["actor_chain"]),
 	fx.without(["relations"]),
@@ -96,16 +152,64 @@ beside_the_fast_path := [
 	replace("/relations", {"project:p2": ["member"]}),
 ]
 
+# The same beside a request with no project: only the project condition is relaxed.
+beside_the_fast_path_without_a_project := [
+	envoy_request({"actor_chain": ["svc:edge"]}),
+	envoy_request({"actor_chain": ["svc:reports"]}),
+	envoy_request({"subject": {"type": "service", "id": "svc:edge"}}),
+	envoy_request({"token": {"scope": "route:read"}}),
+	envoy_request({"token": {"scope": ["invoices:read"]}}),
+	envoy_request({"token": {"scope": false}}),
+	envoy_request({"subject": {"properties": {"scope": "route:read"}}}),
+	json.remove(envoy_question, ["subject/type"]),
+	json.remove(envoy_question, ["actor_chain"]),
+	json.remove(envoy_question, ["resource/properties/tenant_id"]),
+	envoy_request({"resource": {"properties": {"tenant_id": "globex"}}}),
+	envoy_request({"resource": {"properties": {"tenant_id": "\u0000conflicting"}}}), # path and header disagree
+	envoy_request({
+		"context": {"act_as": {"tenant_id": "globex", "reason": "ticket SUP-42"}},
+		"resource": {"properties": {"tenant_id": "globex"}},
+	}),
+	fx.support_request({}), # act-as: no project either
+	envoy_request({"subject": {"properties": {"roles": ["admin"]}}, "action": {"name": "export_all"}}),
+	envoy_request({"action": {"name": "export_all"}}),
+	envoy_request({"action": {"name": "route"}}),
+	envoy_request({"action": {"name": "route:read:all"}}),
+	envoy_request({"action": {"name": "route:frobnicate"}}),
+	envoy_request({"subject": {"properties": {"roles": []}}}),
+	envoy_request({"subject": {"properties": {"roles": ["support"]}}}),
+	envoy_request({"subject": {"properties": {"roles": ["viewer"]}}, "action": {"name": "route:write"}}),
+	replace_in_envoy_question("/subject/properties/roles", {"first": "editor"}),
+	replace_in_envoy_question("/subject/properties/roles", {"editor"}),
+	replace_in_envoy_question("/subject/properties/roles", "editor"),
+	replace_in_envoy_question("/actor_chain", {}),
+	replace_in_envoy_question("/actor_chain", "svc:edge"),
+]
+
 # Fields of the wrong type: each must fail the fast path's cheap type checks.
 wrong_types := [7, 1.5, true, false, null, "", ["acme"], {"tenant_id": "acme"}, {"acme"}]
 
-wrong_typed_requests := [r |
+id_fields := ["/subject/properties/tenant_id", "/resource/properties/tenant_id", "/subject/id", "/action/name"]
+
+wrong_typed_requests := array.concat(
+	[r |
+		some value in wrong_types
+		some path in id_fields
+		r := replace(path, value)
+	],
+	# A null project is no project (see above); any other non-string one is malformed.
+	[r |
+		some value in wrong_types
+		value != null
+		r := replace("/resource/properties/project", value)
+	],
+)
+
+# The same fields in a request with no project.
+wrong_typed_requests_without_a_project := [r |
 	some value in wrong_types
-	some path in [
-		"/subject/properties/tenant_id", "/resource/properties/tenant_id", "/subject/id",
-		"/action/name", "/resource/properties/project",
-	]
-	r := replace(path, value)
+	some path in id_fields
+	r := replace_in_envoy_question(path, value)
 ]
 
 # An "array" of roles or relations that is not one: the fast path must not iterate it.
@@ -126,11 +230,39 @@ test_requests_beside_the_fast_path_get_the_full_decision if {
 	}
 }
 
-# (Most of them are denied; a null project is the same as no project.)
-test_wrong_typed_fields_get_the_full_decision if {
-	every request in wrong_typed_requests {
+test_requests_without_a_project_beside_the_fast_path_get_the_full_decision if {
+	every request in beside_the_fast_path_without_a_project {
 		not answered_by_fast_path(request)
 		same_as_full_decision(request)
+	}
+}
+
+# No project does not lift the role check: the complete rules deny, with their reasons.
+test_no_project_without_the_role_is_denied_by_the_full_rules if {
+	every request in [
+		envoy_request({"subject": {"properties": {"roles": ["viewer"]}}, "action": {"name": "route:write"}}),
+		json.patch(without_a_project, [
+			{"op": "replace", "path": "/subject/properties/roles", "value": ["viewer"]},
+			{"op": "replace", "path": "/action/name", "value": "invoices:write"},
+		]),
+		json.patch(fx.with_roles(["viewer"]), [
+			{"op": "replace", "path": "/resource/properties/project", "value": null},
+			{"op": "replace", "path": "/action/name", "value": "route:write"},
+		]),
+	] {
+		not answered_by_fast_path(request)
+		same_as_full_decision(request)
+		d := decision with input as request
+		d == {"allow": false, "reasons": ["missing_role"], "high_risk": false}
+	}
+}
+
+# (All of them are denied.)
+test_wrong_typed_fields_get_the_full_decision if {
+	every request in array.concat(wrong_typed_requests, wrong_typed_requests_without_a_project) {
+		not answered_by_fast_path(request)
+		same_as_full_decision(request)
+		not decision.allow with input as request
 	}
 }
 
@@ -147,4 +279,15 @@ test_fast_path_follows_the_data if {
 	not decision.allow with input as fx.baseline with data.tenantguard.config.project_relations as ["owner"]
 	d := decision with input as fx.baseline with data.tenantguard.config.actions as {"invoices:read": {"verb": "read", "high_risk": true}}
 	d.high_risk
+	not decision.allow with input as envoy_question with data.tenantguard.config.roles as {"editor": ["write"]}
+	not decision.allow with input as envoy_question with data.tenantguard.config.verbs as {}
+	e := decision with input as envoy_question with data.tenantguard.config.actions as {"route:read": {"verb": "read", "high_risk": true}}
+	e.high_risk
+}
+
+# ... and no project needs no project relation, whatever config.project_relations holds.
+test_no_project_needs_no_project_relations_in_the_data if {
+	decision == allowed with input as envoy_question
+		with data.tenantguard.config.project_relations as []
+		with data.tenantguard.full_decision as "full"
 }
