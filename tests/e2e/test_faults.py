@@ -178,10 +178,12 @@ def test_bundles_tampered_or_older_are_refused_by_the_plane_and_by_the_sidecars(
     for service in SERVICES:
         r = httpx.get(f"{cluster.url(service)}/ready", timeout=10)
         assert r.status_code == 200 and r.json()["bundle_revision"] == served[service]
-        # a viewer still may not write: the tampered data.json never took effect
+        # a viewer still may not write: the tampered data.json (viewer may write) never took effect.
+        # Whether alice is also denied as a non-member depends on what earlier tests wrote, so
+        # only the reason the tampering would have removed is pinned.
         viewer = cluster.token("alice", service, roles=("viewer",))
         r = cluster.check(service, viewer, action="invoices:write")
-        assert r.json()["allow"] is False and r.json()["reasons"] == ["missing_role"], r.text
+        assert r.json()["allow"] is False and "missing_role" in r.json()["reasons"], r.text
 
 
 def _announce(key: SigningKey, seq: int, revision: str, archive: bytes, obj: str, *,
