@@ -25,7 +25,7 @@ from authz_sidecar.app import SidecarApp
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.grpc_ext_authz import start_grpc
 from authz_sidecar.http.models import CheckRequest
-from authz_sidecar.http.wire import Reply, json_reply, parse_json
+from authz_sidecar.http.wire import Reply, as_route, json_reply, parse_json
 from authz_sidecar.runtime import Sidecar
 from authz_sidecar.server import uvicorn_config
 
@@ -55,7 +55,7 @@ async def main(world_dir: Path) -> None:
 
     @app.api.post("/bench/framework")  # type: ignore[untyped-decorator]
     async def framework(request: Request) -> Response:
-        return (await empty_door(sidecar, request.scope, await request.body())).response()
+        return await as_route(empty_door, request)
 
     sock = bind_tcp("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn_config(app))

@@ -12,7 +12,7 @@ from tenantguard.errors import InvalidInput
 
 from ..runtime import Sidecar
 from .models import ErrorBody, EvaluationRequest, EvaluationResponse, EvaluationsRequest, EvaluationsResponse
-from .wire import Reply, json_reply, parse_json, request_body_doc
+from .wire import Reply, as_route, json_reply, parse_json, request_body_doc
 
 router = APIRouter(tags=["authzen"])
 ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 413: {"model": ErrorBody}}
@@ -72,14 +72,14 @@ async def evaluations_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply
              openapi_extra=request_body_doc(EvaluationRequest))  # type: ignore[untyped-decorator]
 async def evaluation(request: Request) -> Response:
     """One access evaluation; a decision is always HTTP 200 (deny is ``decision: false``)."""
-    return (await evaluation_door(request.app.state.sidecar, request.scope, await request.body())).response()
+    return await as_route(evaluation_door, request)
 
 
 @router.post(EVALUATIONS_PATH, response_model=EvaluationsResponse, responses=ERRORS,
              openapi_extra=request_body_doc(EvaluationsRequest))  # type: ignore[untyped-decorator]
 async def evaluations(request: Request) -> Response:
     """Boxcarred evaluations; top-level members are defaults each entry may replace."""
-    return (await evaluations_door(request.app.state.sidecar, request.scope, await request.body())).response()
+    return await as_route(evaluations_door, request)
 
 
 @router.get("/.well-known/authzen-configuration")  # type: ignore[untyped-decorator]

@@ -8,7 +8,7 @@ from tenantguard.asgi import header
 
 from ..runtime import Sidecar
 from .models import CheckRequest, CheckResponse, ErrorBody
-from .wire import Reply, json_reply, parse_json, request_body_doc
+from .wire import Reply, as_route, json_reply, parse_json, request_body_doc
 
 router = APIRouter(tags=["decisions"])
 ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 413: {"model": ErrorBody}}
@@ -32,4 +32,4 @@ async def check_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
 async def check(request: Request) -> Response:
     """Decide one question. A context token in ``Authorization`` is the subject's only
     source of truth when present; ``at_least`` waits (bounded) for a relations sequence."""
-    return (await check_door(request.app.state.sidecar, request.scope, await request.body())).response()
+    return await as_route(check_door, request)

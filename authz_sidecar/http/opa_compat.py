@@ -20,7 +20,7 @@ from tenantguard.errors import InvalidInput, TenantGuardError
 
 from ..runtime import Sidecar
 from .models import ErrorBody, OpaDataRequest
-from .wire import Reply, json_reply, parse_json, request_body_doc
+from .wire import Reply, as_route, json_reply, parse_json, request_body_doc
 
 router = APIRouter(tags=["opa-compatible"])
 ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 404: {"model": ErrorBody}}
@@ -75,7 +75,7 @@ async def data_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
              openapi_extra=request_body_doc(OpaDataRequest))  # type: ignore[untyped-decorator]
 async def post_data(path: str, request: Request) -> Response:
     """OPA's ``POST /v1/data/{path}`` with ``{"input": {...}}`` (AuthZEN-shaped input)."""
-    return (await data_door(request.app.state.sidecar, request.scope, await request.body())).response()
+    return await as_route(data_door, request)
 
 
 @router.get(DATA_PREFIX + "{path:path}", responses=ERRORS)  # type: ignore[untyped-decorator]

@@ -12,7 +12,7 @@ import functools
 import ipaddress
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -46,6 +46,11 @@ def error_response(exc: TenantGuardError, *, realm: str, request_id: str | None 
     return JSONResponse(exc.to_dict(), status_code=exc.http_status, headers=headers or None)
 
 
+def schema_problems(errors: Sequence[Any]) -> list[dict[str, Any]]:
+    """Pydantic's validation errors as the bounded ``problems`` list every 400 carries."""
+    return [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))} for e in errors[:MAX_PROBLEMS]]
+
+
 def failure_response(exc: Exception, *, realm: str, method: str, path: str, request_id: str | None) -> JSONResponse:
     """What a caller sees for any exception: a typed error's own body, else a bare 500.
 
@@ -70,10 +75,8 @@ def install_error_handlers(app: FastAPI, *, realm: str) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
-                    for e in exc.errors()[:MAX_PROBLEMS]]
         body = {"error": "invalid_request", "message": "request does not match the schema",
-                "detail": {"problems": problems}}
+                "detail": {"problems": schema_problems(exc.errors())}}
         return JSONResponse(body, status_code=400)
 
     @app.exception_handler(StarletteHTTPException)
