@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
 from .config import (
     DEFAULT_GRPC_PORT,
@@ -46,6 +47,10 @@ def serve(
                                                help="Answer callers that are not on loopback")] = False,
     alg: Annotated[list[str] | None, typer.Option(envvar=ENV + "ALG", help="Accepted token algorithm; repeat")] = None,
     max_body_bytes: Annotated[int, typer.Option(envvar=ENV + "MAX_BODY_BYTES")] = DEFAULT_MAX_BODY_BYTES,
+    decision_memo: Annotated[int, typer.Option(
+        envvar=ENV + "DECISION_MEMO", help="Policy verdicts kept for repeated questions (dropped whenever the bundle "
+        "or the relations change; clock/random/network policies never use it); 0 = evaluate every time")
+    ] = DEFAULT_MEMO_SIZE,
     exchange_lifetime: Annotated[float, typer.Option(
         envvar=ENV + "EXCHANGE_LIFETIME", help="Max lifetime (s) of exchanged tokens; policy may lower it")] = 300.0,
     exchange_max_act_depth: Annotated[int, typer.Option(
@@ -78,7 +83,7 @@ def serve(
         relations_file=relations, state_dir=state_dir, host=host, port=port,
         grpc_port=None if grpc_port < 0 else grpc_port, uds=uds, decision=decision,
         require_token=require_token, loopback_only=not allow_remote,
-        algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes,
+        algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes, decision_memo_size=decision_memo,
         exchange_lifetime=exchange_lifetime, exchange_max_act_depth=exchange_max_act_depth,
         exchange_client_secret_file=exchange_client_secret_file, edge_config=edge_config,
         nats_url=nats, plane_key=plane_key, max_staleness_seconds=max_staleness,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tenantguard.errors import ConfigError
 from tenantguard.tokens import DEFAULT_LIFETIME, DEFAULT_MAX_ACT_DEPTH, MAX_LEEWAY, MAX_LIFETIME
+from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
 DEFAULT_HTTP_PORT = 8181
 DEFAULT_GRPC_PORT = 9191
@@ -41,6 +42,7 @@ class SidecarConfig:
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS
     max_wait_ms: int = 500
     decision_log_queue: int = DEFAULT_DECISION_LOG_QUEUE
+    decision_memo_size: int = DEFAULT_MEMO_SIZE  # verdicts kept for repeated questions; 0 = evaluate every time
     # -- token exchange (RFC 8693, POST /oauth2/token)
     exchange_lifetime: float = DEFAULT_LIFETIME  # upper bound; the policy's zone max_lifetime may lower it
     exchange_max_act_depth: int = DEFAULT_MAX_ACT_DEPTH
@@ -66,6 +68,8 @@ class SidecarConfig:
             raise ConfigError("max_body_bytes must be within 1 KiB..16 MiB")
         if not 1 <= self.max_evaluations <= 1024:
             raise ConfigError("max_evaluations must be within 1..1024")
+        if not 0 <= self.decision_memo_size <= 1_000_000:
+            raise ConfigError("decision_memo_size must be within 0..1000000 (0 turns the memo off)")
         if not 0 <= self.max_wait_ms <= 10_000:
             raise ConfigError("max_wait_ms must be within 0..10000")
         if self.bundle_file is not None and not self.bundle_keys:

@@ -63,6 +63,7 @@ from tenantguard.relations import RelationIndex, Relationship
 from tenantguard.revocations import RevocationList
 from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions
 from tenantguard.topology import sidecar_issuer
+from tenantguard.verdicts import VerdictMemo
 
 from .config import SidecarConfig
 from .decision_log import DecisionLog, DecisionSink, MemorySink
@@ -102,8 +103,9 @@ class Sidecar:
             VerifyOptions(audience=config.service, algorithms=config.algorithms, leeway=config.leeway),
             revocations=self.revocations,
         )
+        self.memo = VerdictMemo(config.decision_memo_size) if config.decision_memo_size else None
         self.core = DecisionCore(config.service, self.relations, revocations=self.revocations,
-                                 on_decision=self.decision_log.submit)
+                                 on_decision=self.decision_log.submit, memo=self.memo)
         self.exchange = self._build_exchange(exchange_key, edge_config, client_secret)
         self.own_key = TrustedKey.of(self.exchange.key.public_key, sidecar_issuer(config.service))
         if self.own_key.kid not in self.trust:
@@ -371,9 +373,21 @@ class Sidecar:
                       "own_key_in_plane_set": self._own_key_in_plane},
             "registration": self.registrar.status() if self.registrar is not None else None,
             "token_cache": {"hits": self.verifier.cache_hits, "misses": self.verifier.cache_misses},
+            "decision_memo": self._memo_status(),
             "decision_log": self.decision_log.stats(),
             "uptime_seconds": round(time.time() - self.started_at, 3),
         }
+
+    def _memo_status(self) -> dict[str, Any]:
+        """Verdict memo counters, and whether the active policy may use it at all."""
+        active = self.core.active
+        impure = list(getattr(active.policy, "impure_builtins", ())) if active else []
+        if self.memo is None:
+            return {"enabled": False, "reason": "disabled (--decision-memo 0)"}
+        if active is not None and not active.policy.pure:
+            return {"enabled": False, "reason": "the policy reads the clock, chance or the network",
+                    "impure_builtins": impure, **self.memo.stats()}
+        return {"enabled": True, **self.memo.stats()}
 
     def _trusted_issuers(self) -> dict[str, int]:
         """How many keys are trusted per issuer (kids stay out of the status: a set may hold hundreds)."""
@@ -388,6 +402,10 @@ class Sidecar:
                 "tg_token_cache_hits": ("Verified-token cache hits", lambda: self.verifier.cache_hits),
                 "tg_token_cache_misses": ("Verified-token cache misses", lambda: self.verifier.cache_misses),
                 "tg_decision_log_dropped": ("Decision log records dropped", lambda: self.decision_log.dropped),
+                "tg_decision_memo_hits": ("Decisions that reused a memoized policy verdict",
+                                          lambda: self.memo.hits if self.memo else 0),
+                "tg_decision_memo_misses": ("Memoizable decisions that evaluated the policy",
+                                            lambda: self.memo.misses if self.memo else 0),
             },
             gauges={
                 "tg_staleness_seconds": ("Seconds since the last bundle or relations update", self.staleness),

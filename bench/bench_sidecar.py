@@ -3,12 +3,16 @@
 Run: python bench/bench_sidecar.py [--seconds 10] [--rate 1000] [--quick]
 
 Measures, against one sidecar process (one core) with the load generator on the other:
-- in-process: ``Sidecar.authenticate`` + ``Sidecar.decide`` with no socket;
+- in-process: ``Sidecar.authenticate`` + ``Sidecar.decide`` with no socket, once asking
+  the same question (verdict memo hits) and once a different resource every time
+  (memo misses: every question evaluated, plus the memo's bookkeeping);
 - HTTP ``POST /bench/empty`` (served by the same front as the decision doors, same
   header read, request model and response shape, no decision: the floor),
   ``POST /bench/framework`` (the same through FastAPI's routing: the stack every door
   paid for before the front), ``POST /v1/check`` and ``POST /access/v1/evaluation``;
-- gRPC ``grpc.health.v1.Health/Check`` (the gRPC floor) and Envoy ``Authorization/Check``.
+- gRPC ``grpc.health.v1.Health/Check`` (the gRPC floor) and Envoy ``Authorization/Check``;
+- then ``/v1/check`` and ``Authorization/Check`` again on a second sidecar started with
+  the memo off (``--decision-memo 0``): what every door costs when no question repeats.
 
 Latency is measured at a fixed offered rate with h2load: one client with ``--rps`` sends
 one request every 1/rate seconds (several clients would fire on the same tick and
@@ -159,7 +163,9 @@ def assert_envoy_allowed(target: str, question: pb.CheckRequest) -> None:
         sys.exit(f"the benchmark's Envoy question is not allowed: {answer}")
 
 
-def in_process(world: World, token: str, n: int) -> Row:
+def in_process(world: World, token: str, n: int, *, distinct: bool) -> Row:
+    """``authenticate`` + ``decide`` in a loop: the same question (memo hits after the
+    first) or a different resource id every time (memo on, every lookup a miss)."""
     from authz_sidecar.config import SidecarConfig
     from authz_sidecar.runtime import Sidecar
 
@@ -168,12 +174,18 @@ def in_process(world: World, token: str, n: int) -> Row:
         trust_file=world.trust_file, relations_file=world.relations_file))
     sidecar.decision_log.maxsize = 10**9
     header = f"Bearer {token}"
+    warmup = 500
+    questions = [QUESTION] * (n + warmup + 1)
+    if distinct:
+        resource = QUESTION["resource"]
+        questions = [{**QUESTION, "resource": {**resource, "id": f"inv-{i}"}} for i in range(len(questions))]
+    answers = iter(questions)
 
     def once() -> bool:
-        return sidecar.decide(QUESTION, sidecar.authenticate(header), door="bench").allow
+        return sidecar.decide(next(answers), sidecar.authenticate(header), door="bench").allow
 
     assert once()
-    for _ in range(500):
+    for _ in range(warmup):
         once()
     samples = []
     start = time.perf_counter()
@@ -182,7 +194,11 @@ def in_process(world: World, token: str, n: int) -> Row:
         once()
         samples.append((time.perf_counter_ns() - t0) / 1000)
     elapsed = time.perf_counter() - start
-    return Row("in-process (authenticate + decide)", statistics.median(samples), percentile(samples, 0.99),
+    memo = sidecar.memo.stats() if sidecar.memo is not None else {}
+    if distinct and memo.get("hits"):
+        sys.exit(f"distinct questions hit the memo: {memo}")
+    name = "distinct questions (memo misses)" if distinct else "repeated question (memo hits)"
+    return Row(f"in-process authenticate + decide, {name}", statistics.median(samples), percentile(samples, 0.99),
                n / elapsed, 0)
 
 
@@ -200,51 +216,66 @@ def main() -> None:
         world = World(out)
         token = mint(world.edge, issuer="edge", sub="alice", tenant_id="acme", audience="billing",
                      roles=["editor"], lifetime=3600)
-        rows = [in_process(world, token, 20_000 if not ns.quick else 3_000)]
-        server = subprocess.Popen([sys.executable, str(REPO / "bench" / "sidecar_server.py"), str(out)],
-                                  stdout=subprocess.PIPE, text=True)
-        try:
-            assert server.stdout is not None
-            ports = json.loads(server.stdout.readline())
-            http = f"http://127.0.0.1:{ports['http']}"
-            grpc_url = f"http://127.0.0.1:{ports['grpc']}"
-            check_body = out / "check.json"
-            check_body.write_text(json.dumps(QUESTION))
-            auth = [f"authorization: Bearer {token}", "content-type: application/json"]
-            assert_allowed(http, token)
-            for name, path in [("HTTP empty endpoint (floor)", "/bench/empty"),
-                               ("HTTP empty endpoint through FastAPI routing", "/bench/framework"),
-                               ("HTTP POST /v1/check", "/v1/check"),
-                               ("HTTP AuthZEN evaluation", "/access/v1/evaluation")]:
-                rows.append(measure_door(name, http + path, check_body, auth, True, seconds, ns.rate, out))
-            health = out / "health.bin"
-            health.write_bytes(grpc_body(health_pb2.HealthCheckRequest(service="").SerializeToString()))
-            http_req = ac.AttributeContext.HttpRequest(
-                method="GET", path="/tenants/acme/invoices/inv-1", host="billing",
-                headers={"authorization": f"Bearer {token}"})
-            check = out / "check.bin"
-            envoy_question = pb.CheckRequest(attributes=ac.AttributeContext(
-                request=ac.AttributeContext.Request(http=http_req)))
-            check.write_bytes(grpc_body(envoy_question.SerializeToString()))
-            assert_envoy_allowed(f"127.0.0.1:{ports['grpc']}", envoy_question)
-            grpc_headers = ["content-type: application/grpc", "te: trailers"]
-            rows.append(measure_door("gRPC health Check (floor)", grpc_url + "/grpc.health.v1.Health/Check", health,
-                                     grpc_headers, False, seconds, ns.rate, out))
-            rows.append(measure_door("gRPC Envoy Authorization/Check",
-                                     grpc_url + "/envoy.service.auth.v3.Authorization/Check", check, grpc_headers,
-                                     False, seconds, ns.rate, out))
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
+        n = 20_000 if not ns.quick else 3_000
+        rows = [in_process(world, token, n, distinct=False), in_process(world, token, n, distinct=True)]
+        rows += measure_server(world, token, out, seconds, ns.rate, memo=True)
+        rows += measure_server(world, token, out, seconds, ns.rate, memo=False)
     print(f"# sidecar doors ({seconds:.0f} s per run, latency at {ns.rate} req/s offered as one evenly spaced "
           f"stream, max throughput with 32 connections)\n")
     print("| door | median µs | p99 µs | max req/s | non-200 |\n|---|---:|---:|---:|---:|")
     for row in rows:
         print(f"| {row.door} | {row.median_us:.0f} | {row.p99_us:.0f} | {row.max_rps:.0f} | {row.errors} |")
-    check_row = next(r for r in rows if r.door == "HTTP POST /v1/check")
     print()
-    for floor in (r for r in rows if r.door.startswith("HTTP empty")):
-        print(f"/v1/check throughput / {floor.door} throughput = {check_row.max_rps / floor.max_rps:.2f}")
+    for check_row in (r for r in rows if r.door.startswith("HTTP POST /v1/check")):
+        for floor in (r for r in rows if r.door.startswith("HTTP empty")):
+            print(f"{check_row.door} / {floor.door}: throughput ratio {check_row.max_rps / floor.max_rps:.2f}")
+
+
+def measure_server(world: World, token: str, out: Path, seconds: float, rate: int, *, memo: bool) -> list[Row]:
+    """Every door of one sidecar process. With the memo on, the benchmark's repeated
+    question is a memo hit after the first; with it off (``--decision-memo 0``) every
+    question is evaluated, as distinct questions would be."""
+    args = [sys.executable, str(REPO / "bench" / "sidecar_server.py"), str(out)] + ([] if memo else ["--no-memo"])
+    suffix = " (repeated question: memo hit)" if memo else " (memo off: evaluated every time)"
+    server = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    rows: list[Row] = []
+    try:
+        assert server.stdout is not None
+        ports = json.loads(server.stdout.readline())
+        http = f"http://127.0.0.1:{ports['http']}"
+        grpc_url = f"http://127.0.0.1:{ports['grpc']}"
+        check_body = out / "check.json"
+        check_body.write_text(json.dumps(QUESTION))
+        auth = [f"authorization: Bearer {token}", "content-type: application/json"]
+        assert_allowed(http, token)
+        doors = [("HTTP POST /v1/check" + suffix, "/v1/check")]
+        if memo:
+            doors = [("HTTP empty endpoint (floor)", "/bench/empty"),
+                     ("HTTP empty endpoint through FastAPI routing", "/bench/framework"),
+                     *doors, ("HTTP AuthZEN evaluation" + suffix, "/access/v1/evaluation")]
+        for name, path in doors:
+            rows.append(measure_door(name, http + path, check_body, auth, True, seconds, rate, out))
+        http_req = ac.AttributeContext.HttpRequest(
+            method="GET", path="/tenants/acme/invoices/inv-1", host="billing",
+            headers={"authorization": f"Bearer {token}"})
+        check = out / "check.bin"
+        envoy_question = pb.CheckRequest(attributes=ac.AttributeContext(
+            request=ac.AttributeContext.Request(http=http_req)))
+        check.write_bytes(grpc_body(envoy_question.SerializeToString()))
+        assert_envoy_allowed(f"127.0.0.1:{ports['grpc']}", envoy_question)
+        grpc_headers = ["content-type: application/grpc", "te: trailers"]
+        if memo:
+            health = out / "health.bin"
+            health.write_bytes(grpc_body(health_pb2.HealthCheckRequest(service="").SerializeToString()))
+            rows.append(measure_door("gRPC health Check (floor)", grpc_url + "/grpc.health.v1.Health/Check", health,
+                                     grpc_headers, False, seconds, rate, out))
+        rows.append(measure_door("gRPC Envoy Authorization/Check" + suffix,
+                                 grpc_url + "/envoy.service.auth.v3.Authorization/Check", check, grpc_headers,
+                                 False, seconds, rate, out))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    return rows
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 ``/v1/check``, and answers a constant body of the same shape: ``/v1/check`` minus
 ``/bench/empty`` is what deciding costs on top of the HTTP stack. ``POST /bench/framework``
 does the same through FastAPI's routing (what every door cost before the front).
-Run by ``bench/bench_sidecar.py``; not part of the product.
+Run by ``bench/bench_sidecar.py`` (``--no-memo`` turns the verdict memo off); not part of
+the product.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from fastapi import Request, Response
 from starlette.types import Scope
 from tenantguard.asgi import header
 from tenantguard.serving import bind_tcp
+from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
 from authz_sidecar.app import SidecarApp
 from authz_sidecar.config import SidecarConfig
@@ -40,7 +42,7 @@ async def empty_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     return json_reply(EMPTY)
 
 
-async def main(world_dir: Path) -> None:
+async def main(world_dir: Path, memo: bool) -> None:
     config = SidecarConfig(
         service="billing",
         bundle_file=world_dir / "bundle.tar.gz",
@@ -49,6 +51,7 @@ async def main(world_dir: Path) -> None:
         relations_file=world_dir / "relations.json",
         port=0,
         grpc_port=0,
+        decision_memo_size=DEFAULT_MEMO_SIZE if memo else 0,
     )
     sidecar = Sidecar.from_config(config)
     app = SidecarApp(sidecar, extra_doors={"/bench/empty": empty_door})
@@ -70,4 +73,4 @@ async def main(world_dir: Path) -> None:
 if __name__ == "__main__":
     from authz_sidecar.server import _event_loop_runner
 
-    _event_loop_runner()(main(Path(sys.argv[1])))
+    _event_loop_runner()(main(Path(sys.argv[1]), memo="--no-memo" not in sys.argv[2:]))

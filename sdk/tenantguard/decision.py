@@ -12,6 +12,8 @@ Order of work, cheapest and most decisive first:
    grants an explicit, audited cross-tenant mode;
 4. the subject's relations in that tenant, computed from the local index;
 5. the policy, on one immutable revision read once (a swap never mixes revisions);
+   with a :class:`~tenantguard.verdicts.VerdictMemo`, a pure policy's verdict for the
+   same question, claims, revision and relations state is reused instead (steps 3-5);
 6. high-risk actions are confirmed by a :class:`HighRiskConfirmer`, or denied.
 """
 
@@ -28,6 +30,7 @@ from typing import Any, Protocol
 from .errors import InvalidInput, TenantGuardError
 from .revocations import RevocationList
 from .tokens import Claims
+from .verdicts import Verdict, VerdictMemo, question_key
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +41,20 @@ ACT_AS_SUFFIX = "act_as"
 class Policy(Protocol):
     """A prepared policy revision (see ``tenantguard.engine``)."""
 
+    @property
+    def pure(self) -> bool: ...
+
     def evaluate(self, entrypoint: str, input: Mapping[str, Any]) -> Any: ...
+
+
+class TenantRelations(Protocol):
+    """One tenant's relations in one published state (``RelationIndex.tenant``)."""
+
+    seq: int
+
+    def relations_of(self, subject: str) -> Mapping[str, list[str]]: ...
+
+    def check(self, object: str, relation: str, subject: str) -> bool: ...
 
 
 class RelationSource(Protocol):
@@ -46,6 +62,8 @@ class RelationSource(Protocol):
 
     @property
     def applied_seq(self) -> int: ...
+
+    def tenant(self, tenant: str) -> TenantRelations: ...
 
     def relations_of(self, tenant: str, subject: str) -> Mapping[str, list[str]]: ...
 
@@ -185,8 +203,8 @@ class _Denied(Exception):
         self.reason = reason
 
 
-# The tenant (and index) the ``tg.related`` builtin is bound to during one evaluation.
-_related_scope: contextvars.ContextVar[tuple[RelationSource, str] | None] = contextvars.ContextVar(
+# The tenant's relations (one published state) ``tg.related`` reads during one evaluation.
+_related_scope: contextvars.ContextVar[TenantRelations | None] = contextvars.ContextVar(
     "tenantguard_related_scope", default=None
 )
 
@@ -200,8 +218,7 @@ def related_builtin(object: str, relation: str, subject: str) -> bool:
     scope = _related_scope.get()
     if scope is None:
         return False
-    index, tenant = scope
-    return index.check(tenant, str(object), str(relation), str(subject))
+    return scope.check(str(object), str(relation), str(subject))
 
 
 RELATED_EXTENSION: dict[str, tuple[int, Callable[..., Any]]] = {"tg.related": (3, related_builtin)}
@@ -219,8 +236,10 @@ class DecisionCore:
         confirmer: HighRiskConfirmer | None = None,
         on_decision: Callable[[DecisionRecord], None] | None = None,
         clock: Callable[[], float] = time.time,
+        memo: VerdictMemo | None = None,
     ) -> None:
         self.service = service
+        self.memo = memo
         self.relations = relations
         self.revocations = revocations if revocations is not None else RevocationList()
         self.confirmer = confirmer
@@ -239,7 +258,8 @@ class DecisionCore:
     def decide(self, request: DecisionRequest) -> Decision:
         """Allow or deny; never raises (any failure is a deny with its reason)."""
         active = self.active
-        seq = self.relations.applied_seq
+        relations = self.relations
+        seq = relations.applied_seq
         decision_id = os.urandom(16).hex()  # 128 random bits, like uuid4, at a fraction of the cost
         tenant = subject = None
         act_as = high_risk = False
@@ -248,9 +268,12 @@ class DecisionCore:
             self._check_kill_switch(tenant)
             if active is None:
                 raise _Denied("no_active_bundle")
-            input_doc = self._policy_input(request, tenant, subject)
-            act_as = self._check_resource_tenant(active, input_doc, tenant)
-            allow, reasons, high_risk = self._evaluate(active, input_doc, tenant)
+            # One published state for the whole decision: the sequence it reports, the
+            # policy's input.relations and every tg.related call all agree.
+            view = relations.tenant(tenant)
+            seq = view.seq
+            verdict = self._verdict(active, relations, view, request, tenant, subject)
+            allow, reasons, high_risk, act_as = verdict.allow, verdict.reasons, verdict.high_risk, verdict.act_as
             if allow and high_risk:
                 allow, reasons = self._confirm_high_risk(request, tenant, reasons)
         except _Denied as denied:
@@ -297,18 +320,40 @@ class DecisionCore:
         if tenant in self.revocations.tenants:
             raise _Denied("tenant_revoked")
 
-    def _check_resource_tenant(self, active: PolicyRevision, input_doc: dict[str, Any], tenant: str) -> bool:
-        """True when a cross-tenant request was let through by the policy's act-as rule."""
-        resource_tenant = input_doc["resource"]["properties"]["tenant_id"]
-        if resource_tenant == tenant:
-            return False
-        if active.policy.evaluate(active.act_as_entrypoint, input_doc) is True:
-            return True  # the decision rule still runs and must grant it too
-        raise _Denied("tenant_mismatch")
-
     # -- policy ------------------------------------------------------------------------
 
-    def _policy_input(self, request: DecisionRequest, tenant: str, subject: str) -> dict[str, Any]:
+    def _verdict(self, active: PolicyRevision, relations: RelationSource, view: TenantRelations,
+                 request: DecisionRequest, tenant: str, subject: str) -> Verdict:
+        """The policy's verdict: reused from the memo when this exact question was
+        decided on the same revision and relations state, evaluated otherwise."""
+        memo = self.memo
+        if memo is None or not active.policy.pure:
+            return self._evaluate_policy(active, view, request, tenant, subject)
+        key = question_key(request.subject, request.action, request.resource, request.context)
+        if key is None:
+            return self._evaluate_policy(active, view, request, tenant, subject)
+        epoch = memo.epoch(active, relations, view.seq)
+        verdict = memo.get(epoch, key, request.claims)
+        if verdict is None:
+            verdict = self._evaluate_policy(active, view, request, tenant, subject)
+            memo.put(epoch, key, request.claims, verdict)
+        return verdict
+
+    def _evaluate_policy(self, active: PolicyRevision, view: TenantRelations, request: DecisionRequest,
+                         tenant: str, subject: str) -> Verdict:
+        """Steps 3-5: the resource's tenant (with ``act_as``), then the decision rule.
+
+        Raises on evaluation errors (never memoized: the caller fails closed)."""
+        input_doc = self._policy_input(view, request, tenant, subject)
+        act_as = input_doc["resource"]["properties"]["tenant_id"] != tenant
+        if act_as and active.policy.evaluate(active.act_as_entrypoint, input_doc) is not True:
+            return Verdict(False, ("tenant_mismatch",))
+        # a cross-tenant request the act-as rule let through: the decision rule must grant it too
+        allow, reasons, high_risk = self._evaluate(active, view, input_doc)
+        return Verdict(allow, reasons, high_risk, act_as)
+
+    def _policy_input(self, view: TenantRelations, request: DecisionRequest, tenant: str,
+                      subject: str) -> dict[str, Any]:
         claims = request.claims
         subject_props = dict(request.subject.get("properties") or {})
         subject_props["tenant_id"] = tenant
@@ -327,13 +372,13 @@ class DecisionCore:
             "context": {**request.context, "service": self.service},
             "token": claims.to_dict() if claims is not None else None,
             "actor_chain": claims.actor_chain if claims is not None else [],
-            "relations": self.relations.relations_of(tenant, subject),
+            "relations": view.relations_of(subject),
         }
 
     def _evaluate(
-        self, active: PolicyRevision, input_doc: Mapping[str, Any], tenant: str
+        self, active: PolicyRevision, view: TenantRelations, input_doc: Mapping[str, Any]
     ) -> tuple[bool, tuple[str, ...], bool]:
-        token = _related_scope.set((self.relations, tenant))
+        token = _related_scope.set(view)
         try:
             result = active.policy.evaluate(active.entrypoint, input_doc)
         finally:

@@ -54,6 +54,7 @@ from .keys import PublicKey, SigningKey, TrustSet, load_public_key_file
 from .relations import RelationIndex
 from .revocations import RevocationList
 from .tokens import Claims, TokenVerifier, VerifyOptions
+from .verdicts import DEFAULT_MEMO_SIZE, VerdictMemo
 
 BUNDLE_ISSUER = "plane"
 
@@ -90,7 +91,8 @@ class EmbeddedAuthorizer:
     def __init__(self, service: str, *, bundle: bytes | str | os.PathLike[str],
                  bundle_key: PublicKey | TrustSet | str | os.PathLike[str], verifier: TokenVerifier,
                  relations: RelationSource | None = None, revocations: RevocationList | None = None,
-                 exchange_key: SigningKey | None = None, decision: str | None = None) -> None:
+                 exchange_key: SigningKey | None = None, decision: str | None = None,
+                 memo_size: int = DEFAULT_MEMO_SIZE) -> None:
         if verifier.options.audience != service:
             raise InvalidInput(f"the verifier's audience {verifier.options.audience!r} is not {service!r}")
         self.service = service
@@ -98,7 +100,8 @@ class EmbeddedAuthorizer:
         self.bundle_trust = _bundle_trust(bundle_key)
         self._decision = decision
         self.core = DecisionCore(service, relations if relations is not None else RelationIndex(),
-                                 revocations=revocations if revocations is not None else verifier.revocations)
+                                 revocations=revocations if revocations is not None else verifier.revocations,
+                                 memo=VerdictMemo(memo_size) if memo_size else None)
         self.activate_bundle(bundle)
         self._exchanger = None if exchange_key is None else TokenExchanger(
             service, exchange_key, verifier, lambda: self.core.active)

@@ -157,6 +157,12 @@ class PreparedPolicy(Protocol):
         """The Rego packages it defines, e.g. ``("data.tenantguard", ...)``."""
         ...
 
+    @property
+    def pure(self) -> bool:
+        """Whether the same input and data always give the same value (no clock, chance
+        or network builtins); only pure policies' verdicts may be reused."""
+        ...
+
     def evaluate(self, entrypoint: str, input: Mapping[str, Any]) -> Any:
         """The value of ``entrypoint`` for ``input``; ``None`` when it is undefined.
 
@@ -323,6 +329,21 @@ def _is_panic(exc: BaseException) -> bool:
 
 
 # --------------------------------------------------------------------------- building engines
+
+
+# Builtins whose value is not a function of input and data: the clock, chance, the
+# network, the runtime (io.jwt.decode_verify and the x509 verifier read the clock when no
+# time is given). Naming one anywhere, a comment included, makes a policy impure: its
+# verdicts are never reused (tenantguard.verdicts). Erring towards "impure" costs speed only.
+_IMPURE_BUILTINS = re.compile(
+    r"\b(time\.now_ns|rand\.intn|uuid\.rfc4122|http\.send|net\.lookup_ip_addr|opa\.runtime"
+    r"|io\.jwt\.decode_verify|crypto\.x509\.parse_and_verify_certificates\w*)\b"
+)
+
+
+def impure_builtins(modules: Mapping[str, str]) -> tuple[str, ...]:
+    """The clock, chance or network builtins the modules name (sorted, each once)."""
+    return tuple(sorted({m.group(1) for source in modules.values() for m in _IMPURE_BUILTINS.finditer(source)}))
 
 
 def _checked_modules(modules: Mapping[str, str]) -> Mapping[str, str]:
@@ -595,7 +616,12 @@ class RegorusPreparedPolicy:
     data_slices: tuple[str, ...] = field(repr=False)
     extensions: tuple[tuple[str, int, Callable[..., Any]], ...] = field(repr=False)
     packages: tuple[str, ...]
+    impure_builtins: tuple[str, ...] = ()
     key: int = field(default_factory=lambda: next(_KEYS))
+
+    @property
+    def pure(self) -> bool:
+        return not self.impure_builtins
 
     def evaluate(self, entrypoint: str, input: Mapping[str, Any]) -> Any:
         """The value of ``entrypoint`` for ``input`` (``None`` when undefined), as JSON values."""
@@ -714,6 +740,7 @@ def _prepare_steps(
         data_slices=tuple(slices),
         extensions=checked_extensions,
         packages=tuple(sorted(set(engine.get_packages()))),
+        impure_builtins=impure_builtins(checked_modules),
     )
     for entrypoint in checked_entrypoints:
         yield

@@ -17,7 +17,6 @@ from tenantguard.decision import (
 )
 from tenantguard.engine import RegorusEngine
 from tenantguard.keys import SigningKey
-from tenantguard.policytest import load_bundle_dir
 from tenantguard.relations import RelationIndex
 from tenantguard.tokens import Claims
 
@@ -34,13 +33,6 @@ def question(tenant: str = "acme", action: str = "invoices:read", project: str =
     return {"action": {"name": action},
             "resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": tenant, "project": project}},
             **extra}
-
-
-@pytest.fixture(scope="module")
-def example_revision() -> PolicyRevision:
-    modules, data = load_bundle_dir(REPO / "bundles" / "tenantguard")
-    policy = RegorusEngine().prepare(modules, data, extensions=RELATED_EXTENSION)
-    return PolicyRevision(revision="1", policy=policy)
 
 
 @pytest.fixture()
