@@ -51,15 +51,27 @@ class Verdict:
     act_as: bool = False
 
 
+_SCALARS = frozenset({str, int, bool, float, type(None)})
+
+
 def _plain(value: Any) -> bool:
-    """Only JSON types, with ``str`` keys: the values whose ``repr`` is an exact key."""
+    """Only JSON types, with ``str`` keys: the values whose ``repr`` is an exact key.
+
+    Plain loops, not ``all()``: half the cost on the decision path.
+    """
     kind = type(value)
-    if kind is str or kind is int or kind is bool or kind is float or value is None:
+    if kind in _SCALARS:
         return True
     if kind is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())
+        for key, item in value.items():
+            if type(key) is not str or (type(item) not in _SCALARS and not _plain(item)):
+                return False
+        return True
     if kind is list:
-        return all(_plain(v) for v in value)
+        for item in value:  # noqa: SIM110
+            if type(item) not in _SCALARS and not _plain(item):
+                return False
+        return True
     return False
 
 
