@@ -16,7 +16,8 @@ DENY = {"allow": False, "reasons": ["policy_denied"], "decision_id": "d-2", "bun
 
 class FlakyServer:
     """Each request pops the next step: ``(status, body)``, ``"drop"`` (close without an
-    answer: a transport error), ``("hang", seconds)`` or ``("redirect", url)``; an empty script answers ``default``."""
+    answer: a transport error), ``("hang", seconds)``, ``("redirect", url)`` or ``("chunked", body)``
+    (a 200 sent in chunks, without Content-Length); an empty script answers ``default``."""
 
     def __init__(self, default: tuple[int, Any] = (200, ALLOW)) -> None:
         self.script: deque[Any] = deque()
@@ -43,6 +44,16 @@ class FlakyServer:
                 if isinstance(step, tuple) and step[0] == "hang":
                     time.sleep(step[1])
                     self.close_connection = True
+                    return
+                if isinstance(step, tuple) and step[0] == "chunked":  # a body without Content-Length
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    for at in range(0, len(step[1]), 65536):
+                        piece = step[1][at:at + 65536]
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.write(b"0\r\n\r\n")
                     return
                 if isinstance(step, tuple) and step[0] == "redirect":
                     self.send_response(302)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 from collections.abc import Iterator
@@ -10,6 +11,8 @@ from typing import Any
 import httpx
 import pytest
 from tenantguard.client import AsyncAuthzClient, AuthzClient, CircuitBreaker, CircuitOpen, RetryPolicy
+from tenantguard.clients.base import MAX_RESPONSE_BYTES
+from tenantguard.clients.errors import UnexpectedResponse
 from tenantguard.context import NoTenantContext, use_context
 from tenantguard.errors import ConfigError, InvalidInput, TokenExpired, Unavailable
 from tenantguard.testing import TestIssuer
@@ -94,6 +97,32 @@ def test_persistent_failure_is_unavailable_and_is_allowed_is_false(server: Flaky
             client.check(*Q, token="t")
         assert client.is_allowed(*Q, token="t") is False
     assert server.count == 6
+
+
+OVERSIZED = json.dumps({"allow": True, "reasons": [], "pad": "x" * (MAX_RESPONSE_BYTES + 1)}).encode()
+
+
+@pytest.mark.parametrize("step", [(200, OVERSIZED), ("chunked", OVERSIZED)], ids=["content-length", "chunked"])
+async def test_an_oversized_answer_is_never_an_allow(server: FlakyServer, step: Any) -> None:
+    server.then(step, step)
+    async with async_client(server.url) as client:
+        with pytest.raises(UnexpectedResponse):
+            await client.check(*Q, token="t")
+    with sync_client(server.url) as blocking:
+        assert blocking.is_allowed(*Q, token="t") is False
+    assert server.count == 2
+
+
+def test_a_client_built_before_any_loop_serves_one_loop_after_another(server: FlakyServer) -> None:
+    """Services build clients at import time; the session is made per running loop."""
+    client = async_client(server.url)
+
+    async def ask() -> bool:
+        return (await client.check(*Q, token="t")).allow
+
+    assert asyncio.run(ask()) and asyncio.run(ask())
+    asyncio.run(client.aclose())
+    assert server.count == 2
 
 
 async def test_a_hanging_sidecar_times_out_and_fails_closed(server: FlakyServer) -> None:

@@ -78,10 +78,16 @@ class ClientSettings:
         return "Basic " + base64.b64encode(pair).decode()
 
 
+def json_body(doc: Mapping[str, Any]) -> bytes:
+    """A request body as both clients send it: compact JSON."""
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
 def request_kwargs(call: Call) -> dict[str, Any]:
+    """``Call`` as httpx request arguments (the blocking client)."""
     kwargs: dict[str, Any] = {"headers": dict(call.headers)}
     if call.json is not None:
-        kwargs["content"] = json.dumps(call.json, separators=(",", ":"))
+        kwargs["content"] = json_body(call.json)
         kwargs["headers"]["Content-Type"] = "application/json"
     if call.form is not None:
         kwargs["data"] = dict(call.form)
@@ -90,27 +96,31 @@ def request_kwargs(call: Call) -> dict[str, Any]:
     return kwargs
 
 
-def _body(response: httpx.Response) -> Any:
-    if len(response.content) > MAX_RESPONSE_BYTES:
+def _body(content: bytes | None) -> Any:
+    """The JSON document, or None for no body, an oversized one or one that is not JSON."""
+    if content is None or len(content) > MAX_RESPONSE_BYTES:
         return None
     try:
-        return response.json()
+        return json.loads(content)
     except (ValueError, UnicodeDecodeError):
         return None
 
 
-def should_retry(response: httpx.Response) -> bool:
-    return retryable_status(response.status_code)
+def should_retry(status: int) -> bool:
+    return retryable_status(status)
 
 
-def outcome(call: Call, response: httpx.Response) -> Any:
-    """The parsed answer, or the typed error it stands for; a 5xx is always an Unavailable."""
+def outcome(call: Call, status: int, content: bytes | None) -> Any:
+    """The parsed answer, or the typed error it stands for; a 5xx is always an Unavailable.
+
+    ``content`` is None when the body was larger than ``MAX_RESPONSE_BYTES`` (not read).
+    """
     try:
-        return call.parse(response.status_code, _body(response))
+        return call.parse(status, _body(content))
     except TenantGuardError as exc:
-        if retryable_status(response.status_code) and not isinstance(exc, Unavailable):
-            raise Unavailable(f"sidecar answered HTTP {response.status_code}: {exc.message}",
-                              cause=exc.code, status=response.status_code) from exc
+        if retryable_status(status) and not isinstance(exc, Unavailable):
+            raise Unavailable(f"sidecar answered HTTP {status}: {exc.message}",
+                              cause=exc.code, status=status) from exc
         raise
 
 

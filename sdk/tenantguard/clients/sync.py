@@ -98,7 +98,7 @@ class AuthzClient:
                     raise transport_unavailable(call, exc, attempt + 1) from exc
             else:
                 settings.breaker.on_success()
-                if attempt + 1 >= attempts or not should_retry(response):
-                    return outcome(call, response)
+                if attempt + 1 >= attempts or not should_retry(response.status_code):
+                    return outcome(call, response.status_code, response.content)
             time.sleep(settings.retry.delay(attempt))
         raise AssertionError("unreachable")  # pragma: no cover
