@@ -50,7 +50,9 @@ def create_app(sidecar: Sidecar) -> SidecarApp:
 
 
 def create_api(sidecar: Sidecar) -> FastAPI:
-    """The FastAPI app (every route, documented); the decision-log drain runs for its lifetime."""
+    """The FastAPI app (every route, documented, behind its own request guard); the
+    decision-log drain runs for its lifetime. Serve :func:`create_app`: it answers the
+    decision doors below the framework and hands this app the rest."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -68,6 +70,10 @@ def create_api(sidecar: Sidecar) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.sidecar = sidecar
+    # Guarded on its own too, so this app is never served unguarded by mistake (the
+    # front's guard has already judged what reaches it through SidecarApp: ~2 µs again).
+    app.add_middleware(RequestGuard, max_body_bytes=sidecar.config.max_body_bytes,
+                       loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS)
     install_error_handlers(app, realm=REALM)
     for router in (native.router, authzen.router, opa_compat.router, ops.router, exchange.router):
         app.include_router(router)
