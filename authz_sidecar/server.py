@@ -25,7 +25,7 @@ from .app import create_app
 from .decision_log import NatsSink
 from .feed import Feed
 from .grpc_ext_authz import GrpcDoor, start_grpc
-from .runtime import Sidecar
+from .runtime import Sidecar, settle_heap
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,8 @@ async def serve(sidecar: Sidecar, stop: asyncio.Event | None = None) -> None:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     feed = start_feed(sidecar)  # persisted state is loaded before the first request is answered
+    settle_heap()  # the bundle and relations loaded so far stay out of the collector's rounds
+    sidecar.settle_heap_on_reload = True
     if feed is not None:
         await feed.start()
     if sidecar.registrar is not None:  # --plane-url: register the exchange key, in the background

@@ -31,6 +31,7 @@ never be reused while the entry lives.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -89,18 +90,22 @@ def question_key(subject: Mapping[str, Any], action: Mapping[str, Any], resource
 
 
 class _Epoch:
-    """Verdicts valid for one revision and one relations state; replaced, never updated."""
+    """Verdicts valid for one revision and one relations state; replaced, never updated.
+
+    The relations index is held weakly: a replaced index (possibly millions of tuples)
+    is freed at once, not when the next decision moves the memo on.
+    """
 
     __slots__ = ("relations", "revision", "seq", "verdicts")
 
     def __init__(self, revision: object, relations: object, seq: int, size: int) -> None:
         self.revision = revision
-        self.relations = relations
+        self.relations = weakref.ref(relations)
         self.seq = seq
         self.verdicts: LRUCache[tuple[int, str], tuple[object, Verdict]] = LRUCache(maxsize=size)
 
     def holds(self, revision: object, relations: object, seq: int) -> bool:
-        return self.revision is revision and self.relations is relations and self.seq == seq
+        return self.revision is revision and self.relations() is relations and self.seq == seq
 
 
 class VerdictMemo:
