@@ -8,6 +8,13 @@ join secret as Bearer); the plane publishes it in the token trust set for issuer
 ``trust.update``. That is how a token this sidecar mints is accepted by the next hop
 without any local trust file.
 
+Every replica registers its own key with an expiry (``key_ttl``, 24 h by default) and
+registers it again every ``refresh`` (6 h) while it runs, so the plane can prune the keys
+of replicas that are gone instead of keeping a fixed few (which evicted live replicas'
+keys once a service ran more replicas than that). A sidecar cut off from the plane for
+longer than ``key_ttl`` minus ``refresh`` sees its key expire everywhere: its exchanged
+tokens are refused until the next registration gets through.
+
 Registration never holds up serving: it runs as a background task, retried with
 exponential backoff (full jitter) until the plane accepts it. A transient failure
 (plane unreachable, 5xx, plane not ready) is retried quickly; a refusal (wrong join
@@ -64,6 +71,12 @@ class RegistrationOptions:
     timeout: float = 5.0  # one HTTP request to the plane
     backoff_initial: float = 0.2
     backoff_max: float = 30.0  # also the interval between retries after a refusal
+    key_ttl: float = 24 * 3600.0  # the registration's not_after, from now
+    refresh: float = 6 * 3600.0  # register again (a later not_after) this often
+
+    def __post_init__(self) -> None:
+        if not 0 < self.refresh < self.key_ttl:
+            raise ConfigError("the key registration refresh must be shorter than its lifetime")
 
 
 class PlaneRegistrar:
@@ -89,6 +102,7 @@ class PlaneRegistrar:
         self.attempts = 0
         self.last_error: str | None = None
         self.registered_at: float | None = None
+        self.expires_at: float | None = None
         self.done = asyncio.Event()
 
     @classmethod
@@ -124,40 +138,50 @@ class PlaneRegistrar:
                 await task
 
     async def _run(self, service: str, jwk: dict[str, Any]) -> None:
-        delay = self.options.backoff_initial
+        """Register, then keep registering every ``refresh`` so the key never expires while we run."""
         async with AsyncPlaneClient(self.plane_url, token=self._secret, timeout=self.options.timeout,
                                     transport=self._transport) as client:
             while True:
-                self.attempts += 1
-                try:
-                    body = await client.send(register_key_call(service, jwk))
-                    if not isinstance(body, dict) or not isinstance(body.get("kid"), str):
-                        raise Unavailable("the plane answered without the registered kid")
-                except TenantGuardError as exc:
-                    transient = exc.retryable or exc.http_status >= 500
-                    self.state = "failed" if transient else "refused"
-                    self.last_error = f"{exc.code}: {exc.message}"[:300]
-                    if transient:
-                        log.warning("key registration with the plane failed (attempt %d), retrying: %s",
-                                    self.attempts, self.last_error)
-                    else:
-                        log.error("the plane refused this sidecar's key registration (%s); check the join "
-                                  "secret of service %s; retrying every %.0f s", self.last_error, service,
-                                  self.options.backoff_max)
-                        delay = self.options.backoff_max
-                    await asyncio.sleep(random.uniform(delay / 2, delay))  # noqa: S311 - jitter, not a secret
-                    delay = min(self.options.backoff_max, delay * 2)
-                    continue
-                kid = str(body["kid"])
-                self.kid, self.state, self.last_error = kid, "registered", None
-                self.trust_seq = int(body["trust_seq"]) if isinstance(body.get("trust_seq"), int) else None
-                self.registered_at = time.time()
-                self.done.set()
-                log.info("exchange key %s registered with the plane as issuer sidecar:%s", kid, service)
-                return
+                await self._register(client, service, jwk)
+                await asyncio.sleep(self.options.refresh)
+
+    async def _register(self, client: AsyncPlaneClient, service: str, jwk: dict[str, Any]) -> None:
+        delay = self.options.backoff_initial
+        while True:
+            self.attempts += 1
+            not_after = int(time.time() + self.options.key_ttl)
+            try:
+                body = await client.send(register_key_call(service, jwk, not_after))
+                if not isinstance(body, dict) or not isinstance(body.get("kid"), str):
+                    raise Unavailable("the plane answered without the registered kid")
+            except TenantGuardError as exc:
+                transient = exc.retryable or exc.http_status >= 500
+                self.state = "failed" if transient else "refused"
+                self.last_error = f"{exc.code}: {exc.message}"[:300]
+                if transient:
+                    log.warning("key registration with the plane failed (attempt %d), retrying: %s",
+                                self.attempts, self.last_error)
+                else:
+                    log.error("the plane refused this sidecar's key registration (%s); check the join "
+                              "secret of service %s; retrying every %.0f s", self.last_error, service,
+                              self.options.backoff_max)
+                    delay = self.options.backoff_max
+                await asyncio.sleep(random.uniform(delay / 2, delay))  # noqa: S311 - jitter, not a secret
+                delay = min(self.options.backoff_max, delay * 2)
+                continue
+            kid = str(body["kid"])
+            first = self.state != "registered"
+            self.kid, self.state, self.last_error = kid, "registered", None
+            self.trust_seq = int(body["trust_seq"]) if isinstance(body.get("trust_seq"), int) else None
+            self.registered_at, self.expires_at = time.time(), float(not_after)
+            self.done.set()
+            (log.info if first else log.debug)("exchange key %s registered with the plane as issuer "
+                                               "sidecar:%s until %d", kid, service, not_after)
+            return
 
     # -- reporting ---------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
         return {"plane_url": self.plane_url, "state": self.state, "kid": self.kid, "trust_seq": self.trust_seq,
-                "attempts": self.attempts, "last_error": self.last_error, "registered_at": self.registered_at}
+                "attempts": self.attempts, "last_error": self.last_error, "registered_at": self.registered_at,
+                "expires_at": self.expires_at}

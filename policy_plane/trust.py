@@ -21,7 +21,12 @@ from tenantguard.keys import TrustedKey, TrustSet, public_key_from_jwk
 
 from .errors import NotFound
 
-MAX_KEYS_PER_SIDECAR: Final = 4
+# One key per live sidecar replica (each generates its own), plus the keys of replicas
+# restarted within their registration's lifetime: sidecars register with a not_after
+# (24 h by default) and refresh it while they run, so the keys of replicas that are gone
+# expire and are pruned. The bound only stops a runaway (or a leaked join secret) from
+# growing the trust set without limit.
+MAX_KEYS_PER_SIDECAR: Final = 64
 _SIDECAR_PREFIX: Final = topo.sidecar_issuer("")
 _MAX_ISSUER_CHARS: Final = 256
 
@@ -59,14 +64,17 @@ def add_sidecar_key(current: TrustSet, service: str, jwk: Mapping[str, Any],
                     not_after: Any = None) -> list[TrustedKey]:
     """A sidecar's own exchange key, trusted for ``sidecar:<service>`` only.
 
-    Rotation keeps the previous keys (tokens they signed are still in flight) up to
-    :data:`MAX_KEYS_PER_SIDECAR`; beyond that the oldest registration goes.
+    Every replica registers its own key, and registering it again with a later
+    ``not_after`` extends it. Beyond :data:`MAX_KEYS_PER_SIDECAR` the keys that expire
+    first go (keys registered without an expiry count as expiring first: nothing says
+    they are still in use); the key being registered always stays.
     """
     issuer = topo.sidecar_issuer(service)
     key = _key(jwk, issuer, _not_after(not_after))
     keys = _with(current, key)
-    mine = [k for k in keys if k.issuer == issuer]
-    drop = {k.kid for k in mine[: max(0, len(mine) - MAX_KEYS_PER_SIDECAR)]}
+    others = sorted((k for k in keys if k.issuer == issuer and k.kid != key.kid),
+                    key=lambda k: -1.0 if k.not_after is None else k.not_after)
+    drop = {k.kid for k in others[: max(0, len(others) + 1 - MAX_KEYS_PER_SIDECAR)]}
     return [k for k in keys if k.kid not in drop]
 
 
@@ -77,12 +85,14 @@ def remove_key(current: TrustSet, kid: str) -> list[TrustedKey]:
 
 
 def _with(current: TrustSet, key: TrustedKey) -> list[TrustedKey]:
+    """``current`` with ``key`` added or its expiry changed; keys already expired are pruned."""
     existing = current.get(key.kid)
     if existing is not None and existing.issuer != key.issuer:
         raise KeyMaterialError(f"key {key.kid} is already trusted for issuer {existing.issuer!r}")
-    if existing is not None and existing.not_after == key.not_after:
+    now = time.time()
+    if existing is not None and existing.not_after == key.not_after and all(k.is_current(now) for k in current):
         return list(current)  # already trusted as asked: no change, no event
-    return [k for k in current if k.kid != key.kid] + [key]
+    return [k for k in current if k.kid != key.kid and k.is_current(now)] + [key]
 
 
 def jwks_of(keys: list[TrustedKey]) -> dict[str, Any]:

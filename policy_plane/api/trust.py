@@ -66,7 +66,9 @@ async def register_sidecar_key(body: KeyIn, request: Request,
                                service: Annotated[str, Path(max_length=63)]) -> dict[str, Any]:
     """A sidecar registers the public key it generated (``Authorization: Bearer <join secret>``).
 
-    The key is trusted for issuer ``sidecar:<service>`` only; registering the same key again changes nothing.
+    The key is trusted for issuer ``sidecar:<service>`` only, until ``not_after`` when given
+    (sidecars register with one and refresh it while they run). Registering the same key
+    with the same ``not_after`` changes nothing; a later one extends it.
     """
     if SERVICE_RE.fullmatch(service) is None or service == "all":
         raise InvalidInput(f"service must match {SERVICE_RE.pattern}", field="service")

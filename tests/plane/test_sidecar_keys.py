@@ -1,0 +1,88 @@
+"""Sidecar exchange keys at the plane: one per replica, kept alive by refreshing, pruned when gone.
+
+A service may run many replicas, each with its own key; a fixed small bound would evict
+live replicas' keys (their exchanged tokens then fail with unknown_kid everywhere).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from tenantguard.keys import SigningKey, TrustedKey, TrustSet
+
+from authz_sidecar.registration import PlaneRegistrar, RegistrationOptions
+from policy_plane.trust import MAX_KEYS_PER_SIDECAR, add_sidecar_key
+
+from .conftest import JOIN_SECRET
+from .process import PlaneProcess
+
+
+def register(current: TrustSet, key: SigningKey, not_after: float | None) -> TrustSet:
+    return TrustSet(add_sidecar_key(current, "billing", key.public_jwk(),
+                                    None if not_after is None else int(not_after)))
+
+
+def test_more_replicas_than_the_old_bound_all_stay_trusted() -> None:
+    now = time.time()
+    replicas = [SigningKey.generate() for _ in range(12)]
+    trust = TrustSet()
+    for i, key in enumerate(replicas):
+        trust = register(trust, key, now + 3600 + i)
+    assert all(key.kid in trust for key in replicas)
+
+
+def test_beyond_the_bound_the_keys_expiring_first_go_never_the_new_one() -> None:
+    now = time.time()
+    legacy = SigningKey.generate()  # registered without an expiry: nothing says it is in use
+    trust = register(TrustSet(), legacy, None)
+    keys = [SigningKey.generate() for _ in range(MAX_KEYS_PER_SIDECAR + 2)]
+    for i, key in enumerate(keys):
+        trust = register(trust, key, now + 10_000 - i)  # later registrations expire sooner
+    assert len([k for k in trust if k.issuer == "sidecar:billing"]) == MAX_KEYS_PER_SIDECAR
+    assert legacy.kid not in trust
+    assert keys[-1].kid in trust  # the one just registered stays even though it expires first
+    assert keys[-2].kid not in trust and keys[0].kid in trust
+
+
+def test_expired_keys_are_pruned_at_the_next_change_and_refreshing_extends() -> None:
+    now = time.time()
+    gone, alive = SigningKey.generate(), SigningKey.generate()
+    trust = TrustSet([TrustedKey.of(gone.public_key, "sidecar:billing", now - 1)])
+    trust = register(trust, alive, now + 100)
+    assert gone.kid not in trust and alive.kid in trust
+    same = add_sidecar_key(trust, "billing", alive.public_jwk(), int(now + 100))
+    assert [k.not_after for k in same] == [trust.get(alive.kid).not_after]  # type: ignore[union-attr]
+    extended = register(trust, alive, now + 200)
+    assert extended.get(alive.kid).not_after == int(now + 200)  # type: ignore[union-attr]
+
+
+@pytest.mark.nats
+@pytest.mark.timeout(60)
+def test_a_running_sidecar_refreshes_its_registration(plane: PlaneProcess) -> None:
+    key = SigningKey.generate()
+    options = RegistrationOptions(backoff_initial=0.05, key_ttl=3600, refresh=0.3)
+    registrar = PlaneRegistrar(plane.base_url, JOIN_SECRET, options=options)
+    registrar.register("billing", key.public_jwk())
+
+    async def run() -> list[float]:
+        seen: list[float] = []
+        await registrar.start()
+        try:
+            await asyncio.wait_for(registrar.done.wait(), 20)
+            deadline = time.monotonic() + 20
+            while len(set(seen)) < 3 and time.monotonic() < deadline:
+                if registrar.expires_at is not None:
+                    seen.append(registrar.expires_at)
+                await asyncio.sleep(0.1)
+        finally:
+            await registrar.stop()
+        return seen
+
+    seen = asyncio.run(run())
+    assert len(set(seen)) >= 3 and seen == sorted(seen)  # registered again, each time further out
+    assert registrar.status()["state"] == "registered"
+    trusted = TrustSet.from_jwks(plane.client(None).get("/.well-known/jwks.json").json()).get(key.kid)
+    assert trusted is not None and trusted.issuer == "sidecar:billing"
+    assert trusted.not_after is not None and abs(trusted.not_after - (time.time() + 3600)) < 30
