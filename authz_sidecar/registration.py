@@ -104,6 +104,7 @@ class PlaneRegistrar:
         self.registered_at: float | None = None
         self.expires_at: float | None = None
         self.done = asyncio.Event()
+        self._changed = asyncio.Event()  # a new key to register (after a rotation)
 
     @classmethod
     def from_files(cls, plane_url: str, join_secret_file: Path,
@@ -116,10 +117,11 @@ class PlaneRegistrar:
     # -- KeyRegistrar ------------------------------------------------------------------
 
     def register(self, service: str, jwk: Mapping[str, Any]) -> None:
-        """Remember the key to register; :meth:`start` sends it."""
+        """Remember the key to register; :meth:`start` sends it (at once when already running)."""
         self._pending = (service, {k: v for k, v in jwk.items() if k != "iss"})  # the plane sets the issuer
         self.kid = str(jwk.get("kid")) if jwk.get("kid") else None
         self.state = "pending"
+        self._changed.set()
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -128,7 +130,7 @@ class PlaneRegistrar:
         if self._pending is None or self._task is not None or self.state == "registered":
             return
         self.done = asyncio.Event()
-        self._task = asyncio.create_task(self._run(*self._pending), name="plane-key-registration")
+        self._task = asyncio.create_task(self._run(), name="plane-key-registration")
 
     async def stop(self) -> None:
         task, self._task = self._task, None
@@ -137,13 +139,17 @@ class PlaneRegistrar:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def _run(self, service: str, jwk: dict[str, Any]) -> None:
-        """Register, then keep registering every ``refresh`` so the key never expires while we run."""
+    async def _run(self) -> None:
+        """Register, then keep registering every ``refresh`` so the key never expires while we
+        run; a new key (:meth:`register` again, after a rotation) is registered at once."""
         async with AsyncPlaneClient(self.plane_url, token=self._secret, timeout=self.options.timeout,
                                     transport=self._transport) as client:
             while True:
-                await self._register(client, service, jwk)
-                await asyncio.sleep(self.options.refresh)
+                assert self._pending is not None
+                self._changed.clear()
+                await self._register(client, *self._pending)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), self.options.refresh)
 
     async def _register(self, client: AsyncPlaneClient, service: str, jwk: dict[str, Any]) -> None:
         delay = self.options.backoff_initial
@@ -155,6 +161,11 @@ class PlaneRegistrar:
                 if not isinstance(body, dict) or not isinstance(body.get("kid"), str):
                     raise Unavailable("the plane answered without the registered kid")
             except TenantGuardError as exc:
+                if exc.code == "key_revoked":  # the sidecar replaces it when the revocation reaches it
+                    self.state, self.last_error = "refused", f"{exc.code}: {exc.message}"[:300]
+                    log.error("the plane refuses this sidecar's key %s: it is revoked; waiting for the "
+                              "replacement key", self.kid)
+                    return
                 transient = exc.retryable or exc.http_status >= 500
                 self.state = "failed" if transient else "refused"
                 self.last_error = f"{exc.code}: {exc.message}"[:300]

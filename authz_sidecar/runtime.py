@@ -57,6 +57,7 @@ from tenantguard.exchange import (
     load_or_create_signing_key,
     propagation_mode,
     read_client_secret,
+    replace_signing_key,
 )
 from tenantguard.keys import SigningKey, TrustedKey, TrustSet, load_public_key_file
 from tenantguard.oidc import EdgeConfig, EdgeVerifier
@@ -433,6 +434,29 @@ class Sidecar:
     def register_exchange_key(self, registrar: KeyRegistrar | None = None) -> None:
         """Hand the public key to the trust publisher; the plane's registrar plugs in here."""
         (registrar or LocalTrustOnly()).register(self.config.service, self.exchange.jwks()["keys"][0])
+
+    def rotate_exchange_key_if_revoked(self) -> bool:
+        """Replace the exchange key when its kid is revoked; True when it did.
+
+        Every verifier refuses tokens signed by a revoked kid, so the sidecar would
+        otherwise mint only refused tokens until an operator deleted its key file. The
+        new key is persisted, trusted locally and registered with the plane (which
+        refuses to register a revoked kid again).
+        """
+        old = self.own_key
+        if old.kid not in self.revocations.kids:
+            return False
+        key = replace_signing_key(self.config.state_dir, self.exchange.key.alg)
+        self.exchange.key = key
+        self.own_key = TrustedKey.of(key.public_key, sidecar_issuer(self.config.service))
+        if old.kid in self.trust:
+            self.trust.remove(old.kid)
+        self.trust.add(self.own_key)
+        self._own_key_in_plane = self._own_key_withdrawn = False
+        self.verifier.invalidate()
+        self.register_exchange_key(self.registrar)
+        log.warning("exchange key %s is revoked; now signing with %s", old.kid, key.kid)
+        return True
 
     def propagation_mode(self, target: str) -> PropagationMode:
         """forward / exchange / deny for an outbound call from this service to ``target``."""

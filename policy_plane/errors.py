@@ -27,6 +27,13 @@ class Forbidden(TenantGuardError):
     grpc_status = GRPC_PERMISSION_DENIED
 
 
+class KeyRevoked(TenantGuardError):
+    """The key's kid is revoked: it may never be trusted again (generate a new key)."""
+
+    code = "key_revoked"
+    http_status = 409
+
+
 class PolicyTestsFailed(TenantGuardError):
     """The bundle's Rego tests did not all pass; ``detail.failed`` names them."""
 

@@ -12,14 +12,14 @@ out of band, and a sidecar key enters only through its join secret.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from tenantguard import topology as topo
 from tenantguard.errors import InvalidInput, KeyMaterialError
-from tenantguard.keys import TrustedKey, TrustSet, public_key_from_jwk
+from tenantguard.keys import TrustedKey, TrustSet, key_id, public_key_from_jwk
 
-from .errors import NotFound
+from .errors import KeyRevoked, NotFound
 
 # One key per live sidecar replica (each generates its own), plus the keys of replicas
 # restarted within their registration's lifetime: sidecars register with a not_after
@@ -47,6 +47,20 @@ def _key(jwk: Mapping[str, Any], issuer: str, not_after: float | None) -> Truste
     if jwk.get("kid", key.kid) != key.kid:
         raise KeyMaterialError(f"JWK kid {jwk.get('kid')!r:.80} is not its RFC 7638 thumbprint {key.kid}")
     return key
+
+
+def refuse_revoked(jwk: Mapping[str, Any], revoked: Collection[str]) -> str:
+    """The JWK's kid (its RFC 7638 thumbprint), unless that kid is revoked (:class:`KeyRevoked`).
+
+    A revoked kid is refused by every verifier anyway; trusting it again would only make
+    the trust set lie, and a sidecar that still holds a leaked key must rotate instead.
+    """
+    if not isinstance(jwk, Mapping):
+        raise InvalidInput("jwk must be a JSON object")
+    kid = key_id(public_key_from_jwk(jwk))
+    if kid in revoked:
+        raise KeyRevoked(f"key {kid} is revoked and cannot be trusted again; generate a new key", kid=kid)
+    return kid
 
 
 def add_issuer_key(current: TrustSet, jwk: Mapping[str, Any], not_after: Any = None) -> list[TrustedKey]:

@@ -142,6 +142,8 @@ class RevocationsFollower:
         self._rescanned = False
         self.kept.append(_Kept(data.decode("ascii"), forget_after))
         self._ctx.metrics.events_applied.labels(self.kind).inc()
+        if event.payload.get("kind") == "kid":
+            self._ctx.sidecar.rotate_exchange_key_if_revoked()  # our own key revoked: stop signing with it
         return True
 
     def to_keep(self, now: float) -> list[str]:

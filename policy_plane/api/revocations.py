@@ -29,13 +29,23 @@ class RevocationIn(BaseModel):
 @router.post("")
 async def revoke(body: RevocationIn, request: Request,
                  who: Annotated[Principal, Depends(require_admin)]) -> dict[str, Any]:
-    """Publish one ``revocation`` event; every sidecar applies it. Returns its sequence."""
+    """Publish one ``revocation`` event; every sidecar applies it. Returns its sequence.
+
+    A revoked ``kid`` also leaves the token trust set (when it is in it), so the JWKS never
+    lists a key every verifier refuses; the plane refuses to trust it again.
+    """
     plane = plane_of(request)
     payload = revocation_payload(body.model_dump(exclude_none=True))
     seq = await plane.revoke(payload)
     plane.audit.record(who.actor, "revocations.add", seq=seq, **payload)
     plane.metrics.admin_changes.labels("revocations.add").inc()
-    return {"seq": seq, "revocation": payload}
+    answer: dict[str, Any] = {"seq": seq, "revocation": payload}
+    if payload["kind"] == "kid" and payload["kid"] in plane.state.trust:
+        kid = payload["kid"]
+        trust_seq, _ = await plane.change_trust(lambda current: [k for k in current if k.kid != kid])
+        plane.audit.record(who.actor, "trust.remove_key", kid=kid, trust_seq=trust_seq, reason="revoked")
+        answer["trust_seq"] = trust_seq
+    return answer
 
 
 @router.get("")

@@ -7,11 +7,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 from tenantguard.errors import InvalidInput
-from tenantguard.keys import key_id, public_key_from_jwk
 from tenantguard.topology import sidecar_issuer
 
 from ..config import SERVICE_RE
-from ..trust import add_issuer_key, add_sidecar_key, remove_key
+from ..trust import add_issuer_key, add_sidecar_key, refuse_revoked, remove_key
 from .auth import Principal, plane_of, require_admin, require_sidecar
 
 router = APIRouter(tags=["trust"])
@@ -41,7 +40,7 @@ async def add_issuer(body: KeyIn, request: Request,
                      who: Annotated[Principal, Depends(require_admin)]) -> dict[str, Any]:
     """Trust one more issuer key (the JWK names its issuer in ``iss``). Rotation: add the new, later remove the old."""
     plane = plane_of(request)
-    kid = key_id(public_key_from_jwk(body.jwk))
+    kid = refuse_revoked(body.jwk, plane.state.revocation_list.kids)
     seq, changed = await plane.change_trust(lambda current: add_issuer_key(current, body.jwk, body.not_after))
     issuer = str(body.jwk.get("iss"))
     plane.audit.record(who.actor, "trust.add_issuer_key", kid=kid, issuer=issuer, not_after=body.not_after,
@@ -68,13 +67,14 @@ async def register_sidecar_key(body: KeyIn, request: Request,
 
     The key is trusted for issuer ``sidecar:<service>`` only, until ``not_after`` when given
     (sidecars register with one and refresh it while they run). Registering the same key
-    with the same ``not_after`` changes nothing; a later one extends it.
+    with the same ``not_after`` changes nothing; a later one extends it. A revoked kid is
+    refused (409 ``key_revoked``): the sidecar must rotate.
     """
     if SERVICE_RE.fullmatch(service) is None or service == "all":
         raise InvalidInput(f"service must match {SERVICE_RE.pattern}", field="service")
     who = await require_sidecar(request, service)
     plane = plane_of(request)
-    kid = key_id(public_key_from_jwk(body.jwk))
+    kid = refuse_revoked(body.jwk, plane.state.revocation_list.kids)
     seq, changed = await plane.change_trust(lambda current: add_sidecar_key(current, service, body.jwk,
                                                                             body.not_after))
     plane.audit.record(who.actor, "trust.register_sidecar_key", service=service, kid=kid, trust_seq=seq,

@@ -366,6 +366,16 @@ def load_or_create_signing_key(state_dir: Path | None, alg: Algorithm = DEFAULT_
     return key
 
 
+def replace_signing_key(state_dir: Path | None, alg: Algorithm = DEFAULT_ALGORITHM) -> SigningKey:
+    """A new exchange signing key, replacing the persisted one (0600, atomically) when
+    there is a ``state_dir``: for a key that was revoked, which must never sign again."""
+    key = SigningKey.generate(alg)
+    if state_dir is not None:
+        write_private(state_dir / KEY_FILE, key.private_pem())
+    log.warning("generated replacement exchange signing key %s", key.kid)
+    return key
+
+
 class KeyRegistrar(Protocol):
     """Hands the sidecar's public key to whoever publishes trust (the plane, later).
 

@@ -189,3 +189,36 @@ def test_a_join_secret_file_others_can_read_is_refused_at_start(cluster: Cluster
                           capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "listening" not in done.stdout
     assert "chmod 600" in done.stderr and secret not in done.stderr + done.stdout
+
+
+def test_a_revoked_sidecar_key_is_replaced_and_can_never_be_registered_again(cluster: Cluster) -> None:
+    """An operator revokes a sidecar's exchange key (say it leaked). The sidecar learns it over
+    NATS, generates and persists a new key and registers that one; the plane refuses the old one."""
+    proc = cluster.start_sidecar("exports", name="sidecar-exports-rotation")
+    try:
+        def status() -> dict[str, Any]:
+            return httpx.get(f"{proc.url}/v1/status", timeout=10).json()
+
+        def own_jwk() -> dict[str, Any]:
+            jwk: dict[str, Any] = httpx.get(f"{proc.url}/v1/keys", timeout=10).json()["keys"][0]
+            return jwk
+
+        def own_kid() -> str:
+            return str(own_jwk()["kid"])
+
+        eventually(lambda: status()["registration"]["state"] == "registered", "exports registered its key")
+        old_jwk = {k: v for k, v in own_jwk().items() if k != "iss"}
+        old = str(old_jwk["kid"])
+        cluster.revoke(kind="kid", kid=old)
+        new = eventually(lambda: own_kid() != old and own_kid(), "exports replaced its revoked key")
+        eventually(lambda: status()["registration"]["kid"] == new and status()["registration"]["state"] == "registered"
+                   and new in {k["kid"] for k in cluster.jwks()["keys"]}, "the new key registered and published")
+        persisted = SigningKey.load(cluster.state_dir("exports") / "exchange" / "signing-key.pem")
+        assert persisted.kid == new  # a restart keeps the new key, not the revoked one
+        assert status()["trust"]["own_key_trusted"] and status()["trust"]["own_kid"] == new
+        with cluster.plane_http(token=cluster.join_secret_file("exports").read_text().strip()) as client:
+            again = client.post("/v1/trust/sidecars/exports/keys", json={"jwk": old_jwk})
+        assert again.status_code == 409 and again.json()["error"] == "key_revoked", again.text
+        assert old not in {k["kid"] for k in cluster.jwks()["keys"]}
+    finally:
+        proc.stop()
