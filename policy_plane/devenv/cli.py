@@ -17,7 +17,7 @@ demo_app = typer.Typer(help="Start everything, play a narrated multi-tenant stor
                        invoke_without_command=True, no_args_is_help=False)
 
 BundleOption = Annotated[Path | None, typer.Option(
-    "--bundle", file_okay=False, help="Bundle source directory (default: the repository's bundles/tenantguard)")]
+    "--bundle", file_okay=False, help="Bundle source directory (default: the example bundle, bundles/tenantguard)")]
 
 
 @dev_app.callback(invoke_without_command=True)

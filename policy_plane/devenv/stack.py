@@ -41,8 +41,11 @@ _POLL: Final = 0.01
 
 
 def default_bundle_dir() -> Path:
-    """``bundles/tenantguard`` of the source tree this package runs from (an editable install)."""
-    return Path(__file__).resolve().parents[2] / "bundles" / "tenantguard"
+    """The example bundle: ``bundles/tenantguard`` of the source tree this package runs from
+    (a checkout or an editable install), else the copy a wheel carries (``example_bundle``)."""
+    here = Path(__file__).resolve().parent
+    source_tree = here.parents[1] / "bundles" / "tenantguard"
+    return source_tree if (source_tree / ".manifest").is_file() else here / "example_bundle"
 
 
 def bundle_revision(source: Path) -> str:
