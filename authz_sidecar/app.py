@@ -75,6 +75,24 @@ def create_api(sidecar: Sidecar) -> FastAPI:
     app.add_middleware(RequestGuard, max_body_bytes=sidecar.config.max_body_bytes,
                        loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS)
     install_error_handlers(app, realm=REALM)
-    for router in (native.router, authzen.router, opa_compat.router, ops.router, exchange.router):
+    for router in (native.router, authzen.router, opa_compat.router, ops.probes, ops.router, exchange.router):
         app.include_router(router)
     return app
+
+
+OPS_MAX_BODY = 1024
+
+
+def create_ops_app(sidecar: Sidecar) -> ASGIApp:
+    """The ops listener (``--ops-port``): ``/health``, ``/ready`` and ``/metrics`` only.
+
+    Meant to be bound to the pod IP so the kubelet and Prometheus can reach them while
+    every decision, exchange and status route stays on the loopback listener. Nothing
+    here reads a token or answers a question; bodies are refused beyond 1 KiB.
+    """
+    app = FastAPI(title=f"tenantguard sidecar ops ({sidecar.config.service})", version=__version__,
+                  docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.sidecar = sidecar
+    install_error_handlers(app, realm=REALM)
+    app.include_router(ops.probes)
+    return RequestGuard(app, max_body_bytes=OPS_MAX_BODY)

@@ -39,6 +39,11 @@ def serve(
     grpc_port: Annotated[int, typer.Option(envvar=ENV + "GRPC_PORT",
                                            help="Envoy ext_authz gRPC port (-1 disables)")] = DEFAULT_GRPC_PORT,
     uds: Annotated[Path | None, typer.Option(envvar=ENV + "UDS", help="Serve HTTP on this unix socket instead")] = None,
+    ops_port: Annotated[int, typer.Option(envvar=ENV + "OPS_PORT", help=(
+        "Serve /health, /ready and /metrics (nothing else) on this port too, on --ops-host: for kubelet "
+        "probes and Prometheus while the decision doors stay on loopback (-1 disables)"))] = -1,
+    ops_host: Annotated[str, typer.Option(envvar=ENV + "OPS_HOST",
+                                          help="Bind address of the ops listener")] = "0.0.0.0",  # noqa: S104
     decision: Annotated[str | None, typer.Option(envvar=ENV + "DECISION",
                                                  help="Decision rule, e.g. data.tenantguard.decision")] = None,
     require_token: Annotated[bool, typer.Option(envvar=ENV + "REQUIRE_TOKEN",
@@ -82,6 +87,7 @@ def serve(
         service=service, bundle_file=bundle, bundle_keys=tuple(bundle_key or ()), trust_file=trust,
         relations_file=relations, state_dir=state_dir, host=host, port=port,
         grpc_port=None if grpc_port < 0 else grpc_port, uds=uds, decision=decision,
+        ops_port=None if ops_port < 0 else ops_port, ops_host=ops_host,
         require_token=require_token, loopback_only=not allow_remote,
         algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes, decision_memo_size=decision_memo,
         exchange_lifetime=exchange_lifetime, exchange_max_act_depth=exchange_max_act_depth,

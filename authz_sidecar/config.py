@@ -33,6 +33,8 @@ class SidecarConfig:
     port: int = DEFAULT_HTTP_PORT
     grpc_port: int | None = DEFAULT_GRPC_PORT
     uds: Path | None = None
+    ops_port: int | None = None  # /health, /ready, /metrics on a listener of their own (e.g. the pod IP)
+    ops_host: str = "0.0.0.0"  # noqa: S104 - the ops listener exists to be reached from outside the pod
     decision: str | None = None  # overrides the bundle's manifest metadata.decision
     require_token: bool = False
     loopback_only: bool = True
@@ -58,12 +60,14 @@ class SidecarConfig:
     def __post_init__(self) -> None:
         if not self.service or not self.service.replace("-", "").replace("_", "").isalnum():
             raise ConfigError("service must be a non-empty name of letters, digits, '-' or '_'")
-        for name in ("port", "grpc_port"):
+        for name in ("port", "grpc_port", "ops_port"):
             port = getattr(self, name)
             if port is not None and not 0 <= port <= 65535:
                 raise ConfigError(f"{name} must be within 0..65535")
         if not 0 <= self.leeway <= MAX_LEEWAY:
             raise ConfigError(f"leeway must be within 0..{MAX_LEEWAY:.0f} s")
+        if self.ops_port and self.ops_port in (self.port, self.grpc_port) and self.ops_host == self.host:
+            raise ConfigError("--ops-port must differ from --port and --grpc-port")
         if not 1024 <= self.max_body_bytes <= 16 * 1024 * 1024:
             raise ConfigError("max_body_bytes must be within 1 KiB..16 MiB")
         if not 1 <= self.max_evaluations <= 1024:

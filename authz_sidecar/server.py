@@ -21,7 +21,7 @@ import uvicorn
 from starlette.types import ASGIApp
 from tenantguard.serving import bind_tcp, bind_unix
 
-from .app import create_app
+from .app import create_app, create_ops_app
 from .decision_log import NatsSink
 from .feed import Feed
 from .grpc_ext_authz import GrpcDoor, start_grpc
@@ -34,10 +34,14 @@ log = logging.getLogger(__name__)
 class Listening:
     http: str
     grpc: str | None
+    ops: str | None = None
 
     def announce(self) -> None:
         """One JSON line on stdout that supervisors (and tests) can wait for."""
-        print(json.dumps({"event": "listening", "http": self.http, "grpc": self.grpc}), flush=True)
+        line = {"event": "listening", "http": self.http, "grpc": self.grpc}
+        if self.ops is not None:
+            line["ops"] = self.ops
+        print(json.dumps(line), flush=True)
 
 
 async def serve(sidecar: Sidecar, stop: asyncio.Event | None = None) -> None:
@@ -90,6 +94,7 @@ async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event) -> None:
     uv = uvicorn.Server(uvicorn_config(create_app(sidecar)))
     uv.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals
     http_task = asyncio.create_task(uv.serve(sockets=[sock]))
+    ops = await _start_ops(sidecar) if config.ops_port is not None else None
     door: GrpcDoor | None = None
     if config.grpc_port is not None:
         door = await start_grpc(sidecar, config.host, config.grpc_port)
@@ -98,12 +103,32 @@ async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event) -> None:
     if http_task.done():
         http_task.result()  # surface the startup error
     http_addr = str(config.uds) if config.uds else "{}:{}".format(*sock.getsockname()[:2])
-    Listening(http_addr, f"{config.host}:{door.port}" if door else None).announce()
+    Listening(http_addr, f"{config.host}:{door.port}" if door else None, ops[2] if ops else None).announce()
     await stop.wait()
     uv.should_exit = True
+    if ops is not None:
+        ops[0].should_exit = True
     if door is not None:
         await door.server.stop(grace=2)
     await http_task
+    if ops is not None:
+        await ops[1]
+
+
+async def _start_ops(sidecar: Sidecar) -> tuple[uvicorn.Server, asyncio.Task[None], str]:
+    """The ops listener (``--ops-port``): probes and metrics only, on ``--ops-host``."""
+    config = sidecar.config
+    assert config.ops_port is not None
+    sock = bind_tcp(config.ops_host, config.ops_port)
+    server = uvicorn.Server(uvicorn.Config(create_ops_app(sidecar), log_level="warning", access_log=False,
+                                           lifespan="off", proxy_headers=False, server_header=False))
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started and not task.done():
+        await asyncio.sleep(0.01)
+    if task.done():
+        task.result()
+    return server, task, "{}:{}".format(*sock.getsockname()[:2])
 
 
 def run(sidecar: Sidecar) -> None:

@@ -12,15 +12,16 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from ..runtime import Sidecar
 
 router = APIRouter(tags=["operations"])
+probes = APIRouter(tags=["operations"])  # also served on the ops listener (--ops-port)
 
 
-@router.get("/health")  # type: ignore[untyped-decorator]
+@probes.get("/health")  # type: ignore[untyped-decorator]
 async def health() -> dict[str, str]:
     """The process is up (says nothing about whether it can decide)."""
     return {"status": "ok"}
 
 
-@router.get("/ready")  # type: ignore[untyped-decorator]
+@probes.get("/ready")  # type: ignore[untyped-decorator]
 async def ready(request: Request) -> JSONResponse:
     """Ready only once a verified bundle is active: before that every decision would deny."""
     sidecar: Sidecar = request.app.state.sidecar
@@ -47,7 +48,7 @@ async def relations_digest(request: Request) -> dict[str, Any]:
     return {"seq": view.seq, "count": view.count, "digest": await asyncio.to_thread(view.digest)}
 
 
-@router.get("/metrics")  # type: ignore[untyped-decorator]
+@probes.get("/metrics")  # type: ignore[untyped-decorator]
 async def metrics(request: Request) -> Response:
     sidecar: Sidecar = request.app.state.sidecar
     return Response(generate_latest(sidecar.metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -19,6 +19,7 @@ class SidecarProcess:
     proc: subprocess.Popen[str]
     http: str
     grpc: str | None
+    ops: str | None = None
 
     @property
     def base_url(self) -> str:
@@ -41,7 +42,7 @@ def start_sidecar(args: list[str], *, timeout: float = 20.0) -> SidecarProcess:
                             stderr=subprocess.PIPE, text=True, env=env)
     event, _ = wait_for_announcement(proc, "listening", timeout)
     if event is not None:
-        return SidecarProcess(proc, event["http"], event.get("grpc"))
+        return SidecarProcess(proc, event["http"], event.get("grpc"), event.get("ops"))
     proc.kill()
     _, err = proc.communicate(timeout=5)
     raise RuntimeError(f"sidecar did not start (exit {proc.returncode}):\n{err[-3000:]}")
