@@ -389,7 +389,7 @@ class Sidecar:
         impure = list(getattr(active.policy, "impure_builtins", ())) if active else []
         if self.memo is None:
             return {"enabled": False, "reason": "disabled (--decision-memo 0)"}
-        if active is not None and not active.policy.pure:
+        if active is not None and not getattr(active.policy, "pure", False):
             return {"enabled": False, "reason": "the policy reads the clock, chance or the network",
                     "impure_builtins": impure, **self.memo.stats()}
         return {"enabled": True, **self.memo.stats()}

@@ -327,7 +327,7 @@ class DecisionCore:
         """The policy's verdict: reused from the memo when this exact question was
         decided on the same revision and relations state, evaluated otherwise."""
         memo = self.memo
-        if memo is None or not active.policy.pure:
+        if memo is None or not getattr(active.policy, "pure", False):  # unknown engines: never reused
             return self._evaluate_policy(active, view, request, tenant, subject)
         key = question_key(request.subject, request.action, request.resource, request.context)
         if key is None:

@@ -9,6 +9,7 @@ from threads racing relation changes.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 from tenantguard.decision import RELATED_EXTENSION, DecisionCore, DecisionRecord, DecisionRequest, PolicyRevision
@@ -213,3 +214,23 @@ def test_threads_racing_relation_changes_never_see_a_stale_verdict(index: Relati
             thread.join()
     assert wrong == []
     assert memo.hits > 0 and memo.epochs >= 200
+
+
+class CountingPolicy:
+    """A policy object from another engine: it does not say whether it is pure."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def evaluate(self, entrypoint: str, input: Any) -> Any:
+        self.calls += 1
+        return True
+
+
+def test_a_policy_that_does_not_say_it_is_pure_is_evaluated_every_time(index: RelationIndex,
+                                                                       memo: VerdictMemo) -> None:
+    policy = CountingPolicy()
+    core = DecisionCore("billing", index, memo=memo)
+    core.activate(PolicyRevision(revision="other", policy=policy))
+    assert all(decide(core, question(), claims()).allow for _ in range(3))
+    assert policy.calls == 3 and memo.hits == memo.misses == 0
