@@ -23,10 +23,10 @@ from . import wire
 from .base import (
     MAX_RESPONSE_BYTES,
     ClientSettings,
-    json_body,
     log_denied,
     merge_defaults,
     outcome,
+    request_kwargs,
     should_retry,
     transport_unavailable,
 )
@@ -141,7 +141,7 @@ class AsyncAuthzClient:
     async def _exchange(self, call: Call) -> tuple[int, bytes | None]:
         """One request: its status and body (None when over ``MAX_RESPONSE_BYTES``, unread)."""
         async with self._http().request(call.method, self._base_url + call.path, allow_redirects=False,
-                                        **_request_kwargs(call)) as response:
+                                        **request_kwargs(call, raw_body="data")) as response:
             if (response.content_length or 0) > MAX_RESPONSE_BYTES:
                 return response.status, None
             content = bytearray()
@@ -173,16 +173,3 @@ def _new_session(settings: ClientSettings) -> aiohttp.ClientSession:
         sock_connect=timeout.connect, sock_read=timeout.read)
     return aiohttp.ClientSession(connector=connector, timeout=client_timeout, trust_env=False,
                                  headers={"Accept": "application/json", "User-Agent": "tenantguard-sdk"})
-
-
-def _request_kwargs(call: Call) -> dict[str, Any]:
-    """``Call`` as aiohttp request arguments (JSON compact, as the blocking client sends it)."""
-    kwargs: dict[str, Any] = {"headers": dict(call.headers)}
-    if call.json is not None:
-        kwargs["data"] = json_body(call.json)
-        kwargs["headers"]["Content-Type"] = "application/json"
-    elif call.form is not None:
-        kwargs["data"] = dict(call.form)
-    if call.params is not None:
-        kwargs["params"] = dict(call.params)
-    return kwargs

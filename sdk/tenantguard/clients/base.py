@@ -83,13 +83,14 @@ def json_body(doc: Mapping[str, Any]) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode()
 
 
-def request_kwargs(call: Call) -> dict[str, Any]:
-    """``Call`` as httpx request arguments (the blocking client)."""
+def request_kwargs(call: Call, *, raw_body: str = "content") -> dict[str, Any]:
+    """``Call`` as request arguments: httpx takes raw bytes as ``content`` (the default),
+    aiohttp as ``data``; both take a form as ``data`` and the query as ``params``."""
     kwargs: dict[str, Any] = {"headers": dict(call.headers)}
     if call.json is not None:
-        kwargs["content"] = json_body(call.json)
+        kwargs[raw_body] = json_body(call.json)
         kwargs["headers"]["Content-Type"] = "application/json"
-    if call.form is not None:
+    elif call.form is not None:
         kwargs["data"] = dict(call.form)
     if call.params is not None:
         kwargs["params"] = dict(call.params)
