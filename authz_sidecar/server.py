@@ -14,6 +14,7 @@ import json
 import logging
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,7 +60,7 @@ async def serve(sidecar: Sidecar, stop: asyncio.Event | None = None) -> None:
     if sidecar.registrar is not None:  # --plane-url: register the exchange key, in the background
         await sidecar.registrar.start()
     try:
-        await _serve_doors(sidecar, stop)
+        await _serve_doors(sidecar, stop, on_stop=feed.persist if feed is not None else None)
     finally:
         if sidecar.registrar is not None:
             await sidecar.registrar.stop()
@@ -88,7 +89,8 @@ def uvicorn_config(app: ASGIApp) -> uvicorn.Config:
                           proxy_headers=False, server_header=False)
 
 
-async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event) -> None:
+async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event,
+                       on_stop: Callable[[], Awaitable[None]] | None = None) -> None:
     config = sidecar.config
     sock = bind_unix(str(config.uds)) if config.uds else bind_tcp(config.host, config.port)
     uv = uvicorn.Server(uvicorn_config(create_app(sidecar)))
@@ -105,6 +107,13 @@ async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event) -> None:
     http_addr = str(config.uds) if config.uds else "{}:{}".format(*sock.getsockname()[:2])
     Listening(http_addr, f"{config.host}:{door.port}" if door else None, ops[2] if ops else None).announce()
     await stop.wait()
+    if on_stop is not None:
+        # Persist the feed's state before the drains below: a supervisor that loses patience
+        # with a slow shutdown (SIGKILL) must not cost the relations a restart serves from.
+        try:
+            await on_stop()
+        except Exception:  # the final persist after the feed stops tries again
+            log.exception("persisting the feed state at stop failed")
     uv.should_exit = True
     if ops is not None:
         ops[0].should_exit = True

@@ -8,7 +8,10 @@ deadline that only bounds a hang; nothing asserts on how long anything took.
 
 from __future__ import annotations
 
+import signal
+import socket
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,8 @@ from tenantguard import topology
 from tenantguard.events import sign_batch
 from tenantguard.keys import SigningKey, TrustSet, write_private
 from tenantguard.relations import ChangeBatch, RelationChange, Relationship
+
+from authz_sidecar.feed.store import FeedStore
 
 from .cluster import SERVICES, TENANTGUARD, Cluster, eventually, metric, publish_js
 
@@ -222,3 +227,29 @@ def test_a_revoked_sidecar_key_is_replaced_and_can_never_be_registered_again(clu
         assert old not in {k["kid"] for k in cluster.jwks()["keys"]}
     finally:
         proc.stop()
+
+
+def test_a_sidecar_killed_during_a_slow_shutdown_keeps_what_it_applied(cluster: Cluster) -> None:
+    """SIGTERM, then a supervisor that loses patience (SIGKILL) while the HTTP drain still waits
+    for an unfinished request: the feed's state was persisted first, so a restart serves it."""
+    proc = cluster.start_sidecar("exports", name="sidecar-exports-slow-stop")
+    try:
+        token = cluster.write("acme/project:p9#member@user:zed")
+        eventually(lambda: httpx.get(f"{proc.url}/v1/status", timeout=10).json()["relations_seq"] >= token,
+                   "exports applied the write")
+        host, port = proc.http.rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=10) as held:
+            # headers and half a body: uvicorn's graceful drain waits for this request to finish
+            held.sendall(b"POST /v1/check HTTP/1.1\r\nHost: sidecar\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 100\r\n\r\n{")
+            time.sleep(0.2)
+            proc.popen.send_signal(signal.SIGTERM)
+            time.sleep(2.0)  # less than the drain's 5 s
+            assert proc.alive(), "the drain should still be waiting for the held request"
+            proc.popen.kill()
+            proc.popen.wait(timeout=5)
+    finally:
+        proc.stop()
+    index = FeedStore(cluster.state_dir("exports") / "feed").load_relations()
+    assert index is not None and index.applied_seq >= token
+    assert index.check("acme", "project:p9", "member", "user:zed")
