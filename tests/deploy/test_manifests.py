@@ -228,6 +228,14 @@ def sidecar_app() -> Any:
 
 
 @pytest.fixture(scope="module")
+def sidecar_ops_app() -> Any:
+    from authz_sidecar.app import create_ops_app
+    from authz_sidecar.runtime import Sidecar
+
+    return create_ops_app(Sidecar.from_config(sidecar_config.SidecarConfig(service="billing")))
+
+
+@pytest.fixture(scope="module")
 def plane_app() -> Any:
     from tenantguard.keys import SigningKey
 
@@ -396,7 +404,9 @@ def test_sidecar_ports_and_bind_address(monkeypatch: pytest.MonkeyPatch) -> None
     assert params["host"] == "127.0.0.1", "the sidecar must stay on loopback inside the pod"
     assert params["allow_remote"] is False
     assert params["uds"] is None
-    assert sorted(_ports(container).values()) == sorted([params["port"], params["grpc_port"]])
+    assert sorted(_ports(container).values()) == sorted([params["port"], params["grpc_port"], params["ops_port"]])
+    # the ops listener (probes, metrics) is the one part bound to the pod IP
+    assert params["ops_port"] > 0 and params["ops_host"] == "0.0.0.0"  # noqa: S104 - on purpose: the pod IP
     # ...and the manifests say what the docs say: the code's defaults.
     assert params["port"] == sidecar_config.DEFAULT_HTTP_PORT
     assert params["grpc_port"] == sidecar_config.DEFAULT_GRPC_PORT
@@ -585,11 +595,16 @@ def _deploy_with_secrets(tmp_path: Path) -> Path:
 # ================================================================================= probes
 
 
-def test_probe_paths_exist_on_the_apps(sidecar_app: Any, plane_app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_probe_paths_exist_on_the_apps(sidecar_app: Any, sidecar_ops_app: Any, plane_app: Any,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
     apps = {"sidecar": sidecar_app, "plane": plane_app}
     for workload, _pod, container in _tenantguard_containers():
         service = container["args"][0]
         _path, params = _parse(container, monkeypatch)
+        # the listener a probe reaches: the sidecar's ops listener when it has one, else the app's own
+        host, listens, app = params["host"], params["port"], apps[service]
+        if params.get("ops_port") is not None and params["ops_port"] >= 0:
+            host, listens, app = params["ops_host"], params["ops_port"], sidecar_ops_app
         kinds = {}
         for kind in ("startupProbe", "livenessProbe", "readinessProbe"):
             probe = container.get(kind)
@@ -597,29 +612,38 @@ def test_probe_paths_exist_on_the_apps(sidecar_app: Any, plane_app: Any, monkeyp
             if "httpGet" in probe:
                 path = probe["httpGet"]["path"]
                 port = _port_of(container, probe["httpGet"]["port"])
-                assert params["host"] not in ("127.0.0.1", "::1", "localhost"), \
+                assert host not in ("127.0.0.1", "::1", "localhost"), \
                     "the kubelet probes the pod IP; a loopback listener never answers it"
             else:
                 command = probe["exec"]["command"]
                 url = urlsplit(command[-1])
                 assert command[:2] == ["python", "-c"], command
                 compile(command[2], "<probe>", "exec")
-                assert url.hostname == params["host"], url
+                assert url.hostname == host, url
                 path, port = url.path, url.port
-            assert port == params["port"], f"{kind} probes port {port}, the service listens on {params['port']}"
-            assert _route_exists(apps[service], path), f"{service} has no route {path}"
+            assert port == listens, f"{kind} probes port {port}, the service listens on {listens}"
+            assert _route_exists(app, path), f"{service} has no route {path}"
             kinds[kind] = path
         assert kinds["readinessProbe"] == "/ready"
         assert kinds["livenessProbe"] == "/health"
 
 
-def test_sidecar_probe_paths_are_open_to_its_own_probe() -> None:
-    # The exec probe calls from loopback; the routes must not need a token either.
-    from authz_sidecar.http.limits import OPEN_PATHS
-
+def test_sidecar_probes_reach_the_ops_listener_from_off_the_pod(sidecar_ops_app: Any) -> None:
+    """The kubelet is not on the pod's loopback: its probe must pass from a remote address, with
+    no token, and the same listener must not answer a decision."""
     _workload, _pod, container = _sidecar()
+
+    async def get(path: str, method: str = "GET") -> int:
+        transport = httpx.ASGITransport(app=sidecar_ops_app, client=("10.0.0.1", 40000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://10.0.0.2") as client:
+            return (await client.request(method, path)).status_code
+
     for kind in ("startupProbe", "livenessProbe", "readinessProbe"):
-        assert urlsplit(container[kind]["exec"]["command"][-1]).path in OPEN_PATHS
+        probe = container[kind]["httpGet"]
+        assert probe["port"] == "tg-ops"
+        assert asyncio.run(get(probe["path"])) in (200, 503)  # 503: not ready yet, a real answer
+    assert asyncio.run(get("/metrics")) == 200
+    assert asyncio.run(get("/v1/check", "POST")) == 404
 
 
 # ======================================================================= pods and objects
