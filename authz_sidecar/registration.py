@@ -34,7 +34,7 @@ import logging
 import random
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -105,6 +105,8 @@ class PlaneRegistrar:
         self.expires_at: float | None = None
         self.done = asyncio.Event()
         self._changed = asyncio.Event()  # a new key to register (after a rotation)
+        # Called when the plane refuses the key as revoked; it must register a new key.
+        self.on_revoked: Callable[[], None] | None = None
 
     @classmethod
     def from_files(cls, plane_url: str, join_secret_file: Path,
@@ -161,10 +163,11 @@ class PlaneRegistrar:
                 if not isinstance(body, dict) or not isinstance(body.get("kid"), str):
                     raise Unavailable("the plane answered without the registered kid")
             except TenantGuardError as exc:
-                if exc.code == "key_revoked":  # the sidecar replaces it when the revocation reaches it
+                if exc.code == "key_revoked":  # never to be trusted again: a new key, registered next
                     self.state, self.last_error = "refused", f"{exc.code}: {exc.message}"[:300]
-                    log.error("the plane refuses this sidecar's key %s: it is revoked; waiting for the "
-                              "replacement key", self.kid)
+                    log.error("the plane refuses this sidecar's key %s: it is revoked", self.kid)
+                    if self.on_revoked is not None:
+                        self.on_revoked()
                     return
                 transient = exc.retryable or exc.http_status >= 500
                 self.state = "failed" if transient else "refused"

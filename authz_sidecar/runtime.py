@@ -145,6 +145,7 @@ class Sidecar:
                       **exchange_settings(config))
         if config.plane_url is not None and config.join_secret_file is not None:
             sidecar.registrar = PlaneRegistrar.from_files(config.plane_url, config.join_secret_file)
+            sidecar.registrar.on_revoked = sidecar.rotate_exchange_key  # the plane knew before our feed did
         sidecar.register_exchange_key(sidecar.registrar)
         if config.state_dir is not None:
             sidecar._load_persisted()
@@ -443,9 +444,14 @@ class Sidecar:
         new key is persisted, trusted locally and registered with the plane (which
         refuses to register a revoked kid again).
         """
-        old = self.own_key
-        if old.kid not in self.revocations.kids:
+        if self.own_key.kid not in self.revocations.kids:
             return False
+        self.rotate_exchange_key()
+        return True
+
+    def rotate_exchange_key(self) -> None:
+        """A new exchange key: persisted, trusted locally instead of the old one, registered."""
+        old = self.own_key
         key = replace_signing_key(self.config.state_dir, self.exchange.key.alg)
         self.exchange.key = key
         self.own_key = TrustedKey.of(key.public_key, sidecar_issuer(self.config.service))
@@ -455,8 +461,7 @@ class Sidecar:
         self._own_key_in_plane = self._own_key_withdrawn = False
         self.verifier.invalidate()
         self.register_exchange_key(self.registrar)
-        log.warning("exchange key %s is revoked; now signing with %s", old.kid, key.kid)
-        return True
+        log.warning("exchange key %s replaced; now signing with %s", old.kid, key.kid)
 
     def propagation_mode(self, target: str) -> PropagationMode:
         """forward / exchange / deny for an outbound call from this service to ``target``."""

@@ -86,3 +86,45 @@ def test_a_running_sidecar_refreshes_its_registration(plane: PlaneProcess) -> No
     trusted = TrustSet.from_jwks(plane.client(None).get("/.well-known/jwks.json").json()).get(key.kid)
     assert trusted is not None and trusted.issuer == "sidecar:billing"
     assert trusted.not_after is not None and abs(trusted.not_after - (time.time() + 3600)) < 30
+
+
+@pytest.mark.nats
+@pytest.mark.timeout(60)
+def test_a_revoked_key_is_refused_and_the_registrar_moves_to_a_new_one(plane: PlaneProcess) -> None:
+    """A sidecar that does not follow NATS learns of the revocation from the plane's refusal."""
+    revoked, replacement = SigningKey.generate(), SigningKey.generate()
+    admin = plane.client()
+    r = admin.post("/v1/revocations", json={"kind": "kid", "kid": revoked.kid})
+    assert r.status_code == 200, r.text
+    refused = plane.client(JOIN_SECRET).post("/v1/trust/sidecars/billing/keys", json={"jwk": revoked.public_jwk()})
+    deadline = time.monotonic() + 20
+    while refused.status_code == 200 and time.monotonic() < deadline:  # the replica applies its own event
+        time.sleep(0.1)
+        refused = plane.client(JOIN_SECRET).post("/v1/trust/sidecars/billing/keys",
+                                                 json={"jwk": revoked.public_jwk()})
+    assert refused.status_code == 409 and refused.json()["error"] == "key_revoked", refused.text
+    trusted = plane.client(None).get("/.well-known/jwks.json").json()
+    assert revoked.kid not in {k["kid"] for k in trusted["keys"]}  # revoking removed it from the set
+
+    registrar = PlaneRegistrar(plane.base_url, JOIN_SECRET, options=RegistrationOptions(backoff_initial=0.05))
+    registrar.register("billing", revoked.public_jwk())
+    rotations: list[str] = []
+
+    def rotate() -> None:
+        rotations.append(registrar.kid or "")
+        registrar.register("billing", replacement.public_jwk())
+
+    registrar.on_revoked = rotate
+
+    async def run() -> None:
+        await registrar.start()
+        try:
+            await asyncio.wait_for(registrar.done.wait(), 20)
+        finally:
+            await registrar.stop()
+
+    asyncio.run(run())
+    assert rotations == [revoked.kid]
+    assert registrar.status()["state"] == "registered" and registrar.kid == replacement.kid
+    published = {k["kid"] for k in plane.client(None).get("/.well-known/jwks.json").json()["keys"]}
+    assert replacement.kid in published and revoked.kid not in published
