@@ -189,8 +189,9 @@ class PlaneRegistrar:
             self.trust_seq = int(body["trust_seq"]) if isinstance(body.get("trust_seq"), int) else None
             self.registered_at, self.expires_at = time.time(), float(not_after)
             self.done.set()
-            (log.info if first else log.debug)("exchange key %s registered with the plane as issuer "
-                                               "sidecar:%s until %d", kid, service, not_after)
+            level = logging.INFO if first else logging.DEBUG  # refreshes are routine
+            log.log(level, "exchange key %s registered with the plane as issuer sidecar:%s until %d",
+                    kid, service, not_after)
             return
 
     # -- reporting ---------------------------------------------------------------------

@@ -386,13 +386,12 @@ class Sidecar:
 
     def _memo_status(self) -> dict[str, Any]:
         """Verdict memo counters, and whether the active policy may use it at all."""
-        active = self.core.active
-        impure = list(getattr(active.policy, "impure_builtins", ())) if active else []
         if self.memo is None:
             return {"enabled": False, "reason": "disabled (--decision-memo 0)"}
+        active = self.core.active
         if active is not None and not getattr(active.policy, "pure", False):
             return {"enabled": False, "reason": "the policy reads the clock, chance or the network",
-                    "impure_builtins": impure, **self.memo.stats()}
+                    "impure_builtins": list(getattr(active.policy, "impure_builtins", ())), **self.memo.stats()}
         return {"enabled": True, **self.memo.stats()}
 
     def _trusted_issuers(self) -> dict[str, int]:

@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import signal
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -89,23 +90,42 @@ def uvicorn_config(app: ASGIApp) -> uvicorn.Config:
                           proxy_headers=False, server_header=False)
 
 
+@dataclass(frozen=True)
+class _Http:
+    """One running uvicorn server: stop it by setting ``server.should_exit``, then await ``task``."""
+
+    server: uvicorn.Server
+    task: asyncio.Task[None]
+    address: str
+
+
+async def _start_http(app: ASGIApp, sock: socket.socket, address: str) -> _Http:
+    """Serve ``app`` on an already bound ``sock``; returns once it accepts (or raises its startup error)."""
+    server = uvicorn.Server(uvicorn_config(app))
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started and not task.done():
+        await asyncio.sleep(0.01)
+    if task.done():
+        task.result()  # surface the startup error
+    return _Http(server, task, address)
+
+
 async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event,
                        on_stop: Callable[[], Awaitable[None]] | None = None) -> None:
     config = sidecar.config
     sock = bind_unix(str(config.uds)) if config.uds else bind_tcp(config.host, config.port)
-    uv = uvicorn.Server(uvicorn_config(create_app(sidecar)))
-    uv.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals
-    http_task = asyncio.create_task(uv.serve(sockets=[sock]))
-    ops = await _start_ops(sidecar) if config.ops_port is not None else None
+    http = await _start_http(create_app(sidecar), sock,
+                             str(config.uds) if config.uds else "{}:{}".format(*sock.getsockname()[:2]))
+    ops: _Http | None = None
+    if config.ops_port is not None:  # probes and metrics only, on --ops-host
+        ops_sock = bind_tcp(config.ops_host, config.ops_port)
+        ops = await _start_http(create_ops_app(sidecar), ops_sock, "{}:{}".format(*ops_sock.getsockname()[:2]))
     door: GrpcDoor | None = None
     if config.grpc_port is not None:
         door = await start_grpc(sidecar, config.host, config.grpc_port)
-    while not uv.started and not http_task.done():
-        await asyncio.sleep(0.01)
-    if http_task.done():
-        http_task.result()  # surface the startup error
-    http_addr = str(config.uds) if config.uds else "{}:{}".format(*sock.getsockname()[:2])
-    Listening(http_addr, f"{config.host}:{door.port}" if door else None, ops[2] if ops else None).announce()
+    Listening(http.address, f"{config.host}:{door.port}" if door else None,
+              ops.address if ops else None).announce()
     await stop.wait()
     if on_stop is not None:
         # Persist the feed's state before the drains below: a supervisor that loses patience
@@ -114,30 +134,13 @@ async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event,
             await on_stop()
         except Exception:  # the final persist after the feed stops tries again
             log.exception("persisting the feed state at stop failed")
-    uv.should_exit = True
-    if ops is not None:
-        ops[0].should_exit = True
+    listeners = [h for h in (http, ops) if h is not None]
+    for listener in listeners:  # all drains run at once
+        listener.server.should_exit = True
     if door is not None:
         await door.server.stop(grace=2)
-    await http_task
-    if ops is not None:
-        await ops[1]
-
-
-async def _start_ops(sidecar: Sidecar) -> tuple[uvicorn.Server, asyncio.Task[None], str]:
-    """The ops listener (``--ops-port``): probes and metrics only, on ``--ops-host``."""
-    config = sidecar.config
-    assert config.ops_port is not None
-    sock = bind_tcp(config.ops_host, config.ops_port)
-    server = uvicorn.Server(uvicorn.Config(create_ops_app(sidecar), log_level="warning", access_log=False,
-                                           lifespan="off", proxy_headers=False, server_header=False))
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started and not task.done():
-        await asyncio.sleep(0.01)
-    if task.done():
-        task.result()
-    return server, task, "{}:{}".format(*sock.getsockname()[:2])
+    for listener in listeners:
+        await listener.task
 
 
 def run(sidecar: Sidecar) -> None:

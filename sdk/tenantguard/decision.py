@@ -58,16 +58,17 @@ class TenantRelations(Protocol):
 
 
 class RelationSource(Protocol):
-    """The local relationship index the core reads (see ``tenantguard.relations``)."""
+    """The local relationship index the core reads (see ``tenantguard.relations``).
+
+    A decision reads one tenant's view of one published state; a verdict memo keys on
+    the index object (held weakly, so it must accept weak references) and that state's
+    ``seq``, so a source must publish a new ``seq`` with every change.
+    """
 
     @property
     def applied_seq(self) -> int: ...
 
     def tenant(self, tenant: str) -> TenantRelations: ...
-
-    def relations_of(self, tenant: str, subject: str) -> Mapping[str, list[str]]: ...
-
-    def check(self, tenant: str, object: str, relation: str, subject: str) -> bool: ...
 
 
 class HighRiskConfirmer(Protocol):
