@@ -138,8 +138,8 @@ class BundleService:
         except _Unchanged:
             return {"scope": scope, "unchanged": True, "object": name, **self._announced(scope)}
         await self.publisher.put_object(topo.BUCKET_BUNDLES, name, archive)
-        payload = {"revision": bundle.revision, "sha256": hashlib.sha256(archive).hexdigest(), "size": len(archive),
-                   "object": name, "services": scopes, "serial": order_key(bundle.manifest)}
+        payload = {"scope": scope, "revision": bundle.revision, "sha256": hashlib.sha256(archive).hexdigest(),
+                   "size": len(archive), "object": name, "services": scopes, "serial": order_key(bundle.manifest)}
         writer: SequencedWriter = self._writer_for(scope)
 
         def build() -> bytes:

@@ -11,7 +11,7 @@ Optimistic concurrency. Subjects whose events carry a gap-free ``seq`` (relation
 trust, revocations, bundle announces, snapshot manifests) are published with
 ``Nats-Expected-Last-Subject-Sequence`` = the JetStream sequence of the last message this
 replica has seen on that subject. If another replica published first, JetStream refuses
-with error 10071 and we raise :class:`SequenceConflict`; the caller catches up and
+with error 10071 (10164 on a clustered stream) and we raise :class:`SequenceConflict`; the caller catches up and
 retries, so two replicas can never both claim seq N.
 """
 
@@ -40,6 +40,7 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
+from tenantguard import history
 from tenantguard import topology as topo
 from tenantguard.errors import ConfigError, PayloadTooLarge, TenantGuardError, Unavailable
 
@@ -47,8 +48,12 @@ log = logging.getLogger(__name__)
 
 EXPECTED_LAST_SUBJECT_SEQ: Final = "Nats-Expected-Last-Subject-Sequence"
 STREAM_SEQ_HINT: Final = "Tg-Stream-Seq"  # unsigned hint on snapshot manifests (see state.py)
-_WRONG_LAST_SEQUENCE: Final = 10071
+# A lost expected-sequence race: 10071 from a single server, 10164 ("wrong last sequence")
+# from a clustered stream's leader.
+_WRONG_LAST_SEQUENCE: Final = frozenset({10071, 10164})
 _STREAM_NAME_IN_USE: Final = 10058
+HISTORY_MAX_MSGS: Final = 100_000
+HISTORY_MAX_BYTES: Final = 256 * 1024 * 1024
 
 
 class SequenceConflict(TenantGuardError):
@@ -75,15 +80,22 @@ def stream_configs(*, relations_max_age: float, replicas: int) -> list[StreamCon
     """The JetStream streams of :mod:`tenantguard.topology`, as the plane creates them."""
 
     def cfg(name: str, subjects: list[str], **extra: Any) -> StreamConfig:
+        settings: dict[str, Any] = {"discard": DiscardPolicy.OLD} | extra
         return StreamConfig(name=name, subjects=subjects, storage=StorageType.FILE, num_replicas=replicas,
-                            retention=RetentionPolicy.LIMITS, discard=DiscardPolicy.OLD, **extra)
+                            retention=RetentionPolicy.LIMITS, **settings)
 
+    # "Newest wins" subjects keep their history and refuse new messages when full, so no
+    # publisher can push the genuine newest event out, and "newest" is the highest signed
+    # seq, never the last message stored. The plane compacts each subject after every
+    # commit (``purge_before``), so in normal operation only a handful of messages remain.
+    history = {"discard": DiscardPolicy.NEW, "max_msgs_per_subject": -1, "max_msgs": HISTORY_MAX_MSGS,
+               "max_bytes": HISTORY_MAX_BYTES}
     return [
         cfg(topo.STREAM_RELATIONS, [topo.SUBJECT_RELATIONS], max_age=relations_max_age),
-        cfg(topo.STREAM_SNAPSHOTS, [topo.SUBJECT_SNAPSHOT], max_msgs_per_subject=1),
-        cfg(topo.STREAM_TRUST, [topo.SUBJECT_TRUST], max_msgs_per_subject=1),
+        cfg(topo.STREAM_SNAPSHOTS, [topo.SUBJECT_SNAPSHOT], **history),
+        cfg(topo.STREAM_TRUST, [topo.SUBJECT_TRUST], **history),
         cfg(topo.STREAM_REVOCATIONS, [topo.SUBJECT_REVOCATIONS]),
-        cfg(topo.STREAM_BUNDLES, [f"{topo.SUBJECT_BUNDLES_PREFIX}.*"], max_msgs_per_subject=1),
+        cfg(topo.STREAM_BUNDLES, [f"{topo.SUBJECT_BUNDLES_PREFIX}.*"], **history),
     ]
 
 
@@ -95,7 +107,7 @@ async def nats_boundary(what: str) -> AsyncIterator[None]:
     except TenantGuardError:
         raise
     except nats.js.errors.APIError as exc:
-        if exc.err_code == _WRONG_LAST_SEQUENCE:
+        if exc.err_code in _WRONG_LAST_SEQUENCE:
             raise SequenceConflict(f"{what}: another writer got there first", nats=exc.description) from None
         if isinstance(exc, nats.js.errors.ServiceUnavailableError):
             raise Unavailable(f"{what}: JetStream is not available") from None
@@ -232,6 +244,17 @@ class Publisher:
             except nats.js.errors.NotFoundError:
                 return None
         return StoredMsg(int(raw.seq or 0), bytes(raw.data or b""), dict(raw.headers or {}))
+
+    async def subject_history(self, stream: str, subject: str) -> AsyncIterator[StoredMsg]:
+        """Every message stored on ``subject``, oldest first (see :mod:`tenantguard.history`)."""
+        async with nats_boundary(f"read {subject} history"):
+            async for raw in history.subject_history(self.js, stream, subject):
+                yield StoredMsg(int(raw.seq or 0), bytes(raw.data or b""), dict(raw.headers or {}))
+
+    async def purge_before(self, stream: str, subject: str, stream_seq: int) -> None:
+        """Remove ``subject``'s messages stored before ``stream_seq`` (compaction after a commit)."""
+        async with nats_boundary(f"compact {subject}"):
+            await self.js.purge_stream(stream, seq=stream_seq, subject=subject)
 
     async def last_seq_on(self, stream: str, subject: str) -> int:
         last = await self.last_on_subject(stream, subject)

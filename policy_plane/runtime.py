@@ -63,10 +63,11 @@ class Plane:
         timeout = config.request_timeout * 2
         self.writers = {
             "relations": SequencedWriter(p, self.followers["relations"], topo.SUBJECT_RELATIONS, timeout=timeout),
-            "trust": SequencedWriter(p, self.followers["trust"], topo.SUBJECT_TRUST, timeout=timeout),
+            "trust": SequencedWriter(p, self.followers["trust"], topo.SUBJECT_TRUST, timeout=timeout, compact=True),
             "revocations": SequencedWriter(p, self.followers["revocations"], topo.SUBJECT_REVOCATIONS,
                                            timeout=timeout),
-            "snapshots": SequencedWriter(p, self.followers["snapshots"], topo.SUBJECT_SNAPSHOT, timeout=timeout),
+            "snapshots": SequencedWriter(p, self.followers["snapshots"], topo.SUBJECT_SNAPSHOT, timeout=timeout,
+                                         compact=True),
         }
         self._bundle_writers: dict[str, SequencedWriter] = {}
         self.bundles = BundleService(s, p, config.event_key, config.bundle_key, self._bundle_writer)
@@ -83,7 +84,7 @@ class Plane:
         if scope not in self._bundle_writers:
             self._bundle_writers[scope] = SequencedWriter(
                 self.publisher, self.followers["bundles"], topo.bundle_subject(scope),
-                timeout=self.config.request_timeout * 2)
+                timeout=self.config.request_timeout * 2, compact=True)
         return self._bundle_writers[scope]
 
     # ------------------------------------------------------------------ lifecycle

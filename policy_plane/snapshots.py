@@ -21,7 +21,9 @@ import time
 
 from tenantguard import topology as topo
 from tenantguard.errors import TenantGuardError
-from tenantguard.events import sign_event, sign_snapshot_manifest
+from tenantguard.events import sign_snapshot_manifest
+from tenantguard.freshness import Heartbeat as FreshnessBeat
+from tenantguard.freshness import validity_for
 from tenantguard.keys import SigningKey
 from tenantguard.relations import read_header, snapshot_bytes
 
@@ -94,7 +96,8 @@ class Snapshotter:
 
 
 class Heartbeat:
-    """``plane.heartbeat`` on core NATS so sidecars can tell "quiet" from "cut off"."""
+    """``plane.heartbeat`` on core NATS so sidecars can tell "quiet" from "cut off" or "fed old news"
+    (see :mod:`tenantguard.freshness`)."""
 
     def __init__(self, state: PlaneState, publisher: Publisher, key: SigningKey, replica: str,
                  seconds: float) -> None:
@@ -105,11 +108,15 @@ class Heartbeat:
         self.seconds = seconds
         self.sent = 0
 
-    def event(self) -> bytes:
-        payload = {"relations_seq": self.state.index.applied_seq, "trust_seq": self.state.trust_seq,
-                   "revocations_seq": self.state.revocations_seq, "replica": self.replica}
-        # seq: milliseconds, so heartbeats from any replica keep increasing (replay rule).
-        return sign_event(self.key, topo.PLANE_HEARTBEAT, payload, time.time_ns() // 1_000_000)
+    def event(self, now: float | None = None) -> bytes:
+        """A signed :class:`~tenantguard.freshness.Heartbeat` naming every stream's newest version."""
+        issued = time.time() if now is None else now
+        s = self.state
+        return FreshnessBeat(
+            relations_seq=s.index.applied_seq, trust_seq=s.trust_seq, revocations_seq=s.revocations_seq,
+            bundles={scope: a.seq for scope, a in s.announces.items()}, issued_at=issued,
+            expires_at=issued + validity_for(self.seconds), replica=self.replica,
+        ).sign(self.key)
 
     async def run_forever(self) -> None:
         while True:

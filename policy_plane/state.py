@@ -6,13 +6,19 @@ key exactly as a sidecar would, and updates an in-memory view:
 
 * relations: a :class:`RelationIndex`, bootstrapped from the latest signed snapshot
   (manifest on ``tg.snapshots.relations``, bytes in ``tg-snapshots``) when there is one;
-* trust: the token trust set of the last ``trust.update``;
+* trust: the token trust set of the newest ``trust.update``;
 * revocations: every ``revocation`` event, replayed into a :class:`RevocationList`;
-* bundles: per scope, the last ``bundle.announce`` and a :class:`BundleStore` holding
+* bundles: per scope, the newest ``bundle.announce`` and a :class:`BundleStore` holding
   that revision (the ordering authority when a new bundle is published);
-* snapshots: the latest verified manifest.
+* snapshots: the newest verified manifest.
 
 A message that does not verify is counted and skipped, never applied.
+
+Versions only move forward: every ``apply_*`` ignores an event whose ``seq`` is not newer
+than the one it holds, and trust, bundle announces and snapshot manifests keep their
+history on the stream, so after a restart the state is the highest signed version even
+when someone re-published a genuine old event after it (a replay). An announce is bound
+to its scope: one replayed onto another scope's subject is refused.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from tenantguard.keys import SigningKey, TrustSet
 from tenantguard.relations import RelationIndex, SequenceGap, index_from_snapshot_bytes
 from tenantguard.revocations import RevocationList
 
-from .publisher import STREAM_SEQ_HINT, Publisher
+from .publisher import STREAM_SEQ_HINT, Publisher, StoredMsg
 from .revocations import apply_record
 
 log = logging.getLogger(__name__)
@@ -111,11 +117,11 @@ class PlaneState:
 
     async def bootstrap_relations(self, publisher: Publisher) -> int:
         """Load the latest verified snapshot, if any; return the stream sequence to resume at."""
-        last = await publisher.last_on_subject(topo.STREAM_SNAPSHOTS, topo.SUBJECT_SNAPSHOT)
-        if last is None:
+        newest = await self._newest_manifest(publisher)
+        if newest is None:
             return 1
+        manifest, last = newest
         try:
-            manifest = verify_snapshot_manifest(last.data, self.event_trust)
             data = await publisher.get_object(topo.BUCKET_SNAPSHOTS, topo.snapshot_object(manifest.seq),
                                               max_bytes=manifest.size)
             manifest.check(data)
@@ -130,6 +136,20 @@ class PlaneState:
         hint = last.headers.get(STREAM_SEQ_HINT, "")
         log.info("relations bootstrapped from snapshot %d (%d tuples)", manifest.seq, manifest.count)
         return int(hint) + 1 if hint.isdigit() else 1
+
+    async def _newest_manifest(self, publisher: Publisher) -> tuple[SnapshotManifest, StoredMsg] | None:
+        """The verified manifest with the highest seq stored, whatever order the broker holds them in
+        (the last one stored may be a replayed old manifest)."""
+        best: tuple[SnapshotManifest, StoredMsg] | None = None
+        async for msg in publisher.subject_history(topo.STREAM_SNAPSHOTS, topo.SUBJECT_SNAPSHOT):
+            try:
+                manifest = verify_snapshot_manifest(msg.data, self.event_trust)
+            except EventRejected as exc:
+                self._refuse(topo.STREAM_SNAPSHOTS, msg.stream_seq, exc)
+                continue
+            if best is None or manifest.seq > best[0].seq:
+                best = (manifest, msg)
+        return best
 
     async def apply_relations(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
         try:
@@ -179,6 +199,8 @@ class PlaneState:
         try:
             event = verify_event(data, self.event_trust, expected_type=BUNDLE_ANNOUNCE)
             announce = _announce(scope, event.seq, event.kid, event.payload)
+            if announce.scope != scope:
+                raise EventMalformed(f"announce for scope {announce.scope!r} replayed on {subject}")
         except EventRejected as exc:
             self._refuse(topo.STREAM_BUNDLES, stream_seq, exc)
             return
@@ -217,8 +239,8 @@ def _announce(scope: str, seq: int, kid: str, payload: dict[str, Any]) -> Announ
     try:
         services = payload.get("services") or [topo.BUNDLE_SCOPE_ALL]
         serial = payload.get("serial")
-        return Announce(scope, seq, str(payload["revision"]), serial if isinstance(serial, int) else None,
-                        str(payload["sha256"]), int(payload["size"]), str(payload["object"]),
-                        tuple(str(s) for s in services), kid, False)
+        return Announce(str(payload["scope"]), seq, str(payload["revision"]),
+                        serial if isinstance(serial, int) else None, str(payload["sha256"]), int(payload["size"]),
+                        str(payload["object"]), tuple(str(s) for s in services), kid, False)
     except (KeyError, TypeError, ValueError) as exc:
         raise EventMalformed(f"bundle announce lacks a field: {exc}") from None

@@ -11,24 +11,36 @@ follower has applied the message, so the caller reads its own write.
 
 Within one replica a lock serialises writers of a subject: they would only conflict
 with each other.
+
+Compaction. On "newest wins" subjects (trust, bundle announces, snapshot manifests) the
+stream keeps history, so that a replayed old event can never become "the last one". After
+each commit the writer removes what precedes its own message on the subject: the newest
+genuine event is then always the first one stored, and replays published later sit behind
+it, where every reader's "highest seq wins" rule ignores them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 from collections.abc import Callable
 
+from tenantguard.errors import TenantGuardError
+
 from .follower import Follower
 from .publisher import Publisher, SequenceConflict
+
+log = logging.getLogger(__name__)
 
 DEFAULT_ATTEMPTS = 64
 
 
 class SequencedWriter:
     def __init__(self, publisher: Publisher, follower: Follower, subject: str, *,
-                 timeout: float = 10.0, attempts: int = DEFAULT_ATTEMPTS) -> None:
+                 timeout: float = 10.0, attempts: int = DEFAULT_ATTEMPTS, compact: bool = False) -> None:
         self.publisher = publisher
+        self.compact = compact
         self.follower = follower
         self.subject = subject
         self.timeout = timeout
@@ -57,5 +69,14 @@ class SequencedWriter:
                     await asyncio.sleep(secrets.randbelow(1000 * (attempt + 1)) / 1_000_000)
                     continue
                 await self.follower.wait_for(stream_seq, self.timeout)
+                if self.compact:
+                    await self._compact(stream_seq)
                 return stream_seq
         raise SequenceConflict(f"{self.subject}: gave up after {self.attempts} conflicting attempts")
+
+    async def _compact(self, stream_seq: int) -> None:
+        """Best effort: a failed purge leaves older genuine events that readers skip anyway."""
+        try:
+            await self.publisher.purge_before(self.follower.stream, self.subject, stream_seq)
+        except TenantGuardError as exc:
+            log.warning("could not compact %s before message %d: %s", self.subject, stream_seq, exc)

@@ -13,6 +13,7 @@ from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
 from tenantguard.events import DEFAULT_MAX_BYTES, EventDigestMismatch, EventTooLarge
 
+from .errors import FeedUnavailable
 from .gate import EventGate, FeedMetrics
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ class FeedOptions:
     max_outstanding_pings: int = 2
     idle_heartbeat: float = 2.0  # JetStream consumer heartbeats (stalled-consumer detection)
     persist_interval: float = 30.0
+    lag_grace: float = 5.0  # behind a believable heartbeat for longer than this: lagging (high risk refused)
     replay_limit: int = 10_000  # further behind than this many batches: load the snapshot instead
     max_event_bytes: int = DEFAULT_MAX_BYTES
     max_snapshot_bytes: int = 256 * 1024 * 1024
@@ -92,6 +94,8 @@ async def fetch_object(js: JetStreamContext, bucket: str, name: str, *, size: in
     buffer = io.BytesIO()
     await asyncio.wait_for(store.get(name, writeinto=buffer), timeout=timeout)
     data = buffer.getvalue()
+    if len(data) < size:  # metadata matched, the download came up short: a transport failure, retry
+        raise FeedUnavailable(f"object {name} arrived with {len(data)} of {size} bytes")
     if len(data) != size:
         raise EventDigestMismatch(f"object {name} arrived with {len(data)} bytes, expected {size}")
     if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:

@@ -2,8 +2,19 @@
 
 Rules shared with the relations follower: verify first (type bound to the subject), act
 only on a ``seq`` newer than the last one acted on, so a replayed genuine event changes
-nothing. Trust and bundles are "last value" subjects (one message per subject kept), so
-each (re)start asks for the last message and skips it when already applied.
+nothing. Versions only move forward, for a warm sidecar and a cold one alike:
+
+* Trust and bundles are "newest wins" subjects whose stream keeps history. A follower
+  starting without a position reads the whole stored history first and applies only the
+  verified event with the highest ``seq`` once it has read up to the subject's last
+  message: never the last message stored (which anyone able to publish can make a
+  replayed old one), and never an older state in passing.
+* The highest ``seq`` applied is persisted (``feed.json``), so a restart refuses anything
+  older than what the sidecar had already applied.
+* A bundle announce names its scope; one replayed onto another scope's subject is refused.
+* Heartbeats carry a signed expiry and the plane's newest versions
+  (:mod:`tenantguard.freshness`): an expired one is refused, and a sidecar behind a
+  believable heartbeat reports it (and refuses high-risk actions).
 """
 
 from __future__ import annotations
@@ -12,14 +23,16 @@ import hashlib
 import logging
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.client import JetStreamContext
+from nats.js.errors import NotFoundError
 from tenantguard import topology
 from tenantguard.errors import BundleRejected, KeyMaterialError
 from tenantguard.events import BUNDLE_ANNOUNCE, REVOCATION, TRUST_UPDATE, Event, EventMalformed, EventRejected
+from tenantguard.freshness import Heartbeat
 from tenantguard.keys import TrustSet
 from tenantguard.revocations import RevocationList
 
@@ -32,8 +45,41 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _OBJECT = re.compile(r"[A-Za-z0-9_.\-/=]{1,255}")
 
 
-def _last_value() -> ConsumerConfig:
-    return ConsumerConfig(deliver_policy=DeliverPolicy.LAST_PER_SUBJECT)
+class NewestWins:
+    """Where a "newest wins" follower starts, and the best event held back while history is read.
+
+    Without a position, the consumer delivers the subject's whole stored history and
+    ``take`` holds back the verified event with the highest ``seq`` until the message that
+    was last when the follower started has been seen; only then is it released. With a
+    position (a reconnect), it resumes after it and releases each newer event at once.
+    """
+
+    def __init__(self, subject: str) -> None:
+        self.subject = subject
+        self.stream_seq = 0  # the last message of the subject seen (any session)
+        self._until = 0
+        self._held: tuple[Event, bytes] | None = None
+
+    async def start(self, js: JetStreamContext, stream: str) -> ConsumerConfig:
+        self._held = None
+        if self.stream_seq:
+            self._until = 0
+            return ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=self.stream_seq + 1)
+        try:
+            self._until = int((await js.get_last_msg(stream, self.subject)).seq or 0)
+        except NotFoundError:
+            self._until = 0
+        return ConsumerConfig(deliver_policy=DeliverPolicy.ALL)
+
+    def take(self, event: Event | None, data: bytes, stream_seq: int) -> tuple[Event, bytes] | None:
+        """Note one delivered message; return the event to apply now, if any."""
+        self.stream_seq = max(self.stream_seq, stream_seq)
+        if event is not None and (self._held is None or event.seq > self._held[0].seq):
+            self._held = (event, data)
+        if stream_seq < self._until:
+            return None  # still reading history: hold back
+        held, self._held = self._held, None
+        return held
 
 
 # --------------------------------------------------------------------------- trust
@@ -50,26 +96,31 @@ class TrustFollower:
         self._ctx = ctx
         self.seq = 0
         self.raw: str | None = None  # the applied event, kept for the state file
+        self._newest = NewestWins(self.subject)
 
     async def start(self, js: JetStreamContext) -> ConsumerConfig:
-        return _last_value()
+        return await self._newest.start(js, self.stream)
 
     async def handle(self, js: JetStreamContext, data: bytes, stream_seq: int) -> bool:
-        self.apply(data, where=self.subject)
+        event = self._ctx.gate.verify(data, TRUST_UPDATE, where=self.subject)
+        ready = self._newest.take(event, data, stream_seq)
+        if ready is not None:
+            self._apply(*ready)
         return True
 
     def apply(self, data: bytes, *, where: str) -> bool:
-        """Verify and apply one trust event (also used for the persisted one at start)."""
+        """Verify and apply one trust event (the persisted one at start)."""
         event = self._ctx.gate.verify(data, TRUST_UPDATE, where=where)
-        if event is None:
-            return False
+        return event is not None and self._apply(event, data)
+
+    def _apply(self, event: Event, data: bytes) -> bool:
         if event.seq <= self.seq:
             self._ctx.metrics.events_duplicate.labels(self.kind).inc()
             return False
         try:
             keys = list(TrustSet.from_jwks(_mapping(event.payload.get("jwks"), "jwks")))
         except (KeyMaterialError, EventMalformed) as exc:
-            self._ctx.gate.reject(EventMalformed.code, where, f"trust update {event.seq}: {exc.message}")
+            self._ctx.gate.reject(EventMalformed.code, self.subject, f"trust update {event.seq}: {exc.message}")
             return False
         self._ctx.sidecar.replace_trust(keys)
         self.seq, self.raw = event.seq, data.decode("ascii")
@@ -213,6 +264,7 @@ def _mapping(value: Any, name: str) -> dict[str, Any]:
 class Announce:
     """A verified ``bundle.announce`` payload."""
 
+    scope: str
     revision: str
     sha256: str
     size: int
@@ -222,8 +274,11 @@ class Announce:
     @classmethod
     def from_event(cls, event: Event) -> Announce:
         p = event.payload
-        revision, digest, size, obj = p.get("revision"), p.get("sha256"), p.get("size"), p.get("object")
+        scope, revision, digest, size, obj = (p.get("scope"), p.get("revision"), p.get("sha256"), p.get("size"),
+                                              p.get("object"))
         services = p.get("services") or []
+        if not isinstance(scope, str) or not scope:
+            raise EventMalformed("announce scope must be a non-empty string")
         if not isinstance(revision, str) or not revision:
             raise EventMalformed("announce revision must be a non-empty string")
         if not isinstance(digest, str) or _SHA256.fullmatch(digest) is None:
@@ -234,7 +289,7 @@ class Announce:
             raise EventMalformed("announce object must be an object name")
         if not isinstance(services, list) or not all(isinstance(s, str) for s in services):
             raise EventMalformed("announce services must be a list of names")
-        return cls(revision, digest, size, obj, tuple(services))
+        return cls(scope, revision, digest, size, obj, tuple(services))
 
 
 class BundleFollower:
@@ -254,23 +309,44 @@ class BundleFollower:
         self.subject = topology.bundle_subject(scope)
         self.seq = 0
         self.revision: str | None = None
+        self._newest = NewestWins(self.subject)
 
     async def start(self, js: JetStreamContext) -> ConsumerConfig:
-        return _last_value()
+        return await self._newest.start(js, self.stream)
 
     async def handle(self, js: JetStreamContext, data: bytes, stream_seq: int) -> bool:
         event = self._ctx.gate.verify(data, BUNDLE_ANNOUNCE, where=self.subject)
-        if event is None or event.seq <= self.seq:
+        if event is not None and not self._bound_here(event):
+            event = None
+        ready = self._newest.take(event, data, stream_seq)
+        if ready is None:
             return True
+        if ready[0].seq <= self.seq:
+            self._ctx.metrics.events_duplicate.labels(self.kind).inc()
+            return True
+        event = ready[0]
         try:
             announce = Announce.from_event(event)
         except EventMalformed as exc:
             self._ctx.gate.reject(exc.code, self.subject, exc.message, seq=event.seq)
             self.seq = event.seq
             return True
-        await self._activate(js, announce)
-        self.seq = event.seq  # a network failure above raises and the announce is retried
+        try:
+            await self._activate(js, announce)
+        except BaseException:
+            self._newest.stream_seq = 0  # a network failure: read the history again next time
+            raise
+        self.seq = event.seq
         return True
+
+    def _bound_here(self, event: Event) -> bool:
+        """An announce counts only on its own scope's subject (scopes number their announces apart)."""
+        if event.payload.get("scope") == self.scope:
+            return True
+        self._ctx.gate.reject(EventMalformed.code, self.subject,
+                              f"announce for scope {str(event.payload.get('scope'))[:64]!r} on this subject",
+                              seq=event.seq)
+        return False
 
     async def _activate(self, js: JetStreamContext, announce: Announce) -> None:
         sidecar, options = self._ctx.sidecar, self._ctx.options
@@ -301,23 +377,33 @@ class BundleFollower:
 
 @dataclass(slots=True)
 class PlaneView:
-    """What the plane last said about itself (heartbeats), for staleness and status."""
+    """What the plane last said about itself (heartbeats), for staleness, lag and status."""
 
     relations_seq: int = 0
     trust_seq: int = 0
     revocations_seq: int = 0
+    bundles: dict[str, int] = field(default_factory=dict)
     issued_at: float = 0.0
+    expires_at: float = 0.0
     received_at: float = 0.0
     heartbeats: int = 0
 
     def accept(self, event: Event) -> bool:
-        """Take a verified heartbeat if newer than the last one (an old one replayed is ignored)."""
-        if event.issued_at <= self.issued_at:
+        """Take a verified heartbeat if unexpired and newer than the last one.
+
+        Raises :class:`~tenantguard.freshness.HeartbeatExpired` (a replay, or a clock far
+        off) or ``EventMalformed``; returns False for one not newer than the last taken.
+        """
+        beat = Heartbeat.from_event(event)
+        if beat.issued_at <= self.issued_at:
             return False
-        seqs = [event.payload.get(k, 0) for k in ("relations_seq", "trust_seq", "revocations_seq")]
-        if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seqs):
-            raise EventMalformed("heartbeat sequences must be non-negative integers")
-        self.relations_seq, self.trust_seq, self.revocations_seq = seqs
-        self.issued_at, self.received_at = event.issued_at, time.time()
+        self.relations_seq, self.trust_seq, self.revocations_seq = beat.relations_seq, beat.trust_seq, \
+            beat.revocations_seq
+        self.bundles = dict(beat.bundles)
+        self.issued_at, self.expires_at, self.received_at = beat.issued_at, beat.expires_at, time.time()
         self.heartbeats += 1
         return True
+
+    def believable(self, now: float) -> bool:
+        """A heartbeat was taken and has not expired: the plane's versions are known."""
+        return self.expires_at > now

@@ -33,6 +33,7 @@ from tenantguard.events import (
     batch_from_event,
     verify_snapshot_manifest,
 )
+from tenantguard.history import subject_history
 from tenantguard.relations import SequenceGap, SnapshotInvalid, index_from_snapshot_bytes
 
 from .base import FeedContext, fetch_object
@@ -126,15 +127,17 @@ class RelationsFollower:
         return event.seq if event is not None else None
 
     async def _latest_manifest(self, js: JetStreamContext) -> SnapshotManifest | None:
-        try:
-            msg = await js.get_last_msg(topology.STREAM_SNAPSHOTS, topology.SUBJECT_SNAPSHOT)
-        except NotFoundError:
-            return None
-        try:
-            return verify_snapshot_manifest(msg.data or b"", self._ctx.gate.keys)
-        except EventRejected as exc:
-            self._ctx.gate.reject(exc.code, topology.SUBJECT_SNAPSHOT, exc.message)
-            return None
+        """The verified manifest with the highest seq stored (the last one stored may be a replay)."""
+        best: SnapshotManifest | None = None
+        async for msg in subject_history(js, topology.STREAM_SNAPSHOTS, topology.SUBJECT_SNAPSHOT):
+            try:
+                manifest = verify_snapshot_manifest(msg.data or b"", self._ctx.gate.keys)
+            except EventRejected as exc:
+                self._ctx.gate.reject(exc.code, topology.SUBJECT_SNAPSHOT, exc.message)
+                continue
+            if best is None or manifest.seq > best.seq:
+                best = manifest
+        return best
 
     async def _load_snapshot(self, js: JetStreamContext, manifest: SnapshotManifest) -> None:
         """Download, check against the signed manifest, build off-loop, swap in one reference."""

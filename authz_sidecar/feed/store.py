@@ -4,7 +4,9 @@
   self-checking header). The sidecar wrote it, so it is trusted like the rest of the
   state directory; its integrity is checked, not its origin.
 - ``feed.json``: positions (relations seq and the JetStream stream seq it came from, the
-  revocations stream seq) and the *signed* trust and revocation events as received. Those
+  revocations stream seq, the highest bundle announce seq acted on per scope, below
+  which a restarted sidecar refuses announces) and the *signed* trust and revocation
+  events as received. Those
   are re-verified against the plane key on load, so a file edited on disk cannot add a
   trusted key or lift a revocation.
 
@@ -41,6 +43,7 @@ class ControlState:
     trust_event: str | None = None
     revocation_events: list[str] = field(default_factory=list)
     revocations_stream_seq: int = 0
+    bundle_seqs: dict[str, int] = field(default_factory=dict)  # scope -> highest announce seq acted on
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -48,6 +51,7 @@ class ControlState:
             "relations": {"seq": self.relations_seq, "stream_seq": self.relations_stream_seq},
             "trust_event": self.trust_event,
             "revocations": {"stream_seq": self.revocations_stream_seq, "events": self.revocation_events},
+            "bundles": {scope: {"seq": seq} for scope, seq in sorted(self.bundle_seqs.items())},
         }
 
     @classmethod
@@ -60,8 +64,11 @@ class ControlState:
         trust = doc.get("trust_event")
         if not all(isinstance(e, str) for e in events) or not isinstance(trust, str | None):
             raise ValueError("events must be strings")
+        bundles = doc.get("bundles") or {}
+        if not isinstance(bundles, dict) or not all(isinstance(v, dict) for v in bundles.values()):
+            raise ValueError("bundles must map scopes to positions")
         return cls(_int(rel.get("seq")), _int(rel.get("stream_seq")), trust, list(events),
-                   _int(rev.get("stream_seq")))
+                   _int(rev.get("stream_seq")), {str(k): _int(v.get("seq")) for k, v in bundles.items()})
 
 
 def _int(value: Any) -> int:

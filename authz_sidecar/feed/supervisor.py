@@ -98,12 +98,13 @@ class Feed:
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._persist_lock = asyncio.Lock()
-        self._persisted = (-1, -1, -1)
+        self._persisted: tuple[int, int, int, tuple[int, ...]] = (-1, -1, -1, ())
+        self._behind_since: dict[str, float] = {}
         self.connects = 0
         self.last_error: str | None = None
         sidecar.feed_state = "connecting"
         sidecar.feed_status = self.status
-        sidecar.core.confirmer = FreshnessConfirmer(sidecar, max_staleness_seconds)
+        sidecar.core.confirmer = FreshnessConfirmer(sidecar, max_staleness_seconds, self)
 
     @classmethod
     def for_sidecar(cls, sidecar: Sidecar, options: FeedOptions | None = None) -> Feed:
@@ -131,6 +132,8 @@ class Feed:
             log.info("relations restored from %s at seq %d", self.store.snapshot_path, index.applied_seq)
         if state.trust_event is not None:
             self.trust.apply(state.trust_event.encode("ascii"), where=str(self.store.state_path))
+        for follower in self.bundles:  # never act on an announce older than one already acted on
+            follower.seq = max(follower.seq, state.bundle_seqs.get(follower.scope, 0))
         self._restore_revocations(state)
         self._persisted = self._fingerprint()
 
@@ -277,18 +280,39 @@ class Feed:
         try:
             if not self.plane.accept(event):
                 return
-        except EventMalformed as exc:
+        except EventMalformed as exc:  # HeartbeatExpired included: a replayed heartbeat proves nothing
             self.gate.reject(exc.code, topology.SUBJECT_HEARTBEAT, exc.message)
             return
         self.relations.note_plane_seq(self.plane.relations_seq)
-        if self._caught_up():
-            self.sidecar.last_update = time.time()
+        now = time.time()
+        behind = self._behind()
+        self._behind_since = {kind: self._behind_since.get(kind, now) for kind in behind}
+        if not behind:
+            self.sidecar.last_update = now
 
-    def _caught_up(self) -> bool:
-        """In step with the plane as of its last heartbeat: what makes "nothing changed" fresh."""
-        return (self.sidecar.relations.applied_seq >= self.plane.relations_seq
-                and self.trust.seq >= self.plane.trust_seq
-                and self.revocations.seq >= self.plane.revocations_seq)
+    def _applied_and_declared(self) -> dict[str, tuple[int, int]]:
+        """Per stream: (applied here, newest the plane's last heartbeat declared)."""
+        pairs = {"relations": (self.sidecar.relations.applied_seq, self.plane.relations_seq),
+                 "trust": (self.trust.seq, self.plane.trust_seq),
+                 "revocations": (self.revocations.seq, self.plane.revocations_seq)}
+        for follower in self.bundles:
+            if follower.scope in self.plane.bundles:
+                pairs[follower.kind] = (follower.seq, self.plane.bundles[follower.scope])
+        return pairs
+
+    def _behind(self) -> dict[str, tuple[int, int]]:
+        return {kind: pair for kind, pair in self._applied_and_declared().items() if pair[0] < pair[1]}
+
+    def lagging(self, now: float | None = None) -> dict[str, tuple[int, int]]:
+        """Streams behind the plane's last believable heartbeat for longer than ``lag_grace``.
+
+        A sidecar fed replays or a partial history (a freeze or rollback attempt, or a
+        broken link) shows up here; the high-risk confirmer refuses while it is not empty.
+        """
+        now = time.time() if now is None else now
+        grace = self.options.lag_grace
+        return {kind: pair for kind, pair in self._behind().items()
+                if now - self._behind_since.get(kind, now) > grace}
 
     async def _close(self) -> None:
         nc, self._nc = self._nc, None
@@ -312,8 +336,9 @@ class Feed:
             except OSError as exc:  # a full disk must not stop the feed; the next pass retries
                 log.error("feed state not persisted: %s", exc)
 
-    def _fingerprint(self) -> tuple[int, int, int]:
-        return self.sidecar.relations.applied_seq, self.trust.seq, self.revocations.seq
+    def _fingerprint(self) -> tuple[int, int, int, tuple[int, ...]]:
+        return (self.sidecar.relations.applied_seq, self.trust.seq, self.revocations.seq,
+                tuple(b.seq for b in self.bundles))
 
     async def persist(self) -> None:
         """Write the relations snapshot and the control state if anything changed (off the loop)."""
@@ -326,7 +351,7 @@ class Feed:
             await self._write(fingerprint)
             self._persisted = fingerprint
 
-    async def _write(self, fingerprint: tuple[int, int, int]) -> None:
+    async def _write(self, fingerprint: tuple[int, int, int, tuple[int, ...]]) -> None:
         store = self.store
         assert store is not None
         index, stream_seq = self.sidecar.relations, self.relations.stream_seq
@@ -339,6 +364,7 @@ class Feed:
             trust_event=self.trust.raw,
             revocation_events=self.revocations.to_keep(time.time()),
             revocations_stream_seq=self.revocations.stream_seq,
+            bundle_seqs={b.scope: b.seq for b in self.bundles if b.seq},
         )
         await asyncio.to_thread(store.save_state, state)
 
@@ -357,7 +383,12 @@ class Feed:
             "trust": {"applied_seq": self.trust.seq, "plane_seq": self.plane.trust_seq},
             "revocations": {"applied_seq": self.revocations.seq, "plane_seq": self.plane.revocations_seq},
             "bundles": {b.scope: {"announce_seq": b.seq, "revision": b.revision} for b in self.bundles},
-            "heartbeat": {"received": self.plane.heartbeats, "age_seconds": hb_age},
+            "bundle_plane_seqs": {b.scope: self.plane.bundles[b.scope] for b in self.bundles
+                                  if b.scope in self.plane.bundles},
+            "heartbeat": {"received": self.plane.heartbeats, "age_seconds": hb_age,
+                          "expires_in_seconds": round(self.plane.expires_at - now, 3) if self.plane.heartbeats
+                          else None, "believable": self.plane.believable(now)},
+            "lagging": {kind: {"applied_seq": a, "plane_seq": p} for kind, (a, p) in self.lagging(now).items()},
             "events_rejected": self.gate.rejected,
             "persisted_relations_seq": self._persisted[0] if self.store is not None else None,
             "last_error": self.last_error,

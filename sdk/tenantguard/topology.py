@@ -18,31 +18,38 @@ TG_RELATIONS        tg.relations.changes         ``relations.batch`` events; the
                                                  Limits retention: old batches age out;
                                                  a sidecar that needs one resyncs from the
                                                  latest snapshot.
-TG_SNAPSHOTS        tg.snapshots.relations       ``relations.snapshot`` manifests (last
-                                                 value per subject): {seq, count, size,
-                                                 sha256}; the bytes are object
-                                                 ``relations/<seq>`` in bucket
-                                                 ``tg-snapshots``.
-TG_TRUST            tg.trust.jwks                ``trust.update`` events (last value):
+TG_SNAPSHOTS        tg.snapshots.relations       ``relations.snapshot`` manifests (newest
+                                                 wins): {seq, count, size, sha256}; the
+                                                 bytes are object ``relations/<seq>`` in
+                                                 bucket ``tg-snapshots``.
+TG_TRUST            tg.trust.jwks                ``trust.update`` events (newest wins):
                                                  {"jwks": {...}} the full token trust set
                                                  (edge issuers, sidecar keys), ``seq``
                                                  increasing.
 TG_REVOCATIONS      tg.revocations               ``revocation`` events, all kept:
                                                  {"kind": "jti"|"subject"|"kid"|"tenant"|
                                                  "lift_tenant", ...}; ``seq`` gap-free.
-TG_BUNDLES          tg.bundles.<scope>           ``bundle.announce`` events (last value
-                                                 per scope): {revision, sha256, size,
-                                                 object, services}; scope ``all`` or a
-                                                 service name; bytes in bucket
+TG_BUNDLES          tg.bundles.<scope>           ``bundle.announce`` events (newest wins,
+                                                 per scope): {scope, revision, sha256,
+                                                 size, object, services}; scope ``all`` or
+                                                 a service name, bound to the subject;
+                                                 bytes in bucket
                                                  ``tg-bundles``. Bundles are also signed
                                                  as OPA bundles (``.signatures.json``).
 (core NATS)         tg.plane.heartbeat           ``plane.heartbeat`` events every few
                                                  seconds: {relations_seq, trust_seq,
-                                                 revocations_seq}; lets sidecars measure
-                                                 staleness while nothing changes.
+                                                 revocations_seq, bundles, expires_at_ms}
+                                                 (``tenantguard.freshness``); lets sidecars
+                                                 measure staleness and lag, and notice a
+                                                 freeze.
 (core NATS)         tg.decisions.<service>       decision-log batches from sidecars
                                                  (plain JSON, never tokens).
 ==================  ===========================  ==========================================
+
+"Newest wins" streams (snapshots, trust, bundles) keep their history and discard *new*
+messages when full, so no publisher can push the genuine newest event out; readers take
+the highest signed ``seq`` they find (``tenantguard.history``), never the last message
+stored, and the plane compacts each subject after every commit.
 """
 
 from __future__ import annotations

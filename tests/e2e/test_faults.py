@@ -188,6 +188,7 @@ def test_bundles_tampered_or_older_are_refused_by_the_plane_and_by_the_sidecars(
 
 def _announce(key: SigningKey, seq: int, revision: str, archive: bytes, obj: str, *,
               services: list[str] | None = None) -> bytes:
-    payload: dict[str, Any] = {"revision": revision, "sha256": hashlib.sha256(archive).hexdigest(),
-                               "size": len(archive), "object": obj, "services": services or ["all"], "serial": 2**40}
+    payload: dict[str, Any] = {"scope": (services or ["all"])[0], "revision": revision,
+                               "sha256": hashlib.sha256(archive).hexdigest(), "size": len(archive),
+                               "object": obj, "services": services or ["all"], "serial": 2**40}
     return sign_event(key, BUNDLE_ANNOUNCE, payload, seq)

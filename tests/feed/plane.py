@@ -8,11 +8,12 @@ what it published, whose digest every sidecar must end up with.
 from __future__ import annotations
 
 import hashlib
+import time
 from typing import Any
 
 import nats
 from nats.aio.client import Client
-from nats.js.api import StorageType, StreamConfig
+from nats.js.api import DiscardPolicy, StorageType, StreamConfig
 from tenantguard import topology
 from tenantguard.events import (
     BUNDLE_ANNOUNCE,
@@ -22,6 +23,7 @@ from tenantguard.events import (
     sign_event,
     sign_snapshot_manifest,
 )
+from tenantguard.freshness import Heartbeat
 from tenantguard.keys import SigningKey, TrustSet
 from tenantguard.relations import ChangeBatch, RelationChange, RelationIndex, Relationship, snapshot_bytes
 
@@ -55,14 +57,14 @@ class TestPlane:
 
     async def create_topology(self) -> None:
         """The streams and buckets of topology.py (file-backed, R1)."""
+        history = {"discard": DiscardPolicy.NEW, "max_msgs": 100_000}  # "newest wins" subjects keep history
         streams = [
             StreamConfig(name=topology.STREAM_RELATIONS, subjects=[topology.SUBJECT_RELATIONS]),
-            StreamConfig(name=topology.STREAM_SNAPSHOTS, subjects=[topology.SUBJECT_SNAPSHOT],
-                         max_msgs_per_subject=1),
-            StreamConfig(name=topology.STREAM_TRUST, subjects=[topology.SUBJECT_TRUST], max_msgs_per_subject=1),
+            StreamConfig(name=topology.STREAM_SNAPSHOTS, subjects=[topology.SUBJECT_SNAPSHOT], **history),
+            StreamConfig(name=topology.STREAM_TRUST, subjects=[topology.SUBJECT_TRUST], **history),
             StreamConfig(name=topology.STREAM_REVOCATIONS, subjects=[topology.SUBJECT_REVOCATIONS]),
             StreamConfig(name=topology.STREAM_BUNDLES, subjects=[f"{topology.SUBJECT_BUNDLES_PREFIX}.>"],
-                         max_msgs_per_subject=1),
+                         **history),
         ]
         for config in streams:
             config.storage = StorageType.FILE
@@ -114,15 +116,22 @@ class TestPlane:
         await store.put(name, archive)
         claimed = archive if announced is None else announced
         seq = self.announce_seq[scope] = self.announce_seq.get(scope, 0) + 1
-        payload = {"revision": revision, "sha256": hashlib.sha256(claimed).hexdigest(), "size": len(claimed),
-                   "object": name, "services": [scope]}
+        payload = {"scope": scope, "revision": revision, "sha256": hashlib.sha256(claimed).hexdigest(),
+                   "size": len(claimed), "object": name, "services": [scope]}
         await self.js.publish(topology.bundle_subject(scope), sign_event(self.key, BUNDLE_ANNOUNCE, payload, seq))
         return seq
 
-    async def heartbeat(self, seq: int) -> None:
-        payload = {"relations_seq": self.index.applied_seq, "trust_seq": self.trust_seq,
-                   "revocations_seq": self.revocations_seq, "replica": "test"}
-        await self.nc.publish(topology.SUBJECT_HEARTBEAT, sign_event(self.key, topology.PLANE_HEARTBEAT, payload, seq))
+    def heartbeat_bytes(self, *, issued_at: float | None = None, validity: float = 30.0, **declared: Any) -> bytes:
+        """A signed heartbeat declaring the mirror's versions (``declared`` overrides some)."""
+        issued = time.time() if issued_at is None else issued_at
+        fields: dict[str, Any] = {"relations_seq": self.index.applied_seq, "trust_seq": self.trust_seq,
+                                  "revocations_seq": self.revocations_seq, "bundles": dict(self.announce_seq)}
+        fields |= declared
+        return Heartbeat(**fields, issued_at=issued, expires_at=issued + validity, replica="test").sign(self.key)
+
+    async def heartbeat(self, seq: int | None = None, **kw: Any) -> None:
+        """Publish a heartbeat (``seq`` kept for old callers: heartbeats are ordered by issue time)."""
+        await self.nc.publish(topology.SUBJECT_HEARTBEAT, self.heartbeat_bytes(**kw))
         await self.nc.flush(timeout=5)
 
     async def raw(self, subject: str, data: bytes) -> None:

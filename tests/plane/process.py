@@ -125,6 +125,14 @@ async def _publish_core(url: str, subject: str, data: bytes) -> None:
         await nc.close()
 
 
+async def _publish_js(url: str, subject: str, data: bytes) -> int:
+    nc = await nats.connect(url, connect_timeout=2, max_reconnect_attempts=1, error_cb=_quiet)
+    try:
+        return int((await nc.jetstream(timeout=5).publish(subject, data)).seq)
+    finally:
+        await nc.close()
+
+
 async def _next_core_message(url: str, subject: str) -> bytes:
     nc = await nats.connect(url, connect_timeout=2, max_reconnect_attempts=1, error_cb=_quiet)
     try:
@@ -153,3 +161,8 @@ def publish_core(url: str, subject: str, data: bytes) -> None:
 
 def next_core_message(url: str, subject: str) -> bytes:
     return asyncio.run(asyncio.wait_for(_next_core_message(url, subject), 30))
+
+
+def publish_js(url: str, subject: str, data: bytes) -> int:
+    """Store raw bytes on a stream subject, as anyone with NATS write access can; the stream seq."""
+    return asyncio.run(asyncio.wait_for(_publish_js(url, subject, data), 30))
