@@ -461,6 +461,8 @@ class Sidecar:
                       "own_kid": self.own_key.kid, "own_key_trusted": self.own_key.kid in self.trust,
                       "own_key_in_plane_set": self._own_key_in_plane},
             "registration": self.registrar.status() if self.registrar is not None else None,
+            "tenancy": {"tenant": self.config.tenant, "pep_keys": len(self.pep_keys.keys) if self.pep_keys else 0,
+                        "require_token": self.config.require_token},
             "token_cache": {"hits": self.verifier.cache_hits, "misses": self.verifier.cache_misses},
             "decision_memo": self._memo_status(),
             "decision_log": self.decision_log.stats(),

@@ -72,6 +72,8 @@ def test_single_tenant_native_door_binds_the_tenant_too(single_tenant: SidecarPr
     """The native door (the local service's) asks tokenless questions in --tenant too."""
     native = httpx.post(f"{single_tenant.base_url}/v1/check", json=CREATE).json()
     assert native["allow"] is True
+    tenancy = httpx.get(f"{single_tenant.base_url}/v1/status").json()["tenancy"]
+    assert tenancy == {"tenant": TENANT, "pep_keys": 0, "require_token": False}
 
 
 # -- --pep-keys ------------------------------------------------------------------------------
