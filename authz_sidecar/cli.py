@@ -48,6 +48,16 @@ def serve(
                                                  help="Decision rule, e.g. data.tenantguard.decision")] = None,
     require_token: Annotated[bool, typer.Option(envvar=ENV + "REQUIRE_TOKEN",
                                                 help="Refuse questions without a context token")] = False,
+    tenant: Annotated[str | None, typer.Option(envvar=ENV + "TENANT", help=(
+        "Single-tenant sidecar: questions without a context token are answered in this tenant only (a body "
+        "naming another is denied tenant_mismatch); tokens of any other tenant are refused (tenant_not_served)"
+    ))] = None,
+    pep_keys: Annotated[Path | None, typer.Option(envvar=ENV + "PEP_KEYS", dir_okay=False, help=(
+        "JSON file of PEP bearer secrets (SHA-256 only), each bound to a tenant: an AuthZEN caller presenting "
+        "one is answered in that tenant; once set, AuthZEN callers must present a key or a context token"))] = None,
+    public_url: Annotated[str | None, typer.Option(envvar=ENV + "PUBLIC_URL", help=(
+        "Base URL named by the discovery documents (AuthZEN, OAuth metadata, JWKS); default: the bound "
+        "http://host:port. Set it behind a proxy, on a wildcard or unix-socket bind"))] = None,
     allow_remote: Annotated[bool, typer.Option(envvar=ENV + "ALLOW_REMOTE",
                                                help="Answer callers that are not on loopback")] = False,
     alg: Annotated[list[str] | None, typer.Option(envvar=ENV + "ALG", help="Accepted token algorithm; repeat")] = None,
@@ -88,7 +98,8 @@ def serve(
         relations_file=relations, state_dir=state_dir, host=host, port=port,
         grpc_port=None if grpc_port < 0 else grpc_port, uds=uds, decision=decision,
         ops_port=None if ops_port < 0 else ops_port, ops_host=ops_host,
-        require_token=require_token, loopback_only=not allow_remote,
+        require_token=require_token, tenant=tenant, pep_keys_file=pep_keys, public_url=public_url,
+        loopback_only=not allow_remote,
         algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes, decision_memo_size=decision_memo,
         exchange_lifetime=exchange_lifetime, exchange_max_act_depth=exchange_max_act_depth,
         exchange_client_secret_file=exchange_client_secret_file, edge_config=edge_config,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from tenantguard.errors import ConfigError
 from tenantguard.tokens import DEFAULT_LIFETIME, DEFAULT_MAX_ACT_DEPTH, MAX_LEEWAY, MAX_LIFETIME
@@ -37,6 +38,10 @@ class SidecarConfig:
     ops_host: str = "0.0.0.0"  # noqa: S104 - the ops listener exists to be reached from outside the pod
     decision: str | None = None  # overrides the bundle's manifest metadata.decision
     require_token: bool = False
+    # -- callers without a context token (AuthZEN PEPs, gateways): where their tenant comes from
+    tenant: str | None = None  # single-tenant sidecar: tokenless questions are this tenant's; other tokens refused
+    pep_keys_file: Path | None = None  # PEP bearer secrets (as SHA-256), each bound to one tenant
+    public_url: str | None = None  # base URL in discovery documents; default: the bound http://host:port
     loopback_only: bool = True
     algorithms: frozenset[str] = field(default_factory=lambda: frozenset({"EdDSA"}))
     leeway: float = 5.0
@@ -91,9 +96,20 @@ class SidecarConfig:
         if self.plane_url is not None and not self.plane_url.startswith(("http://", "https://")):
             raise ConfigError("--plane-url must be an http:// or https:// URL")
 
+        if self.tenant is not None and not _is_name(self.tenant, 128):
+            raise ConfigError("--tenant must be a tenant id of letters, digits, '-', '_' or '.' (at most 128)")
+        if self.public_url is not None:
+            parts = urlsplit(self.public_url)
+            if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+                raise ConfigError("--public-url must be an http(s) URL without query or fragment")
+
     @property
     def decision_log_subject(self) -> str:
         return f"tg.decisions.{self.service}"
+
+
+def _is_name(value: str, limit: int) -> bool:
+    return 0 < len(value) <= limit and value.replace("-", "").replace("_", "").replace(".", "").isalnum()
 
 
 def env_default(name: str, default: str | None = None) -> str | None:

@@ -28,6 +28,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from tenantguard.decision import (
     RELATED_EXTENSION,
     Decision,
     DecisionCore,
+    DecisionRecord,
     DecisionRequest,
     PolicyRevision,
 )
@@ -70,12 +72,26 @@ from tenantguard.verdicts import VerdictMemo
 from .config import SidecarConfig
 from .decision_log import DecisionLog, DecisionSink, MemorySink
 from .metrics import SidecarMetrics
+from .pep import PepKeys
 from .registration import PlaneRegistrar
 
 log = logging.getLogger(__name__)
 
 BUNDLE_ISSUER = "plane"
 MAX_RELATIONS_FILE = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who asks: a verified token's claims, or (without one) the tenant the caller is bound to.
+
+    ``tenant`` comes from the caller's PEP key or the sidecar's ``--tenant``, never from the
+    request; ``pep`` names the PEP key used, for logs.
+    """
+
+    claims: Claims | None
+    tenant: str | None = None
+    pep: str | None = None
 
 
 class Sidecar:
@@ -93,8 +109,13 @@ class Sidecar:
         exchange_key: SigningKey | None = None,
         edge_config: EdgeConfig | None = None,
         client_secret: bytes | None = None,
+        pep_keys: PepKeys | None = None,
     ) -> None:
         self.config = config
+        if pep_keys is not None and config.tenant is not None and pep_keys.tenants() != {config.tenant}:
+            raise ConfigError("with --tenant, every PEP key must be bound to that tenant")
+        self.pep_keys = pep_keys
+        self.bound_url: str | None = None  # http://host:port once the HTTP listener is bound (server.py)
         self.trust = trust if trust is not None else TrustSet()
         self.revocations = revocations if revocations is not None else RevocationList()
         self.relations = relations if relations is not None else RelationIndex()
@@ -141,8 +162,9 @@ class Sidecar:
         for path in config.bundle_keys:
             bundle_trust.add_public_key(load_public_key_file(path), BUNDLE_ISSUER)
         relations = load_relations_file(config.relations_file) if config.relations_file else None
+        pep_keys = PepKeys.load(config.pep_keys_file) if config.pep_keys_file is not None else None
         sidecar = cls(config, trust=trust, bundle_trust=bundle_trust, relations=relations, log_sink=log_sink,
-                      **exchange_settings(config))
+                      pep_keys=pep_keys, **exchange_settings(config))
         if config.plane_url is not None and config.join_secret_file is not None:
             sidecar.registrar = PlaneRegistrar.from_files(config.plane_url, config.join_secret_file)
             sidecar.registrar.on_revoked = sidecar.rotate_exchange_key  # the plane knew before our feed did
@@ -286,13 +308,74 @@ class Sidecar:
             self.metrics.tokens_rejected.labels(exc.code).inc()
             raise
 
-    def decide(self, wire: Mapping[str, Any], claims: Claims | None, *, door: str) -> Decision:
-        """Shape-check the request (InvalidInput on a bad one), then decide and count."""
+    def caller(self, authorization: str | None) -> Caller:
+        """The AuthZEN doors' caller: a PEP key (bound to its tenant) or a context token.
+
+        With ``--pep-keys`` a caller must present one or the other (401 otherwise): an
+        operator who issues PEP keys expects every PEP to use one. A bearer value that is
+        no PEP key is verified as a context token. ``--require-token`` still wants a token:
+        a PEP key alone is then refused.
+        """
+        keys = self.pep_keys
+        if keys is None:
+            claims = self.authenticate(authorization)
+            return Caller(claims, None if claims is not None else self.config.tenant)
+        scheme, _, value = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise TokenMissing("a PEP key or a context token is required (Authorization: Bearer ...)")
+        key = keys.match(value.strip())
+        if key is None:
+            return Caller(self.authenticate(authorization))
+        if self.config.require_token:
+            raise TokenMissing("a context token is required; a PEP key does not replace it (--require-token)")
+        return Caller(None, key.tenant, key.name)
+
+    def decide(self, wire: Mapping[str, Any], claims: Claims | None, *, door: str,
+               tenant: str | None = None) -> Decision:
+        """Shape-check the request (InvalidInput on a bad one), then decide and count.
+
+        ``tenant`` is the caller's bound tenant (its PEP key's); without a token the
+        question is asked in it, else in ``--tenant``. A body that names another tenant is
+        denied ``tenant_mismatch``; with ``--tenant``, a token of another tenant is denied
+        ``tenant_not_served``. Both denials are logged like any decision.
+        """
+        served = self.config.tenant
+        bound = tenant if tenant is not None else served
+        refusal: str | None = None
+        if claims is not None:
+            if served is not None and claims.tenant_id != served:
+                refusal = "tenant_not_served"
+        elif bound is not None:
+            wire, agrees = _bind_tenant(wire, bound)
+            if not agrees:
+                refusal = "tenant_mismatch"
         request = DecisionRequest.from_wire(wire, claims)
         start = time.perf_counter()
-        decision = self.core.decide(request)
+        decision = self.core.decide(request) if refusal is None else self._refuse(request, refusal, bound)
         self.metrics.record(door, decision.allow, time.perf_counter() - start)
         return decision
+
+    def _refuse(self, request: DecisionRequest, reason: str, tenant: str | None) -> Decision:
+        """A deny decided here, before the core (the caller's tenant is not the question's)."""
+        claims = request.claims
+        decision = Decision(allow=False, reasons=(reason,), decision_id=_new_id(), bundle_revision=self.bundle_revision,
+                            relations_seq=self.relations.applied_seq,
+                            tenant=claims.tenant_id if claims is not None else tenant,
+                            subject=claims.sub if claims is not None else request.subject.get("id"))
+        self.decision_log.submit(DecisionRecord(
+            decision_id=decision.decision_id, time=time.time(), service=self.config.service, tenant=decision.tenant,
+            subject=decision.subject, action=str(request.action.get("name", "")),
+            resource=f"{request.resource.get('type', '')}:{request.resource.get('id', '')}", allow=False,
+            reasons=decision.reasons, bundle_revision=decision.bundle_revision, relations_seq=decision.relations_seq,
+            actor_chain=tuple(claims.actor_chain) if claims is not None else ()))
+        return decision
+
+    @property
+    def public_url(self) -> str:
+        """Base URL for discovery documents: ``--public-url``, else the bound address."""
+        if self.config.public_url is not None:
+            return self.config.public_url.rstrip("/")
+        return self.bound_url or "http://localhost"
 
     def stale_decision(self, wire: Mapping[str, Any], claims: Claims | None, door: str, wanted: int) -> Decision:
         """The deny for a check whose ``at_least`` sequence has not arrived in time."""
@@ -378,6 +461,8 @@ class Sidecar:
                       "own_kid": self.own_key.kid, "own_key_trusted": self.own_key.kid in self.trust,
                       "own_key_in_plane_set": self._own_key_in_plane},
             "registration": self.registrar.status() if self.registrar is not None else None,
+            "tenancy": {"tenant": self.config.tenant, "pep_keys": len(self.pep_keys.keys) if self.pep_keys else 0,
+                        "require_token": self.config.require_token},
             "token_cache": {"hits": self.verifier.cache_hits, "misses": self.verifier.cache_misses},
             "decision_memo": self._memo_status(),
             "decision_log": self.decision_log.stats(),
@@ -428,7 +513,7 @@ class Sidecar:
         return TokenExchanger(
             self.config.service, key or SigningKey.generate(), self.verifier, lambda: self.core.active,
             lifetime=self.config.exchange_lifetime, max_act_depth=self.config.exchange_max_act_depth,
-            edge=edge, client_secret=client_secret,
+            edge=edge, client_secret=client_secret, tenant=self.config.tenant,
         )
 
     def register_exchange_key(self, registrar: KeyRegistrar | None = None) -> None:
@@ -489,6 +574,23 @@ def exchange_settings(config: SidecarConfig) -> dict[str, Any]:
         "client_secret": read_client_secret(secret_file) if secret_file is not None else None,
         "edge_config": EdgeConfig.load(edge_file) if edge_file is not None else None,
     }
+
+
+def _bind_tenant(wire: Mapping[str, Any], tenant: str) -> tuple[Mapping[str, Any], bool]:
+    """``wire`` with ``subject.properties.tenant_id`` set to the caller's bound ``tenant``,
+    and whether the body agreed (named no tenant, or this one). Copies, never mutates."""
+    subject = wire.get("subject")
+    if not isinstance(subject, Mapping):
+        return wire, True  # the shape check that follows answers 400
+    props = subject.get("properties")
+    if props is None:
+        props = {}
+    if not isinstance(props, Mapping):
+        return wire, True
+    stated = props.get("tenant_id")
+    if stated is not None and stated != tenant:
+        return wire, False
+    return {**wire, "subject": {**subject, "properties": {**props, "tenant_id": tenant}}}, True
 
 
 def _manifest_decision(bundle: Bundle) -> str | None:

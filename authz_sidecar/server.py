@@ -115,6 +115,9 @@ async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event,
                        on_stop: Callable[[], Awaitable[None]] | None = None) -> None:
     config = sidecar.config
     sock = bind_unix(str(config.uds)) if config.uds else bind_tcp(config.host, config.port)
+    if not config.uds:  # discovery documents name the real port (port 0 binds a free one)
+        host, port = sock.getsockname()[:2]
+        sidecar.bound_url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
     http = await _start_http(create_app(sidecar), sock,
                              str(config.uds) if config.uds else "{}:{}".format(*sock.getsockname()[:2]))
     ops: _Http | None = None

@@ -37,27 +37,47 @@ def _request_id(scope: Scope) -> list[tuple[bytes, bytes]] | None:
 
 async def evaluation_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """``evaluation`` below, as a framework-free door (see ``wire.Door``)."""
-    claims = sidecar.authenticate(header(scope, b"authorization"))
+    caller = sidecar.caller(header(scope, b"authorization"))
     question = parse_json(body, EvaluationRequest)
-    decision = sidecar.decide(question.model_dump(exclude_none=True), claims, door="authzen")
+    decision = sidecar.decide(question.model_dump(exclude_none=True), caller.claims, door="authzen",
+                              tenant=caller.tenant)
     return json_reply(_render(decision), headers=_request_id(scope))
+
+
+def _merged(defaults: dict[str, Any], items: list[dict[str, Any]], *, token: bool) -> list[dict[str, Any]]:
+    """Each evaluation over the top-level defaults (AuthZEN 1.0 "Default values": a member an entry
+    names replaces the default whole). A member missing from an entry and from the
+    defaults makes the whole request a 400, before anything is decided (the spec's MUST);
+    ``subject`` may be missing when a context token supplies it."""
+    required = ("action", "resource") if token else ("subject", "action", "resource")
+    merged = []
+    for index, item in enumerate(items):
+        question = {**defaults, **item}
+        missing = [name for name in required if name not in question]
+        if missing:
+            raise InvalidInput(f"evaluations[{index}] has no {', '.join(missing)} and the request no default for it",
+                               field=f"evaluations[{index}]")
+        merged.append(question)
+    return merged
 
 
 async def evaluations_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """``evaluations`` below, as a framework-free door (see ``wire.Door``)."""
-    claims = sidecar.authenticate(header(scope, b"authorization"))
+    caller = sidecar.caller(header(scope, b"authorization"))
+    claims, tenant = caller.claims, caller.tenant
     question = parse_json(body, EvaluationsRequest)
     defaults = question.model_dump(exclude_none=True, include=set(_ENTITIES))
     if not question.evaluations:  # no array: behaves as a single evaluation
-        return json_reply(_render(sidecar.decide(defaults, claims, door="authzen")), headers=_request_id(scope))
+        decision = sidecar.decide(defaults, claims, door="authzen", tenant=tenant)
+        return json_reply(_render(decision), headers=_request_id(scope))
     if len(question.evaluations) > sidecar.config.max_evaluations:
         raise InvalidInput(f"at most {sidecar.config.max_evaluations} evaluations per request")
     semantic = question.options.evaluations_semantic if question.options else "execute_all"
+    items = [item.model_dump(exclude_none=True) for item in question.evaluations]
     results: list[dict[str, Any]] = []
-    for item in question.evaluations:
-        merged = {**defaults, **item.model_dump(exclude_none=True)}
+    for merged in _merged(defaults, items, token=claims is not None):
         try:
-            rendered = _render(sidecar.decide(merged, claims, door="authzen"))
+            rendered = _render(sidecar.decide(merged, claims, door="authzen", tenant=tenant))
         except InvalidInput as exc:  # one bad entry is that entry's deny, not the whole call's
             rendered = {"decision": False, "context": {"error": {"status": 400, "message": exc.message}}}
         results.append(rendered)
@@ -82,12 +102,23 @@ async def evaluations(request: Request) -> Response:
     return await as_route(evaluations_door, request)
 
 
-@router.get("/.well-known/authzen-configuration")  # type: ignore[untyped-decorator]
+CONFIGURATION_PATH = "/.well-known/authzen-configuration"
+# metadata member -> the path it names; list a member here only once its route is served
+# (the search endpoints join when they are built).
+SERVED_ENDPOINTS = {
+    "access_evaluation_endpoint": EVALUATION_PATH,
+    "access_evaluations_endpoint": EVALUATIONS_PATH,
+}
+
+
+def configuration_document(base: str) -> dict[str, str]:
+    """PDP metadata (AuthZEN 1.0 "Policy Decision Point Metadata") for the PDP identified by ``base``."""
+    return {"policy_decision_point": base, **{name: base + path for name, path in SERVED_ENDPOINTS.items()}}
+
+
+@router.get(CONFIGURATION_PATH)  # type: ignore[untyped-decorator]
 async def configuration(request: Request) -> dict[str, str]:
-    """PDP metadata (AuthZEN 1.0 section 9), with URLs built from how we were reached."""
-    base = str(request.base_url).rstrip("/")
-    return {
-        "policy_decision_point": base,
-        "access_evaluation_endpoint": f"{base}{EVALUATION_PATH}",
-        "access_evaluations_endpoint": f"{base}{EVALUATIONS_PATH}",
-    }
+    """PDP metadata. URLs come from ``--public-url`` (else the bound address), never from
+    the request's ``Host`` header, which any caller can set (metadata poisoning)."""
+    sidecar: Sidecar = request.app.state.sidecar
+    return configuration_document(sidecar.public_url)

@@ -1,4 +1,5 @@
-"""``POST /oauth2/token`` (RFC 8693 token exchange), ``GET /v1/keys``, ``GET /v1/propagation``.
+"""``POST /oauth2/token`` (RFC 8693 token exchange), its discovery (RFC 8414 metadata,
+JWKS), ``GET /v1/keys``, ``GET /v1/propagation``.
 
 The token door speaks OAuth, not the sidecar's usual error shape: every refusal is
 ``{"error", "error_description"}`` with 400 (401 ``invalid_client`` + ``WWW-Authenticate:
@@ -19,7 +20,17 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse
 from tenantguard.errors import InvalidInput
-from tenantguard.exchange import ExchangeError, ExchangeRequest, InvalidClient, InvalidRequest, parse_form
+from tenantguard.exchange import (
+    GRANT_TYPE_TOKEN_EXCHANGE,
+    ISSUED_TOKEN_TYPES,
+    SUBJECT_TOKEN_TYPES,
+    TOKEN_TYPE_ID_TOKEN,
+    ExchangeError,
+    ExchangeRequest,
+    InvalidClient,
+    InvalidRequest,
+    parse_form,
+)
 
 from ..runtime import Sidecar
 
@@ -27,6 +38,9 @@ log = logging.getLogger(__name__)
 
 router = APIRouter(tags=["token exchange"])
 FORM_TYPE = "application/x-www-form-urlencoded"
+TOKEN_PATH = "/oauth2/token"
+JWKS_PATH = "/.well-known/jwks.json"
+METADATA_PATH = "/.well-known/oauth-authorization-server"
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
 
@@ -45,7 +59,7 @@ def _form_pairs(content_type: str | None, body: bytes) -> list[tuple[str, str]]:
 
 
 @router.post(
-    "/oauth2/token",
+    TOKEN_PATH,
     responses={200: {"description": "RFC 8693 2.2.1 token response"},
                400: {"description": "RFC 6749 5.2 error"}, 401: {"description": "invalid_client"}},
 )  # type: ignore[untyped-decorator]
@@ -71,6 +85,44 @@ async def keys(request: Request) -> dict[str, Any]:
     """This sidecar's exchange signing key as a trust-file JWKS (each key carries ``iss``)."""
     sidecar: Sidecar = request.app.state.sidecar
     return sidecar.exchange.jwks()
+
+
+@router.get(JWKS_PATH)  # type: ignore[untyped-decorator]
+async def jwks(request: Request) -> dict[str, Any]:
+    """The same keys as ``/v1/keys``, where OAuth clients look for them (``jwks_uri``)."""
+    sidecar: Sidecar = request.app.state.sidecar
+    return sidecar.exchange.jwks()
+
+
+def authorization_server_metadata(sidecar: Sidecar) -> dict[str, Any]:
+    """RFC 8414 metadata for this sidecar's token endpoint, saying only what it does.
+
+    No ``authorization_endpoint`` (no grant here uses one) and hence no
+    ``response_types_supported``: RFC 8414 3.2 says a member with no values is omitted.
+    Client authentication is HTTP Basic when ``--exchange-client-secret-file`` is set,
+    else none (the loopback connection is the authentication). The token types are
+    RFC 8693's, under names of our own: no registry defines them for metadata.
+    """
+    base = sidecar.public_url
+    auth = "client_secret_basic" if sidecar.exchange.client_secret is not None else "none"
+    # id_token subject tokens are accepted only from edge mode's IdPs
+    subject_types = SUBJECT_TOKEN_TYPES if sidecar.exchange.edge is not None else SUBJECT_TOKEN_TYPES - {
+        TOKEN_TYPE_ID_TOKEN}
+    return {
+        "issuer": base,
+        "token_endpoint": base + TOKEN_PATH,
+        "jwks_uri": base + JWKS_PATH,
+        "grant_types_supported": [GRANT_TYPE_TOKEN_EXCHANGE],
+        "token_endpoint_auth_methods_supported": [auth],
+        "token_exchange_subject_token_types_supported": sorted(subject_types),
+        "token_exchange_issued_token_types_supported": sorted(ISSUED_TOKEN_TYPES),
+    }
+
+
+@router.get(METADATA_PATH)  # type: ignore[untyped-decorator]
+async def metadata(request: Request) -> dict[str, Any]:
+    """RFC 8414 authorization server metadata; URLs from ``--public-url`` (else the bound address)."""
+    return authorization_server_metadata(request.app.state.sidecar)
 
 
 @router.get("/v1/propagation")  # type: ignore[untyped-decorator]

@@ -547,6 +547,7 @@ class TokenExchanger:
         edge: EdgeVerifier | None = None,
         client_secret: bytes | None = None,
         clock: Callable[[], float] = time.time,
+        tenant: str | None = None,
     ) -> None:
         if not 0 < lifetime <= MAX_LIFETIME:
             raise ValueError(f"exchange lifetime must be within (0, {MAX_LIFETIME:.0f}] s")
@@ -562,6 +563,7 @@ class TokenExchanger:
         self.max_act_depth = max_act_depth
         self.edge = edge
         self.client_secret = client_secret
+        self.tenant = tenant  # a single-tenant sidecar exchanges this tenant's tokens only
         self._clock = clock
 
     def jwks(self) -> dict[str, Any]:
@@ -583,6 +585,8 @@ class TokenExchanger:
 
     def exchange_subject(self, subject: Subject, request: ExchangeRequest) -> ExchangeResult:
         """The synchronous rest of an exchange, once the subject is known."""
+        if self.tenant is not None and subject.tenant_id != self.tenant:
+            raise InvalidRequest("this sidecar serves another tenant", reason="tenant_not_served")
         if subject.tenant_id in self.verifier.revocations.tenants:  # the kill switch, as decisions see it
             raise InvalidRequest("the subject's tenant is under a kill switch", reason="tenant_revoked")
         self._check_may_act(subject)

@@ -1,0 +1,155 @@
+"""AuthZEN 1.0 as the spec words it: response shape, boxcar defaults and semantics, and
+the PDP metadata listing exactly what is served. Real sidecar (``--tenant acme``), real HTTP.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from ..exchange.mesh import drain
+from ..sidecar.process import SidecarProcess, start_sidecar
+from .conftest import TodoWorld
+
+MORTY = "CiRmZDE2MTRkMy1jMzlhLTQ3ODEtYjdiZC04Yjk2ZjVhNTEwMGQSBWxvY2Fs"
+OWN = {"type": "todo", "id": "t-own", "properties": {"ownerID": "morty@the-citadel.com"}}
+RICKS = {"type": "todo", "id": "t-rick", "properties": {"ownerID": "rick@the-citadel.com"}}
+# Morty (editor) may update his own todo, not Rick's.
+PERMIT, DENY = {"resource": OWN}, {"resource": RICKS}
+BATCH: dict[str, Any] = {"subject": {"type": "user", "id": MORTY}, "action": {"name": "can_update_todo"}}
+
+
+def evaluations(proc: SidecarProcess, body: dict[str, Any], **headers: str) -> httpx.Response:
+    return httpx.post(f"{proc.base_url}/access/v1/evaluations", json=body, headers=headers)
+
+
+def decisions(response: httpx.Response) -> list[bool]:
+    assert response.status_code == 200, response.text
+    return [e["decision"] for e in response.json()["evaluations"]]
+
+
+def test_a_decision_is_a_boolean_and_a_context_object(single_tenant: SidecarProcess) -> None:
+    body = httpx.post(f"{single_tenant.base_url}/access/v1/evaluation", json={**BATCH, **DENY}).json()
+    assert set(body) == {"decision", "context"} and body["decision"] is False
+    assert body["context"]["reasons"] == ["not_permitted"] and isinstance(body["context"]["decision_id"], str)
+
+
+@pytest.mark.parametrize(("options", "expected"), [
+    (None, [True, False, True, False]),  # execute_all is the default
+    ({"evaluations_semantic": "execute_all"}, [True, False, True, False]),
+    ({"evaluations_semantic": "deny_on_first_deny"}, [True, False]),  # the deny is the last answer
+    ({"evaluations_semantic": "permit_on_first_permit"}, [True]),
+    ({"evaluations_semantic": "permit_on_first_permit", "another_option": "value"}, [True]),  # extensions ignored
+])
+def test_evaluations_semantics(single_tenant: SidecarProcess, options: dict[str, Any] | None,
+                               expected: list[bool]) -> None:
+    body = {**BATCH, "evaluations": [PERMIT, DENY, PERMIT, DENY]}
+    if options is not None:
+        body["options"] = options
+    assert decisions(evaluations(single_tenant, body)) == expected
+
+
+def test_permit_on_first_permit_runs_past_denies(single_tenant: SidecarProcess) -> None:
+    body = {**BATCH, "evaluations": [DENY, DENY, PERMIT, DENY], "options": {"evaluations_semantic":
+                                                                            "permit_on_first_permit"}}
+    assert decisions(evaluations(single_tenant, body)) == [False, False, True]
+
+
+def test_an_unknown_semantic_is_a_400(single_tenant: SidecarProcess) -> None:
+    response = evaluations(single_tenant, {**BATCH, "evaluations": [PERMIT], "options": {"evaluations_semantic": "x"}})
+    assert response.status_code == 400 and response.json()["error"] == "invalid_request"
+
+
+def test_defaults_apply_to_each_entry_and_an_entry_replaces_them_whole(single_tenant: SidecarProcess) -> None:
+    """Top-level subject/action/resource/context are defaults; an entry's member replaces
+    the default member entirely (it is not merged into it)."""
+    body = {**BATCH, "resource": OWN, "context": {"k": "v"}, "evaluations": [
+        {},  # everything from the defaults: Morty updates his own todo
+        {"resource": {"type": "todo", "id": "t-own"}},  # no ownerID: the default's properties do not leak in
+        {"action": {"name": "can_delete_todo"}},  # default resource, own action
+        {"subject": {"type": "user", "id": "CiRmZDM2MTRkMy1jMzlhLTQ3ODEtYjdiZC04Yjk2ZjVhNTEwMGQSBWxvY2Fs"}},  # Beth
+    ]}
+    assert decisions(evaluations(single_tenant, body)) == [True, False, True, False]
+
+
+def test_a_member_missing_everywhere_is_a_400_for_the_whole_request(single_tenant: SidecarProcess) -> None:
+    body = {"subject": BATCH["subject"], "evaluations": [{"action": {"name": "can_read_todos"}, **PERMIT},
+                                                         {"resource": OWN}]}
+    response = evaluations(single_tenant, body)
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_request" and "evaluations[1]" in response.json()["message"]
+
+
+def test_every_member_may_come_from_the_entries(single_tenant: SidecarProcess) -> None:
+    entry = {**BATCH, **PERMIT}
+    assert decisions(evaluations(single_tenant, {"evaluations": [entry, {**entry, **DENY}]})) == [True, False]
+
+
+def test_one_bad_entry_is_that_entrys_deny_with_an_error(single_tenant: SidecarProcess) -> None:
+    body = {**BATCH, "evaluations": [PERMIT, {"subject": {"type": "user"}, **PERMIT}, PERMIT]}  # no subject id
+    results = evaluations(single_tenant, body).json()["evaluations"]
+    assert [r["decision"] for r in results] == [True, False, True]
+    assert results[1]["context"]["error"]["status"] == 400
+
+
+def test_no_or_empty_evaluations_behave_as_one_evaluation(single_tenant: SidecarProcess) -> None:
+    for body in ({**BATCH, **PERMIT}, {**BATCH, **PERMIT, "evaluations": []}):
+        answer = evaluations(single_tenant, body).json()
+        assert answer["decision"] is True and "evaluations" not in answer
+
+
+def test_request_id_is_echoed(single_tenant: SidecarProcess) -> None:
+    response = evaluations(single_tenant, {**BATCH, "evaluations": [PERMIT]}, **{"X-Request-ID": "req-42"})
+    assert response.headers["x-request-id"] == "req-42"
+
+
+def test_too_many_evaluations_is_a_400(single_tenant: SidecarProcess) -> None:
+    response = evaluations(single_tenant, {**BATCH, "evaluations": [PERMIT] * 65})
+    assert response.status_code == 400
+
+
+# -- PDP metadata ---------------------------------------------------------------------------
+
+
+def served_access_paths(proc: SidecarProcess) -> set[str]:
+    """The AuthZEN API paths the sidecar serves, from the OpenAPI document it serves."""
+    paths = httpx.get(f"{proc.base_url}/openapi.json").json()["paths"]
+    return {path for path in paths if path.startswith("/access/")}
+
+
+def test_metadata_lists_exactly_what_is_served(single_tenant: SidecarProcess) -> None:
+    response = httpx.get(f"{single_tenant.base_url}/.well-known/authzen-configuration")
+    assert response.status_code == 200 and response.headers["content-type"] == "application/json"
+    meta = response.json()
+    assert set(meta) == {"policy_decision_point", "access_evaluation_endpoint", "access_evaluations_endpoint"}
+    assert meta["policy_decision_point"] == single_tenant.base_url  # the bound address, real port
+    endpoints = {name: url for name, url in meta.items() if name.endswith("_endpoint")}
+    assert {url.removeprefix(single_tenant.base_url) for url in endpoints.values()} == served_access_paths(
+        single_tenant)
+    question = {**BATCH, **PERMIT}
+    for name, url in endpoints.items():  # each listed endpoint answers a question
+        answer = httpx.post(url, json=question)
+        assert answer.status_code == 200 and answer.json()["decision"] is True, name
+
+
+def test_metadata_ignores_the_host_header(single_tenant: SidecarProcess) -> None:
+    meta = httpx.get(f"{single_tenant.base_url}/.well-known/authzen-configuration",
+                     headers={"Host": "evil.example"}).json()
+    assert meta["policy_decision_point"] == single_tenant.base_url
+
+
+def test_public_url_names_the_pdp(todo_world: TodoWorld) -> None:
+    proc = start_sidecar(todo_world.args("--tenant", "acme", "--public-url", "https://pdp.example.com/todo/"))
+    drain(proc)
+    try:
+        meta = httpx.get(f"{proc.base_url}/.well-known/authzen-configuration").json()
+        oauth = httpx.get(f"{proc.base_url}/.well-known/oauth-authorization-server").json()
+    finally:
+        proc.stop()
+    assert meta == {"policy_decision_point": "https://pdp.example.com/todo",
+                    "access_evaluation_endpoint": "https://pdp.example.com/todo/access/v1/evaluation",
+                    "access_evaluations_endpoint": "https://pdp.example.com/todo/access/v1/evaluations"}
+    assert oauth["issuer"] == "https://pdp.example.com/todo"
+    assert oauth["token_endpoint"] == "https://pdp.example.com/todo/oauth2/token"
