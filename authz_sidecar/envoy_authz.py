@@ -38,6 +38,7 @@ SUBJECT_HEADER = "x-tenant-subject"
 DECISION_HEADER = "x-tenantguard-decision-id"
 CONFLICTING = "\x00conflicting"  # a tenant nobody can be
 MAX_HEADER_VALUES = 32
+CHALLENGE = 'Bearer realm="tenantguard"'  # RFC 6750, on every 401 either door answers
 
 
 class DuplicateHeader(InvalidInput):

@@ -36,6 +36,7 @@ from google.rpc import code_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from .envoy_authz import (
+    CHALLENGE,
     DEFAULT_TENANT_PATH,
     SUBJECT_HEADER,
     TENANT_HEADER,
@@ -81,11 +82,14 @@ def _header(key: str, value: str) -> base_pb2.HeaderValueOption:
 
 
 def denied(http_code: int, rpc_code: int, body: dict[str, Any]) -> pb.CheckResponse:
+    headers = [_header("content-type", "application/json")]
+    if http_code == 401:
+        headers.append(_header("www-authenticate", CHALLENGE))
     return pb.CheckResponse(
         status=status_pb2.Status(code=rpc_code, message=str(body.get("error", "denied"))),
         denied_response=pb.DeniedHttpResponse(
             status=http_status_pb2.HttpStatus(code=http_code),
-            headers=[_header("content-type", "application/json")],
+            headers=headers,
             body=json.dumps(body),
         ),
     )

@@ -21,7 +21,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
 
-from ..envoy_authz import EnvoyRequest, authorize, collect_headers
+from ..envoy_authz import CHALLENGE, EnvoyRequest, authorize, collect_headers
 from ..request_target import PathRejected
 from ..runtime import Sidecar
 from .models import ErrorBody
@@ -32,7 +32,6 @@ PREFIX = "/envoy/ext_authz"
 RAW_PREFIX = PREFIX.encode()
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 403)}
-_CHALLENGE = b'Bearer realm="tenantguard"'
 
 
 def served(scope: Scope) -> bool:
@@ -64,7 +63,7 @@ async def check_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     outcome = authorize(sidecar, request, metric="envoy_http_total")
     if outcome.allow:
         return Reply(b"", 200, [(k.encode(), v.encode("latin-1", "replace")) for k, v in outcome.upstream_headers])
-    headers = [(b"www-authenticate", _CHALLENGE)] if outcome.http_status == 401 else []
+    headers = [(b"www-authenticate", CHALLENGE.encode())] if outcome.http_status == 401 else []
     return json_reply(outcome.body, status=outcome.http_status, headers=headers)
 
 
