@@ -67,10 +67,14 @@ async def check_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     return json_reply(outcome.body, status=outcome.http_status, headers=headers)
 
 
-@router.api_route(PREFIX + "/{path:path}", methods=METHODS, responses=ERRORS)
 async def ext_authz(path: str, request: Request) -> Response:
     """Envoy ``http_service`` ext_authz: the original method and target under this prefix.
 
     200 (empty body, ``x-tenant-id``/``x-tenant-subject``/``x-tenantguard-decision-id``)
     allows; 401/403/400 with a JSON body deny."""
     return await as_route(check_door, request)
+
+
+for _method in METHODS:  # one route per method, so each has its own OpenAPI operation id
+    router.add_api_route(PREFIX + "/{path:path}", ext_authz, methods=[_method], responses=ERRORS,
+                         operation_id=f"envoy_ext_authz_{_method.lower()}")
