@@ -26,6 +26,7 @@ tenant is read from), validated, and not decoded.
 
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import dataclass
 
@@ -36,6 +37,8 @@ UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
 # pchar without ";" (path parameters are refused) and "%" (handled as escapes).
 _PATH_RAW = UNRESERVED | frozenset("!$&'()*+,=:@/")
 _HEX = frozenset(string.hexdigits)
+# Segments of allowed raw characters, none of them empty, "." or ".." (an optional trailing "/").
+_PLAINLY_NORMAL = re.compile(r"(?:/(?!\.\.?(?:/|\Z))[A-Za-z0-9\-._~!$&'()*+,=:@]+)*/?\Z")
 
 
 class PathRejected(InvalidInput):
@@ -73,6 +76,8 @@ def normal_target(target: str, query: str | None = None) -> Target:
         raise _refuse("not_origin_form", "the request target must be an absolute path")
     if query is not None:
         _check_query(query)
+    if _PLAINLY_NORMAL.match(path):  # the common case, ~1 µs: nothing to decode, no dot segment, no "//"
+        return Target(path, query)
     normal = normalise_path(path)
     if normal != _upper_escapes(path):
         raise _refuse("not_normal", "the path is not in normal form (dot segments, repeated slashes or "
