@@ -1038,6 +1038,7 @@ def test_istio_provider_points_at_the_sidecar_grpc_port(monkeypatch: pytest.Monk
     assert [e["address"] for e in entry["spec"]["endpoints"]] == [params["host"]]
     assert [(p["number"], p["protocol"]) for p in entry["spec"]["ports"]] == [(params["grpc_port"], "GRPC")]
     assert entry["metadata"]["namespace"] == _objects("Namespace")[0]["metadata"]["name"]
+    assert entry["spec"]["exportTo"] == ["."]
 
 
 def test_istio_policy_sends_every_request_of_the_workload_to_tenantguard() -> None:
