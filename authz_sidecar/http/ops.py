@@ -25,7 +25,7 @@ async def health() -> dict[str, str]:
 async def ready(request: Request) -> JSONResponse:
     """Ready only once a verified bundle is active: before that every decision would deny."""
     sidecar: Sidecar = request.app.state.sidecar
-    if sidecar.core.ready:
+    if sidecar.ready:
         return JSONResponse({"status": "ready", "bundle_revision": sidecar.bundle_revision})
     return JSONResponse({"status": "not_ready", "error": "not_ready", "message": "no verified bundle is active"},
                         status_code=503)

@@ -37,6 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 KUSTOMIZATION = DEPLOY / "kustomization.yaml"
 ENVOY_FILE = DEPLOY / "envoy" / "envoy.yaml"
+ENVOY_HTTP_FILE = DEPLOY / "envoy" / "envoy-http.yaml"
+ISTIO = DEPLOY / "istio"
 DOCKERFILE = DEPLOY / "Dockerfile"
 WORKLOAD_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "Job"}
 NATS_CLIENT_LABEL = "tenantguard.io/nats-client"
@@ -900,8 +902,9 @@ def test_envoy_config_is_valid_v3() -> None:
     from envoy.extensions.upstreams.http.v3 import http_protocol_options_pb2  # noqa: F401
     from google.protobuf import json_format
 
-    bootstrap = json_format.ParseDict(_envoy(), bootstrap_pb2.Bootstrap())  # unknown fields raise
-    assert bootstrap.static_resources.listeners
+    for path in (ENVOY_FILE, ENVOY_HTTP_FILE):
+        bootstrap = json_format.ParseDict(_load_docs(path)[0], bootstrap_pb2.Bootstrap())  # unknown fields raise
+        assert bootstrap.static_resources.listeners, path
 
 
 def test_envoy_ext_authz_fails_closed_over_grpc_v3() -> None:
@@ -987,6 +990,66 @@ def test_envoy_tenant_header_comes_from_the_sidecar_only() -> None:
     assert _hcm()["normalize_path"] is True
     # ...and the gRPC server answering is the Envoy Authorization service.
     assert grpc_ext_authz.SERVICE_NAME == "envoy.service.auth.v3.Authorization"
+
+
+def test_envoy_http_mode_config_matches_the_sidecar_http_door(monkeypatch: pytest.MonkeyPatch) -> None:
+    from authz_sidecar.http import envoy_http
+
+    config = _load_docs(ENVOY_HTTP_FILE)[0]
+    (listener,) = config["static_resources"]["listeners"]
+    hcm = listener["filter_chains"][0]["filters"][0]["typed_config"]
+    (ext,) = [f["typed_config"] for f in hcm["http_filters"] if f["name"] == "envoy.filters.http.ext_authz"]
+    assert ext["failure_mode_allow"] is False and "grpc_service" not in ext
+    service = ext["http_service"]
+    assert service["path_prefix"] == envoy_http.PREFIX
+    _workload, _pod, container = _sidecar()
+    _path, params = _parse(container, monkeypatch)
+    (cluster,) = [c for c in config["static_resources"]["clusters"] if c["name"] == service["server_uri"]["cluster"]]
+    assert _endpoint(cluster) == (params["host"], params["port"])
+    assert urlsplit(service["server_uri"]["uri"]).netloc == f"{params['host']}:{params['port']}"
+    upstream = {p["exact"] for p in service["authorization_response"]["allowed_upstream_headers"]["patterns"]}
+    assert upstream == {grpc_ext_authz.TENANT_HEADER, grpc_ext_authz.SUBJECT_HEADER, "x-tenantguard-decision-id"}
+    sent = {p["exact"] for p in ext["allowed_headers"]["patterns"]}
+    assert {"authorization", grpc_ext_authz.TENANT_HEADER} <= sent
+    assert hcm["path_with_escaped_slashes_action"] == _hcm()["path_with_escaped_slashes_action"] == "REJECT_REQUEST"
+
+
+# ================================================================================== Istio
+
+
+def _istio(name: str) -> dict[str, Any]:
+    (doc,) = _load_docs(ISTIO / name)
+    return doc
+
+
+def test_istio_provider_points_at_the_sidecar_grpc_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    mesh = _istio("mesh-config.yaml")
+    assert mesh["kind"] == "IstioOperator"
+    (provider,) = mesh["spec"]["meshConfig"]["extensionProviders"]
+    grpc_provider = provider["envoyExtAuthzGrpc"]
+    assert grpc_provider["failOpen"] is False
+    assert mesh["spec"]["meshConfig"]["pathNormalization"]["normalization"] == "MERGE_SLASHES"
+    _workload, _pod, container = _sidecar()
+    _path, params = _parse(container, monkeypatch)
+    assert int(grpc_provider["port"]) == params["grpc_port"]
+    # the provider's host resolves, through the ServiceEntry, to the sidecar's bind address in the pod
+    entry = _istio("service-entry.yaml")
+    assert entry["kind"] == "ServiceEntry" and grpc_provider["service"] in entry["spec"]["hosts"]
+    assert [e["address"] for e in entry["spec"]["endpoints"]] == [params["host"]]
+    assert [(p["number"], p["protocol"]) for p in entry["spec"]["ports"]] == [(params["grpc_port"], "GRPC")]
+    assert entry["metadata"]["namespace"] == _objects("Namespace")[0]["metadata"]["name"]
+    assert entry["spec"]["exportTo"] == ["."]
+
+
+def test_istio_policy_sends_every_request_of_the_workload_to_tenantguard() -> None:
+    policy = _istio("authorization-policy.yaml")
+    (provider,) = _istio("mesh-config.yaml")["spec"]["meshConfig"]["extensionProviders"]
+    assert policy["kind"] == "AuthorizationPolicy" and policy["spec"]["action"] == "CUSTOM"
+    assert policy["spec"]["provider"]["name"] == provider["name"]
+    assert policy["spec"]["rules"] == [{}], "an empty rule: every request, no path or method left out"
+    workload, _pod, _container = _sidecar()
+    assert _selects(policy["spec"]["selector"]["matchLabels"], _pod_labels(workload))
+    assert policy["metadata"]["namespace"] == workload["metadata"]["namespace"]
 
 
 # ============================================================================== kustomize
