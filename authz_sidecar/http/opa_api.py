@@ -242,9 +242,13 @@ async def put_policy(policy_id: str, request: Request) -> Response:
     """Refused: policies come only from signed bundles (OPA's answer for bundle-owned roots)."""
     sidecar: Sidecar = request.app.state.sidecar
     source = (await request.body()).decode("utf-8", "replace")
+    return opa_error(write_refusal(sidecar, _package_path(source, policy_id)), request)
+
+
+def _package_path(source: str, fallback: str) -> str:
+    """The module's package as a data path (``tenantguard/exchange``), as OPA scopes a write."""
     package = _PACKAGE.search(source)
-    path = package.group(1).removeprefix("data.").replace(".", "/") if package else policy_id
-    return opa_error(write_refusal(sidecar, path), request)
+    return package.group(1).removeprefix("data.").replace(".", "/") if package else fallback
 
 
 @router.delete("/v1/policies/{policy_id:path}", responses=OPA_ERRORS)  # type: ignore[untyped-decorator]
@@ -255,8 +259,7 @@ async def delete_policy(policy_id: str, request: Request) -> Response:
         module = await _find(sidecar, policy_id)
     except TenantGuardError as exc:
         return opa_error(exc, request)
-    package = "/".join(t["value"] for t in module.ast["package"]["path"][1:])
-    return opa_error(write_refusal(sidecar, package), request)
+    return opa_error(write_refusal(sidecar, _package_path(module.raw, policy_id)), request)
 
 
 async def write_data(path: str, request: Request) -> Response:
