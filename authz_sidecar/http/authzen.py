@@ -38,7 +38,7 @@ def _request_id(scope: Scope) -> list[tuple[bytes, bytes]] | None:
 async def evaluation_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """``evaluation`` below, as a framework-free door (see ``wire.Door``)."""
     claims = sidecar.authenticate(header(scope, b"authorization"))
-    question = parse_json(body, EvaluationRequest)
+    question = parse_json(scope, body, EvaluationRequest)
     decision = sidecar.decide(question.model_dump(exclude_none=True), claims, door="authzen")
     return json_reply(_render(decision), headers=_request_id(scope))
 
@@ -46,7 +46,7 @@ async def evaluation_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
 async def evaluations_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """``evaluations`` below, as a framework-free door (see ``wire.Door``)."""
     claims = sidecar.authenticate(header(scope, b"authorization"))
-    question = parse_json(body, EvaluationsRequest)
+    question = parse_json(scope, body, EvaluationsRequest)
     defaults = question.model_dump(exclude_none=True, include=set(_ENTITIES))
     if not question.evaluations:  # no array: behaves as a single evaluation
         return json_reply(_render(sidecar.decide(defaults, claims, door="authzen")), headers=_request_id(scope))

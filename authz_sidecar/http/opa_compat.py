@@ -10,13 +10,13 @@ read another tenant's data out of the bundle.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, Response
 from starlette.types import Scope
 from tenantguard.asgi import header
 from tenantguard.errors import InvalidInput, TenantGuardError
+from tenantguard.jsonlimits import loads_object
 
 from ..runtime import Sidecar
 from .models import ErrorBody, OpaDataRequest
@@ -66,7 +66,7 @@ def _answer(sidecar: Sidecar, path: str, input_doc: dict[str, Any] | None, autho
 
 async def data_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """``post_data`` below, as a framework-free door (see ``wire.Door``)."""
-    document = parse_json(body, OpaDataRequest)
+    document = parse_json(scope, body, OpaDataRequest)
     path = scope["path"].removeprefix(DATA_PREFIX)
     return json_reply(_answer(sidecar, path, document.input, header(scope, b"authorization")))
 
@@ -86,12 +86,6 @@ async def get_data(
     authorization: Annotated[str | None, Header()] = None,
 ) -> dict[str, Any]:
     """OPA's ``GET /v1/data/{path}?input=<json>``."""
-    input_doc = None
-    if input is not None:
-        try:
-            input_doc = json.loads(input)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"input is not JSON: {exc.msg}") from None
-        if not isinstance(input_doc, dict):
-            raise InvalidInput("input must be a JSON object")
+    # The same bounded I-JSON rules as a POST body (nesting, duplicate keys, numbers).
+    input_doc = loads_object(input) if input is not None else None
     return _answer(request.app.state.sidecar, path, input_doc, authorization)
