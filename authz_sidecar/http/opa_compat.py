@@ -23,7 +23,7 @@ from .models import ErrorBody, OpaDataRequest
 from .wire import Reply, as_route, json_reply, parse_json, request_body_doc
 
 router = APIRouter(tags=["opa-compatible"])
-ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 404: {"model": ErrorBody}}
+ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 404: {"model": ErrorBody}, 415: {"model": ErrorBody}}
 MAX_PATH = 512
 DATA_PREFIX = "/v1/data/"
 
