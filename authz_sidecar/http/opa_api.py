@@ -62,7 +62,8 @@ class OpaErrorBody(BaseModel):
 
 
 OPA_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": OpaErrorBody}, 401: {"model": OpaErrorBody}, 404: {"model": OpaErrorBody}}
+    400: {"model": OpaErrorBody}, 401: {"model": OpaErrorBody}, 404: {"model": OpaErrorBody},
+    415: {"model": OpaErrorBody}}
 
 
 class BundleOwned(TenantGuardError):

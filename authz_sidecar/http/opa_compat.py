@@ -31,6 +31,7 @@ from tenantguard import __version__
 from tenantguard.asgi import header
 from tenantguard.decision import Decision
 from tenantguard.errors import InvalidInput, TenantGuardError
+from tenantguard.jsonlimits import loads_object
 
 from ..runtime import Sidecar
 from .models import OpaDataRequest
@@ -149,7 +150,7 @@ async def data_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     query = scope.get("query_string", b"")
     try:
         if not query:  # the hot path: no options, no timers
-            document = parse_json(body, OpaDataRequest)
+            document = parse_json(scope, body, OpaDataRequest)
             answer = _answer(sidecar, _path_of(scope), document.input, header(scope, b"authorization"),
                              NO_OPTIONS, None)
             if document.input is None:
@@ -158,7 +159,7 @@ async def data_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
         options = DataOptions.parse(query)
         timers: dict[str, int] | None = {} if options.metrics else None
         start = time.perf_counter_ns()
-        document = parse_json(body, OpaDataRequest)
+        document = parse_json(scope, body, OpaDataRequest)
         if timers is not None:
             timers["timer_rego_input_parse_ns"] = time.perf_counter_ns() - start
         answer = _answer(sidecar, _path_of(scope), document.input, header(scope, b"authorization"), options, timers)
@@ -174,13 +175,8 @@ def _get_input(raw: str | None) -> dict[str, Any] | None:
         return None
     if len(raw) > MAX_GET_INPUT:
         raise InvalidInput(f"input exceeds {MAX_GET_INPUT} characters", field="input")
-    try:
-        doc = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"input is not JSON: {exc.msg}", field="input") from None
-    if not isinstance(doc, dict):
-        raise InvalidInput("input must be a JSON object", field="input")
-    return doc
+    # The same bounded I-JSON rules as a POST body (nesting, duplicate keys, numbers).
+    return loads_object(raw)
 
 
 async def data_get(sidecar: Sidecar, scope: Scope) -> Reply:

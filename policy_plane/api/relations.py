@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from tenantguard.errors import InvalidInput
+from tenantguard.jsonlimits import loads
 from tenantguard.relations import (
     MAX_BATCH_CHANGES,
     ChangeBatchTooLarge,
@@ -92,9 +93,9 @@ def _encode_cursor(rel: Relationship) -> str:
 
 def _decode_cursor(cursor: str) -> Relationship:
     try:
-        raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        raw = loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))  # bounded: a query is untrusted
         return Relationship.from_wire(raw)
-    except (ValueError, TypeError, RelationshipInvalid):
+    except (ValueError, TypeError, InvalidInput):  # RelationshipInvalid and JsonInvalid are InvalidInput
         raise InvalidInput("cursor is not one this API returned", field="cursor") from None
 
 

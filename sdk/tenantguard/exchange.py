@@ -51,6 +51,7 @@ from .tokens import (
     DEFAULT_LIFETIME,
     DEFAULT_MAX_ACT_DEPTH,
     MAX_LIFETIME,
+    TOKEN_SUBJECT_TYPE,
     Claims,
     TokenVerifier,
     mint,
@@ -429,7 +430,7 @@ def exchange_input(subject: Subject, service: str, audience: str, scope: Sequenc
     if subject.scope:
         props["scope"] = " ".join(subject.scope)
     return {
-        "subject": {"type": "user", "id": subject.sub, "properties": props},
+        "subject": {"type": TOKEN_SUBJECT_TYPE, "id": subject.sub, "properties": props},
         "actor": {"service": service},
         "audience": audience,
         "scope": list(scope or ()),

@@ -57,6 +57,13 @@ DEFAULT_MAX_ACT_DEPTH = 4
 DEFAULT_CACHE_SIZE = 10_000
 SIDECAR_ISSUER_PREFIX = sidecar_issuer("")
 ACTOR_PREFIX = "svc:"
+TOKEN_SUBJECT_TYPE = "user"
+"""The relation subject type of every context token's ``sub``: ``user:<sub>`` in tuples.
+A token names a user (services appear only in ``act``), so a request carrying a token
+cannot be asked as a group, a service or any other type."""
+TOKEN_CLAIM_NAMES = frozenset({"iss", "sub", "tenant_id", "roles", "scope", "aud", "exp", "iat", "nbf",
+                               "jti", "act", "may_act"})
+"""Claims a token defines; a body's ``subject.properties`` never supplies them next to a token."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +84,11 @@ class Claims:
     may_act: Mapping[str, Any] | None = None
     kid: str = ""
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def subject_type(self) -> str:
+        """The relation subject type of ``sub`` (see :data:`TOKEN_SUBJECT_TYPE`)."""
+        return TOKEN_SUBJECT_TYPE
 
     @property
     def actor_chain(self) -> list[str]:
