@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from tenantguard.natsconn import HELP as NATS_HELP
 
 from .config import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUNDLE_BYTES, DEFAULT_PORT, DEFAULT_SNAPSHOT_EVERY
 
@@ -20,7 +21,7 @@ ENV = "TG_PLANE_"
 
 @app.command()
 def serve(
-    nats: Annotated[str, typer.Option(envvar=ENV + "NATS", help="NATS URL, e.g. nats://127.0.0.1:4222")],
+    nats: Annotated[str, typer.Option(envvar=ENV + "NATS", help=NATS_HELP["servers"])],
     event_key: Annotated[
         Path, typer.Option(envvar=ENV + "EVENT_KEY", dir_okay=False, help="Private key (PEM) that signs every event")
     ],
@@ -71,17 +72,41 @@ def serve(
             envvar=ENV + "STREAM_REPLICAS", help="JetStream replicas of every stream and bucket (3 in production)"
         ),
     ] = 1,
+    nats_user: Annotated[str | None, typer.Option(
+        envvar=ENV + "NATS_USER", help=NATS_HELP["user"])] = None,
+    nats_password_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_PASSWORD_FILE", dir_okay=False, help=NATS_HELP["password_file"])] = None,
+    nats_token_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_TOKEN_FILE", dir_okay=False, help=NATS_HELP["token_file"])] = None,
+    nats_nkey_seed_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_NKEY_SEED_FILE", dir_okay=False, help=NATS_HELP["nkey_seed_file"])] = None,
+    nats_creds_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_CREDS_FILE", dir_okay=False, help=NATS_HELP["creds_file"])] = None,
+    nats_tls_ca: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_TLS_CA", dir_okay=False, help=NATS_HELP["tls_ca"])] = None,
+    nats_tls_cert: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_TLS_CERT", dir_okay=False, help=NATS_HELP["tls_cert"])] = None,
+    nats_tls_key: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_TLS_KEY", dir_okay=False, help=NATS_HELP["tls_key"])] = None,
+    nats_tls_server_name: Annotated[str | None, typer.Option(
+        envvar=ENV + "NATS_TLS_SERVER_NAME", help=NATS_HELP["tls_server_name"])] = None,
 ) -> None:
     """Start one plane replica; prints {"event": "listening", "http": "host:port"} when ready."""
     from tenantguard.keys import SigningKey
+    from tenantguard.natsconn import from_options as nats_from_options
 
     from .config import PlaneConfig, parse_join_secrets
     from .runtime import Plane
     from .secrets import SecretChecker
     from .server import run
 
+    nats_connection = nats_from_options(
+        nats, user=nats_user, password_file=nats_password_file, token_file=nats_token_file,
+        nkey_seed_file=nats_nkey_seed_file, creds_file=nats_creds_file, tls_ca=nats_tls_ca,
+        tls_cert=nats_tls_cert, tls_key=nats_tls_key, tls_server_name=nats_tls_server_name)
     config = PlaneConfig(
         nats_url=nats,
+        nats=nats_connection,
         event_key=SigningKey.load(event_key),
         bundle_key=SigningKey.load(bundle_key),
         admin=SecretChecker.from_file(admin_token_file),
