@@ -216,9 +216,6 @@ class Feed:
         pass over the list takes at most ``len(servers) * 3 * connect_timeout``. An
         authorization refusal is raised at once: every node of a cluster shares the users.
         """
-        async def on_lost() -> None:
-            lost.set()
-
         async def on_error(exc: Exception) -> None:
             log.debug("nats: %s", natsconn.redact_text(str(exc)))
 
@@ -228,6 +225,12 @@ class Feed:
         for _ in range(len(servers)):
             server = servers[self._next_server % len(servers)]
             self._next_server = (self._next_server + 1) % len(servers)
+            attached = [False]  # a failed dial's client closes too: only the session's own may end it
+
+            async def on_lost(attached: list[bool] = attached) -> None:
+                if attached[0]:
+                    lost.set()
+
             try:
                 nc: Client = await natsconn.connect(
                     self.connection, servers=[server], timeout=timeout * 3, connect_timeout=timeout,
@@ -240,6 +243,7 @@ class Feed:
             except _RECOVERABLE as exc:
                 failure = exc
                 continue
+            attached[0] = True
             self.server = natsconn.redact_url(server)
             return nc
         assert failure is not None

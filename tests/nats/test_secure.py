@@ -32,21 +32,36 @@ from authz_sidecar.config import SidecarConfig
 from authz_sidecar.feed import Feed
 from authz_sidecar.runtime import Sidecar
 from policy_plane.publisher import Publisher
-from tests.feed.conftest import (  # noqa: F401 - the fixtures are used by name
-    FAST,
-    bundle_key,
-    bundle_pem,
-    decide,
-    eventually,
-    make_bundle,
-    plane_key,
-    plane_pem,
-)
+from tests.feed.conftest import FAST, decide, eventually, make_bundle
 from tests.feed.plane import TestPlane
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(90)]
 
-PLANE_PASSWORD = "plane-pw-" + "x7Qe9rT2"  # noqa: S105 - a test server's password
+PLANE_PASSWORD = "plane-pw-" + "x7Qe9rT2"
+
+
+@pytest.fixture(scope="module")
+def plane_key() -> SigningKey:
+    return SigningKey.generate("EdDSA")
+
+
+@pytest.fixture(scope="module")
+def bundle_key() -> SigningKey:
+    return SigningKey.generate("EdDSA")
+
+
+@pytest.fixture
+def plane_pem(tmp_path: Path, plane_key: SigningKey) -> Path:
+    path = tmp_path / "plane.pem"
+    path.write_bytes(plane_key.public_pem())
+    return path
+
+
+@pytest.fixture
+def bundle_pem(tmp_path: Path, bundle_key: SigningKey) -> Path:
+    path = tmp_path / "bundle.pem"
+    path.write_bytes(bundle_key.public_pem())
+    return path
 
 
 @pytest.fixture
@@ -143,11 +158,11 @@ async def test_sidecar_credential_cannot_publish_events_purge_or_delete_streams(
                                         error_cb=errors)
     js = nc.jetstream(timeout=1.0)
     try:
-        with pytest.raises(Exception):  # noqa: B017 - the server drops the request: no reply, a nats timeout
+        with pytest.raises(Exception):  # the server drops the request: no reply, a nats timeout
             await js.publish(topology.SUBJECT_RELATIONS, b'{"forged": true}')
-        with pytest.raises(Exception):  # noqa: B017
+        with pytest.raises(Exception):
             await js.purge_stream(topology.STREAM_RELATIONS)
-        with pytest.raises(Exception):  # noqa: B017
+        with pytest.raises(Exception):
             await js.delete_stream(topology.STREAM_RELATIONS)
         await nc.subscribe(f"{topology.SUBJECT_DECISIONS_PREFIX}.>")  # other services' logs: refused
         await nc.flush(timeout=5)
@@ -294,3 +309,25 @@ def test_server_config_is_private_and_lists_no_seed(secure_nats: NatsServer, cre
     assert config.stat().st_mode & 0o077 == 0
     assert creds["billing"].read_text().strip() not in config.read_text()
     assert json.dumps(natsconn.nkey_public(creds["billing"].read_bytes())) in config.read_text()
+
+
+# --------------------------------------------------------------------------- server lists
+
+
+async def test_sidecar_feed_moves_to_another_node_of_its_list_when_its_node_dies(
+        tmp_path: Path, plane_pem: Path, bundle_pem: Path) -> None:
+    with NatsServer(tmp_path / "a") as a, NatsServer(tmp_path / "b") as b:
+        config = SidecarConfig(service="billing", nats_url=f"{a.url}, {b.url}", plane_key=plane_pem,
+                               bundle_keys=(bundle_pem,), grpc_port=None)
+        sidecar = Sidecar.from_config(config)
+        feed = Feed.for_sidecar(sidecar, FAST)
+        await feed.start()
+        try:
+            await eventually(lambda: feed.attached_server() is not None, "the feed attached to a node")
+            first = feed.attached_server()
+            (a if first == a.url else b).stop()
+            other = b.url if first == a.url else a.url
+            await eventually(lambda: feed.attached_server() == other, "the feed on the surviving node")
+            assert feed.connects >= 2
+        finally:
+            await feed.stop()
