@@ -132,11 +132,16 @@ def init(
     service: Annotated[list[str] | None, typer.Option(help="Also create a join secret for SERVICE; repeat")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files")] = False,
 ) -> None:
-    """Create dev material: event.pem, bundle.pem (0600, with .pub), admin.token (0600), join secrets.
+    """Create dev material: event.pem, bundle.pem (0600, with .pub), admin.token (0600), join secrets,
+    and NATS identities: nats/plane.nk and nats/SERVICE.nk (nkey seeds, 0600) with nats/users.conf,
+    the nats-server ``authorization`` block (public keys + permissions) to include in nats.conf.
 
     Prints a JSON summary (paths and key ids, never the secrets).
     """
+    from tenantguard import topology
     from tenantguard.keys import SigningKey, write_private
+    from tenantguard.natsconn import new_user_nkey, nkey_public
+    from tenantguard.natsserver import NatsUser, authorization_block
 
     from .config import check_service
     from .secrets import new_secret
@@ -150,6 +155,12 @@ def init(
     secrets_dir = directory / "join-secrets"
     for name in services:
         targets[f"join_secret:{name}"] = secrets_dir / f"{name}.secret"
+    nats_dir = directory / "nats"
+    identities = {"plane": topology.plane_permissions(),
+                  **{name: topology.sidecar_permissions(name) for name in services}}
+    for name in identities:
+        targets[f"nats_seed:{name}"] = nats_dir / f"{name}.nk"
+    targets["nats_users"] = nats_dir / "users.conf"
     existing = [str(p) for p in targets.values() if p.exists()]
     if existing and not force:
         typer.echo(f"refusing to overwrite {', '.join(existing)} (use --force)", err=True)
@@ -159,8 +170,17 @@ def init(
         key = SigningKey.generate()
         key.save(targets[name])
         summary[name] = {"path": str(targets[name]), "public": str(targets[name]) + ".pub", "kid": key.kid}
+    users = []
+    for name, permissions in identities.items():
+        seed = new_user_nkey()
+        write_private(targets[f"nats_seed:{name}"], seed + b"\n")
+        users.append(NatsUser(nkey=nkey_public(seed), permissions=permissions))
+        summary[f"nats_seed:{name}"] = str(targets[f"nats_seed:{name}"])
+    header = "# nats-server authorization for tenantguard (written by `tenantguard plane init`): public nkeys only.\n"
+    write_private(targets["nats_users"], (header + authorization_block(users)).encode())
+    summary["nats_users"] = str(targets["nats_users"])
     for name, path in targets.items():
-        if name in ("event_key", "bundle_key"):
+        if name in ("event_key", "bundle_key", "nats_users") or name.startswith("nats_seed:"):
             continue
         write_private(path, (new_secret() + "\n").encode())
         summary[name] = str(path)
