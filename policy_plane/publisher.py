@@ -40,9 +40,10 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
-from tenantguard import history
+from tenantguard import history, natsconn
 from tenantguard import topology as topo
 from tenantguard.errors import ConfigError, PayloadTooLarge, TenantGuardError, Unavailable
+from tenantguard.natsconn import NatsConnection
 
 log = logging.getLogger(__name__)
 
@@ -121,9 +122,9 @@ async def nats_boundary(what: str) -> AsyncIterator[None]:
 class Publisher:
     """One NATS connection and its JetStream context; see the module docstring."""
 
-    def __init__(self, url: str, *, connect_timeout: float = 5.0, request_timeout: float = 5.0,
+    def __init__(self, url: str | NatsConnection, *, connect_timeout: float = 5.0, request_timeout: float = 5.0,
                  relations_max_age: float = 0.0, replicas: int = 1) -> None:
-        self.url = url
+        self.connection = NatsConnection.of(url)
         self.connect_timeout = connect_timeout
         self.request_timeout = request_timeout
         self.relations_max_age = relations_max_age
@@ -135,20 +136,21 @@ class Publisher:
     # ------------------------------------------------------------------ connection
 
     async def connect(self) -> None:
-        nc = Client()
-        try:
-            await asyncio.wait_for(
-                nc.connect(servers=[self.url], connect_timeout=max(1, int(self.connect_timeout)),
-                           allow_reconnect=True, max_reconnect_attempts=-1, reconnect_time_wait=1,
-                           error_cb=self._on_error, disconnected_cb=self._on_disconnect, name="tenantguard-plane"),
-                timeout=self.connect_timeout * 2,
-            )
-        except (TimeoutError, nats.errors.Error, OSError) as exc:
-            with contextlib.suppress(Exception):
-                await nc.close()
-            raise Unavailable(f"cannot connect to NATS at {self.url} ({type(exc).__name__})") from None
+        """First connect, bounded; any node of the server list will do, and nats-py then
+        reconnects forever across the list. Failures leave as typed errors with the
+        servers redacted (an authorization refusal is reported at once, not as a timeout)."""
+        nc = await natsconn.connect(
+            self.connection, timeout=self.connect_timeout * 2, connect_timeout=max(1, int(self.connect_timeout)),
+            allow_reconnect=True, max_reconnect_attempts=-1, reconnect_time_wait=1, error_cb=self._on_error,
+            disconnected_cb=self._on_disconnect, name="tenantguard-plane")
         self._nc = nc
         self._js = nc.jetstream(timeout=self.request_timeout)
+        log.info("connected to NATS at %s", self.server)
+
+    @property
+    def server(self) -> str | None:
+        """The node this replica is attached to (redacted URL), None while disconnected."""
+        return natsconn.connected_server(self._nc) if self._nc is not None else None
 
     async def close(self) -> None:
         if self._nc is not None:
@@ -179,7 +181,8 @@ class Publisher:
         return self._nc
 
     async def _on_error(self, exc: Exception) -> None:
-        log.warning("nats: %s", type(exc).__name__)
+        # nats-py errors may quote a server URL: redact before logging.
+        log.warning("nats: %s: %s", type(exc).__name__, natsconn.redact_text(str(exc))[:200])
 
     async def _on_disconnect(self) -> None:
         self.disconnects += 1

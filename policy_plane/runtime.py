@@ -19,6 +19,7 @@ from tenantguard import topology as topo
 from tenantguard.errors import Unavailable
 from tenantguard.events import REVOCATION, TRUST_UPDATE, sign_batch, sign_event
 from tenantguard.keys import TrustedKey, TrustSet
+from tenantguard.natsconn import ServerInfoCollector
 from tenantguard.relations import ChangeBatch, RelationChange
 
 from .audit import AuditLog
@@ -44,7 +45,7 @@ class _NoChange(Exception):
 class Plane:
     def __init__(self, config: PlaneConfig) -> None:
         self.config = config
-        self.publisher = Publisher(config.nats_url, connect_timeout=config.connect_timeout,
+        self.publisher = Publisher(config.nats or config.nats_url, connect_timeout=config.connect_timeout,
                                    request_timeout=config.request_timeout,
                                    relations_max_age=config.relations_max_age, replicas=config.stream_replicas)
         self.state = PlaneState(config.event_key, config.bundle_key, max_bundle_bytes=config.max_bundle_bytes)
@@ -193,7 +194,8 @@ class Plane:
             "replica": self.config.replica,
             "ready": self.ready,
             "uptime_seconds": round(time.time() - self.started_at, 3),
-            "nats": {"connected": self.publisher.connected, "disconnects": self.publisher.disconnects},
+            "nats": {"connected": self.publisher.connected, "disconnects": self.publisher.disconnects,
+                     "server": self.publisher.server, **self.publisher.connection.redacted()},
             "relations": {"seq": s.index.applied_seq, "count": s.index.count(),
                           "stream_seq": self.followers["relations"].last_stream_seq, "broken": s.relations_broken},
             "snapshot": {"seq": s.snapshot.seq, "count": s.snapshot.count, "size": s.snapshot.size}
@@ -210,6 +212,7 @@ class Plane:
 
     def _register_metrics(self) -> None:
         s = self.state
+        self.metrics.registry.register(ServerInfoCollector(lambda: self.publisher.server))
         self.metrics.read_from(
             gauges={
                 "tg_plane_relations_seq": ("Relations sequence applied", lambda: s.index.applied_seq),

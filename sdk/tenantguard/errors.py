@@ -223,6 +223,20 @@ class Unavailable(TenantGuardError):
     retryable = True
 
 
+class NatsAuthorizationRefused(Unavailable):
+    """NATS refused our credentials: retrying the same ones will not help, fix them."""
+
+    code = "nats_authorization_refused"
+    retryable = False
+
+
+class NatsTlsRefused(Unavailable):
+    """The TLS handshake with NATS failed (untrusted certificate, name mismatch, no client cert)."""
+
+    code = "nats_tls_refused"
+    retryable = False
+
+
 class NotReady(Unavailable):
     """No verified bundle is active yet, so no decision can be made."""
 

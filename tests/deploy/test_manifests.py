@@ -10,6 +10,8 @@ binary is around; the whole kustomization with ``kubectl kustomize`` when kubect
 from __future__ import annotations
 
 import asyncio
+import json
+import posixpath
 import re
 import shlex
 import shutil
@@ -25,6 +27,8 @@ import pytest
 import typer
 import typer.main
 import yaml
+from tenantguard import topology
+from tenantguard.natsserver import find_nats_server
 from typer.testing import CliRunner
 
 from authz_sidecar import cli as sidecar_cli
@@ -522,14 +526,16 @@ def test_private_keys_only_in_secrets_public_keys_in_configmaps() -> None:
     for gen in _kustomization().get("configMapGenerator", []):
         for entry in gen.get("files", []):
             key, _src = _generator_entry(entry)
-            assert not key.endswith((".pem", ".token", ".secret")), f"secret material {key} in ConfigMap"
+            secret = key.endswith((".pem", ".token", ".secret", ".nk", ".creds"))
+            assert not secret, f"secret material {key} in ConfigMap"
     plane_secrets = {v["secret"]["secretName"] for v in _plane()[1]["volumes"] if "secret" in v}
     for owner, pod, _container in _by_service("sidecar"):
         for volume in pod.get("volumes", []):
             if "secret" in volume:
                 assert volume["secret"]["secretName"] not in plane_secrets, \
                     f"{owner['metadata']['name']}: a workload must never see the plane's private keys"
-                assert _generated("Secret")[volume["secret"]["secretName"]] == {"join.secret"}
+                # its join secret and its own NATS nkey seed, nothing else
+                assert _generated("Secret")[volume["secret"]["secretName"]] == {"join.secret", "nats.nk"}
 
 
 def _generator_source(kind: str, name: str, key: str) -> str:
@@ -794,10 +800,22 @@ def test_nats_clients_are_admitted_by_the_network_policy(monkeypatch: pytest.Mon
 
 
 def _nats_conf() -> str:
-    (name,) = {v["configMap"]["name"] for v in _pod_spec(_one("StatefulSet", "nats"))["volumes"] if "configMap" in v}
-    data = _one("ConfigMap", name)["data"]
+    sts = _one("StatefulSet", "nats")
+    (container,) = _pod_spec(sts)["containers"]
+    mount = _mount_for(container, PurePosixPath(container["command"][-1]))
+    (volume,) = [v for v in _pod_spec(sts)["volumes"] if v["name"] == mount["name"]]
+    data = _one("ConfigMap", volume["configMap"]["name"])["data"]
     (text,) = data.values()
     return text
+
+
+def _nats_include() -> PurePosixPath:
+    """Where nats.conf's ``include`` points (relative to the config file's directory)."""
+    sts = _one("StatefulSet", "nats")
+    (container,) = _pod_spec(sts)["containers"]
+    match = re.search(r'^include\s+"?([^"\s]+)"?', _nats_conf(), re.M)
+    assert match, "nats.conf includes no authorization file: NATS would run without authorization"
+    return PurePosixPath(posixpath.normpath(PurePosixPath(container["command"][-1]).parent / match.group(1)))
 
 
 def _nats_block(name: str) -> str:
@@ -846,14 +864,45 @@ def test_nats_is_a_three_node_jetstream_cluster() -> None:
 
 
 def test_nats_conf_is_valid_for_nats_server(tmp_path: Path) -> None:
-    binary = shutil.which("nats-server")
-    if binary is None:
-        pytest.skip("nats-server not installed")
-    conf = tmp_path / "nats.conf"
+    binary = str(find_nats_server())
+    root = _deploy_with_secrets(tmp_path)
+    conf = tmp_path / "etc" / "nats" / "nats.conf"
+    conf.parent.mkdir(parents=True)
     conf.write_text(_nats_conf())
+    include = tmp_path / _nats_include().relative_to("/")
+    include.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(root / "secrets" / "plane" / "nats" / "users.conf", include)
     result = subprocess.run([binary, "-t", "-c", str(conf)], capture_output=True, text=True, timeout=30,
                             env={"POD_NAME": "nats-0", "PATH": "/usr/bin:/bin"})
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_nats_authorization_is_mounted_and_every_client_has_its_own_identity(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sts = _one("StatefulSet", "nats")
+    (container,) = _pod_spec(sts)["containers"]
+    include = _nats_include()
+    mount = _mount_for(container, include)
+    (volume,) = [v for v in _pod_spec(sts)["volumes"] if v["name"] == mount["name"]]
+    auth = {g["name"]: g for g in _kustomization()["configMapGenerator"]}[volume["configMap"]["name"]]
+    key = include.relative_to(mount["mountPath"]).as_posix()
+    sources = dict(_generator_entry(e) for e in auth["files"])
+    assert sources[key] == "secrets/plane/nats/users.conf"
+    # users.conf as `plane init` writes it: the plane's and each sidecar's permissions from topology
+    root = _deploy_with_secrets(tmp_path)
+    users = (root / sources[key]).read_text()
+    for service in _join_services():
+        assert json.dumps(topology.decisions_subject(service)) in users
+    seeds = {}
+    for workload, pod, tg in _tenantguard_containers():
+        _path, params = _parse(tg, monkeypatch)
+        seed = params["nats_nkey_seed_file"]
+        assert seed is not None, f"{workload['metadata']['name']} connects to NATS without an identity"
+        seeds[workload["metadata"]["name"]] = _source_file(pod, tg, PurePosixPath(seed.as_posix()))
+    assert seeds["tenantguard-plane"] == "secrets/plane/nats/plane.nk"
+    for name, source in seeds.items():
+        if name != "tenantguard-plane":
+            assert source == f"secrets/plane/nats/{name}.nk", f"{name} must use its own NATS identity"
 
 
 def test_nats_probes_hit_the_monitor_port() -> None:
