@@ -73,14 +73,6 @@ class PayloadTooLarge(InvalidInput):
     http_status = 413
 
 
-class JSONInvalid(InvalidInput):
-    """Bytes that :func:`tenantguard.strictjson.loads` refuses (not UTF-8, bad syntax, a
-    duplicate member name, NaN/Infinity, a number that overflows, a lone surrogate,
-    nesting past the bound). ``detail["rule"]`` names the rule that was broken."""
-
-    code = "json_invalid"
-
-
 # --------------------------------------------------------------------------- tokens
 
 

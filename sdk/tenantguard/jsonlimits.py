@@ -23,7 +23,7 @@ import re
 from itertools import accumulate
 from typing import Any, Final, NoReturn
 
-from .errors import JsonInvalid, JsonNotInteroperable, JsonTooDeep
+from .errors import JsonInvalid, JsonNotInteroperable, JsonTooDeep, PayloadTooLarge
 
 MAX_DEPTH: Final = 32
 """Default nesting bound: arrays and objects inside each other (a top-level object is 1)."""
@@ -55,10 +55,12 @@ def check_depth(data: bytes, max_depth: int = MAX_DEPTH) -> None:
         raise JsonTooDeep(f"JSON nests deeper than {max_depth} levels", limit=max_depth)
 
 
-def loads(data: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
+def loads(data: bytes | str, *, max_depth: int = MAX_DEPTH, max_bytes: int | None = None) -> Any:
     """Parse untrusted I-JSON: UTF-8, depth-bounded, unique keys, finite numbers,
     integers within +-(2**53 - 1), no lone surrogates. Raises a :class:`JsonInvalid`
-    subclass (400) and nothing else."""
+    subclass (400), or :class:`PayloadTooLarge` (413) past ``max_bytes``, and nothing else."""
+    if max_bytes is not None and len(data) > max_bytes:  # a str of n code points is >= n UTF-8 bytes
+        raise PayloadTooLarge(f"JSON exceeds {max_bytes} bytes", limit=max_bytes)
     if isinstance(data, str):
         try:
             raw = data.encode("utf-8")
@@ -68,7 +70,7 @@ def loads(data: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
     else:
         raw = bytes(data)
         try:
-            text = raw.decode("utf-8")
+            text = raw.decode("utf-8")  # a BOM decodes to U+FEFF, which the decoder refuses
         except UnicodeDecodeError:
             raise JsonInvalid("JSON text is not UTF-8") from None
     check_depth(raw, max_depth)

@@ -8,7 +8,7 @@ tried, which closes the classic HS256-with-the-public-key confusion by construct
 Verified tokens are cached by SHA-256 until their ``exp``; revocations and removed
 keys are re-checked on every cache hit.
 
-The header and payload are decoded here with :mod:`tenantguard.strictjson` (no duplicate
+The header and payload are decoded here with :mod:`tenantguard.jsonlimits` (no duplicate
 member names, no NaN/Infinity, bounded size and depth) and pyjwt only checks the
 signature over the exact signed bytes: it never parses the JSON, so the claims checked
 are the claims signed, with one meaning. Every time claim is a finite number of epoch
@@ -37,7 +37,7 @@ import jwt
 from cachetools import TLRUCache
 from cryptography.exceptions import InvalidSignature
 
-from . import strictjson
+from . import jsonlimits
 from .errors import (
     ActorChainTooDeep,
     ActorMismatch,
@@ -47,7 +47,7 @@ from .errors import (
     ClaimMissing,
     ConfigError,
     IssuerNotTrusted,
-    JSONInvalid,
+    JsonInvalid,
     PayloadTooLarge,
     SignatureInvalid,
     TokenExpired,
@@ -262,10 +262,10 @@ def _b64(segment: str, what: str) -> bytes:
 
 def _json_segment(segment: str, what: str, max_bytes: int) -> dict[str, Any]:
     try:
-        value = strictjson.loads(_b64(segment, what), max_bytes=max_bytes, max_depth=TOKEN_JSON_DEPTH)
-    except (JSONInvalid, PayloadTooLarge) as exc:
-        rule = exc.detail.get("rule", "size")
-        raise TokenMalformed(f"token {what} is not strict JSON ({exc.message})", rule=rule) from None
+        value = jsonlimits.loads(_b64(segment, what), max_bytes=max_bytes, max_depth=TOKEN_JSON_DEPTH)
+    except (JsonInvalid, PayloadTooLarge) as exc:
+        problem = exc.detail.get("problem", exc.code)
+        raise TokenMalformed(f"token {what} is not strict JSON ({exc.message})", problem=problem) from None
     if not isinstance(value, dict):
         raise TokenMalformed(f"token {what} is not a JSON object")
     return value

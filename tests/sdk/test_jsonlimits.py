@@ -87,3 +87,21 @@ def test_loads_object_wants_an_object() -> None:
 ])
 def test_json_media_types(content_type: str | None, is_json: bool) -> None:
     assert is_json_media_type(content_type) is is_json
+
+
+def test_size_bound_is_payload_too_large_before_parsing() -> None:
+    """Tokens bound their segments by size as well as depth (``max_bytes``)."""
+    from tenantguard.errors import PayloadTooLarge
+
+    with pytest.raises(PayloadTooLarge) as info:
+        loads(b"[" + b"1," * 600 + b"1]", max_bytes=1000)
+    assert info.value.http_status == 413
+    with pytest.raises(PayloadTooLarge):
+        loads("x" * 1001, max_bytes=1000)
+    assert loads(b"[1]", max_bytes=3) == [1]
+
+
+@pytest.mark.parametrize("data", [b"\xef\xbb\xbf{}", b"[1" + b"0" * 5000 + b"]", b'["' + b'\\"[' * 20000])
+def test_boms_huge_numbers_and_unterminated_strings_are_typed_refusals(data: bytes) -> None:
+    with pytest.raises(JsonInvalid):
+        loads(data, max_depth=4)

@@ -62,19 +62,19 @@ def test_the_hand_built_token_itself_verifies(edge_key: SigningKey, trust: Trust
 @pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
 def test_nan_and_infinity_in_time_claims(edge_key: SigningKey, trust: TrustSet, claim: str, value: str) -> None:
     error = refused(verifier(trust), forge(edge_key, payload(**{claim: value})), errors.TokenMalformed)
-    assert error.detail["rule"] == "constant"
+    assert error.detail["problem"] == "number"
 
 
 @pytest.mark.parametrize("claim", ["exp", "iat", "nbf"])
-@pytest.mark.parametrize("value", ["1e400", "-1e400", "1E999"])
+@pytest.mark.parametrize("value", ["1e400", "-1e400", "1E999", str(10**40)])  # no double holds them exactly
 def test_numbers_that_parse_to_infinity(edge_key: SigningKey, trust: TrustSet, claim: str, value: str) -> None:
     error = refused(verifier(trust), forge(edge_key, payload(**{claim: value})), errors.TokenMalformed)
-    assert error.detail["rule"] == "number"
+    assert error.detail["problem"] == "number"
 
 
 @pytest.mark.parametrize("claim", ["exp", "iat", "nbf"])
 @pytest.mark.parametrize("value", ["true", "false", "null", '"1700000000"', "[1]", "{}", "-1", "1e300",
-                                   str(MAX_TIMESTAMP + 1), str(10**40)])
+                                   str(MAX_TIMESTAMP + 1)])
 def test_time_claims_that_are_not_sane_epoch_seconds(edge_key: SigningKey, trust: TrustSet, claim: str,
                                                       value: str) -> None:
     refused(verifier(trust), forge(edge_key, payload(**{claim: value})), errors.ClaimInvalid)
@@ -125,13 +125,13 @@ def test_aud_shapes(edge_key: SigningKey, trust: TrustSet, aud: str, error: type
 ])
 def test_duplicate_members_in_the_payload(edge_key: SigningKey, trust: TrustSet, tail: str) -> None:
     error = refused(verifier(trust), forge(edge_key, payload(tail)), errors.TokenMalformed)
-    assert error.detail["rule"] == "duplicate"
+    assert error.detail["problem"] == "duplicate_key"
 
 
 @pytest.mark.parametrize("tail", [',"kid":"someone-else"', ',"alg":"EdDSA"', ',"typ":"JWT"'])
 def test_duplicate_members_in_the_header(edge_key: SigningKey, trust: TrustSet, tail: str) -> None:
     error = refused(verifier(trust), forge(edge_key, payload(), header(edge_key, tail)), errors.TokenMalformed)
-    assert error.detail["rule"] == "duplicate"
+    assert error.detail["problem"] == "duplicate_key"
 
 
 def test_last_one_wins_is_not_how_a_tenant_is_chosen(edge_key: SigningKey, trust: TrustSet) -> None:
@@ -147,9 +147,9 @@ def test_last_one_wins_is_not_how_a_tenant_is_chosen(edge_key: SigningKey, trust
 
 def test_5000_nested_brackets_in_the_payload_are_a_typed_refusal(edge_key: SigningKey, trust: TrustSet) -> None:
     error = refused(verifier(trust), forge(edge_key, "[" * 5000), errors.TokenMalformed)
-    assert error.detail["rule"] == "depth"
+    assert error.detail["problem"] == "json_too_deep"
     balanced = forge(edge_key, payload(',"x":' + "[" * 2000 + "]" * 2000))
-    assert refused(verifier(trust), balanced, errors.TokenMalformed).detail["rule"] == "depth"
+    assert refused(verifier(trust), balanced, errors.TokenMalformed).detail["problem"] == "json_too_deep"
     huge = forge(edge_key, payload(',"x":' + "[" * 4000 + "]" * 4000))
     refused(verifier(trust), huge, errors.TokenTooLarge)  # past 8 KiB: refused before any decoding
 
