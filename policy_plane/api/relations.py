@@ -7,7 +7,7 @@ import bisect
 import json
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from tenantguard.errors import InvalidInput
 from tenantguard.jsonlimits import loads
@@ -20,6 +20,7 @@ from tenantguard.relations import (
 )
 
 from .auth import Principal, plane_of, require_admin, require_reader
+from .writes import mark_written
 
 router = APIRouter(prefix="/v1/relations", tags=["relations"])
 WAIT_SECONDS = 2.0
@@ -75,16 +76,22 @@ def _changes(body: ChangesIn) -> list[RelationChange]:
 
 
 @router.post("", response_model=WriteOut)
-async def write(body: ChangesIn, request: Request,
-                who: Annotated[Principal, Depends(require_admin)]) -> dict[str, Any]:
+async def write(body: ChangesIn, request: Request, response: Response,
+                who: Annotated[Principal, Depends(require_admin)],
+                idempotency_key: Annotated[str | None, Header(
+                    description="Makes a retry safe: a retry with the same key (within 10 minutes, at any "
+                                "replica) returns the first write's consistency token and writes nothing")] = None,
+                ) -> dict[str, Any]:
     """Write and delete tuples as ONE signed batch; returns its sequence (the consistency token)."""
     plane = plane_of(request)
     changes = _changes(body)
-    seq = await plane.write_relations(changes)
-    writes = sum(1 for c in changes if c.op == "write")
-    plane.audit.record(who.actor, "relations.write", seq=seq, writes=writes, deletes=len(changes) - writes,
-                       tenants=sorted({c.rel.tenant for c in changes})[:20])
-    return {"consistency_token": seq}
+    written = await plane.write_relations(changes, idempotency_key=idempotency_key)
+    mark_written(response, written)
+    if not written.replayed:
+        writes = sum(1 for c in changes if c.op == "write")
+        plane.audit.record(who.actor, "relations.write", seq=written.seq, writes=writes,
+                           deletes=len(changes) - writes, tenants=sorted({c.rel.tenant for c in changes})[:20])
+    return {"consistency_token": written.seq}
 
 
 def _encode_cursor(rel: Relationship) -> str:

@@ -1,0 +1,20 @@
+"""What a sequenced write's answer says besides its sequence, in response headers."""
+
+from __future__ import annotations
+
+from fastapi import Response
+
+from ..runtime import Written
+
+REPLAYED_HEADER = "Idempotent-Replayed"
+APPLIED_HEADER = "Tg-Applied-Here"
+
+
+def mark_written(response: Response, written: Written) -> None:
+    """``Idempotent-Replayed: true`` for the first outcome of an earlier request with the same key;
+    ``Tg-Applied-Here: false`` when this replica has not applied the committed write yet (its
+    reads may not show it; ``at_least`` the returned token waits for it)."""
+    if written.replayed:
+        response.headers[REPLAYED_HEADER] = "true"
+    if not written.applied:
+        response.headers[APPLIED_HEADER] = "false"
