@@ -7,7 +7,7 @@ import bisect
 import json
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from tenantguard.errors import InvalidInput
 from tenantguard.jsonlimits import loads
@@ -20,7 +20,7 @@ from tenantguard.relations import (
 )
 
 from .auth import Principal, plane_of, require_admin, require_reader
-from .writes import mark_written
+from .writes import IdempotencyKey, mark_written
 
 router = APIRouter(prefix="/v1/relations", tags=["relations"])
 WAIT_SECONDS = 2.0
@@ -78,9 +78,7 @@ def _changes(body: ChangesIn) -> list[RelationChange]:
 @router.post("", response_model=WriteOut)
 async def write(body: ChangesIn, request: Request, response: Response,
                 who: Annotated[Principal, Depends(require_admin)],
-                idempotency_key: Annotated[str | None, Header(
-                    description="Makes a retry safe: a retry with the same key (within 10 minutes, at any "
-                                "replica) returns the first write's consistency token and writes nothing")] = None,
+                idempotency_key: IdempotencyKey = None,
                 ) -> dict[str, Any]:
     """Write and delete tuples as ONE signed batch; returns its sequence (the consistency token)."""
     plane = plane_of(request)

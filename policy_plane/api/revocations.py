@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict
 
 from ..revocations import revocation_payload
 from .auth import Principal, plane_of, require_admin, require_reader
-from .writes import mark_written
+from .writes import IdempotencyKey, mark_written
 
 router = APIRouter(prefix="/v1/revocations", tags=["revocations"])
 
@@ -30,9 +30,7 @@ class RevocationIn(BaseModel):
 @router.post("")
 async def revoke(body: RevocationIn, request: Request, response: Response,
                  who: Annotated[Principal, Depends(require_admin)],
-                 idempotency_key: Annotated[str | None, Header(
-                     description="Makes a retry safe: a retry with the same key (within 10 minutes, at any "
-                                 "replica) returns the first revocation's seq and publishes nothing")] = None,
+                 idempotency_key: IdempotencyKey = None,
                  ) -> dict[str, Any]:
     """Publish one ``revocation`` event; every sidecar applies it. Returns its sequence.
 

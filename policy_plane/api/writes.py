@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from fastapi import Response
+from typing import Annotated
+
+from fastapi import Header, Response
 
 from ..runtime import Written
+
+IdempotencyKey = Annotated[str | None, Header(
+    alias="Idempotency-Key",
+    description="Makes a retry safe: a retry with the same key (within 10 minutes, at any replica) returns the "
+                "first outcome and writes nothing; the same key with another body is 422 idempotency_key_reused")]
 
 REPLAYED_HEADER = "Idempotent-Replayed"
 APPLIED_HEADER = "Tg-Applied-Here"
