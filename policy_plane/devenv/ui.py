@@ -14,12 +14,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
+from tenantguard.cli.common import make_console as cli_console
 
 
 def make_console() -> Console:
-    """Wide enough that tables and commands do not wrap when stdout is not a terminal."""
+    """The CLI's console (no emoji codes, no highlighting), wide enough that tables and commands
+    do not wrap when stdout is not a terminal."""
     probe = Console()
-    return Console(width=None if probe.is_terminal else 120, highlight=False)
+    return cli_console(width=None if probe.is_terminal else 120)
 
 
 class Steps:
