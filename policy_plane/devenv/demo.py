@@ -66,14 +66,15 @@ def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None,
         outcomes: list[Outcome] = []
         failure: BaseException | None = None
         try:
-            with steps.step("demo IdP: tenant acme (RS256) and tenant globex (ES256), JWKS over HTTP"):
+            with steps.step("demo IdP (identity provider: where users sign in) for tenants acme (RS256) "
+                            "and globex (ES256), public keys (JWKS) over HTTP"):
                 idp = DemoIdP()
                 acme, globex = idp.add_realm("acme", "RS256"), idp.add_realm("globex", "ES256")
             pg_note = None
             if pg_dsn is None:
                 pg_note = "disabled with --no-pg"
             else:
-                with steps.step("PostgreSQL: unique schema, non-superuser role, row-level security"):
+                with steps.step("PostgreSQL: unique schema, non-superuser role, row-level security (RLS)"):
                     try:
                         db = DemoDatabase.provision(pg_dsn)
                     except DemoDatabaseUnavailable as exc:
@@ -85,7 +86,8 @@ def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None,
                         raise StepSkipped(pg_note) from None
             with steps.step("embedded nats-server (free port, JetStream store in the run folder)"):
                 stack.start_nats()
-            with steps.step("policy plane keys, admin token and join secrets (0600)"):
+            with steps.step("policy plane keys, admin token and join secrets (one per service, for its sidecar; "
+                            "files 0600)"):
                 stack.init_plane(SERVICES)
             with steps.step("policy plane"):
                 stack.start_plane(SERVICES)
@@ -95,11 +97,11 @@ def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None,
             stack.registration = KeyRegistration(probe.result())
             edge_config = run_dir / "edge.json"
             edge_config.write_text(json.dumps(idp.edge_config(), indent=2))
-            with steps.step("sidecars for edge (edge mode), orders and billing; keys registered with the plane"):
+            with steps.step("sidecars for edge (edge mode: it accepts the tenants' IdP tokens), orders and billing"):
                 stack.start_sidecars([SidecarSpec("edge", ("--edge-config", str(edge_config))),
                                       SidecarSpec("orders"), SidecarSpec("billing")])
                 write_pids(run_dir / "pids.json", stack.pids())
-            steps.note(f"sidecar keys: {stack.registration.mode}")
+            steps.note(f"each sidecar signs the tokens it mints with its own key; {stack.registration.mode}")
             with steps.step("relationships for acme and globex (both have project p1 and invoice inv-1)"):
                 stack.write(RELATIONSHIPS)
             with steps.step("services billing, orders, edge (FastAPI + the tenantguard SDK)"):

@@ -20,7 +20,7 @@ from policy_plane.devenv.pgdemo import shown_dsn, strip_password
 from .conftest import processes_mentioning
 
 DEAD_DSN = "host=127.0.0.1 port=1 user=postgres password=hunter2 dbname=test connect_timeout=2"
-PG_STEP = "PostgreSQL: unique schema, non-superuser role, row-level security"
+PG_STEP = "PostgreSQL: unique schema, non-superuser role, row-level security (RLS)"
 
 
 @pytest.mark.parametrize("how", ["environment", "flag"])
