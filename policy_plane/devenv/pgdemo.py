@@ -57,9 +57,8 @@ def shown_dsn(dsn: str) -> str:
     try:
         from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-        params = conninfo_to_dict(dsn)
-        params.pop("password", None)
-        return make_conninfo(**params)
+        params = {k: v for k, v in conninfo_to_dict(dsn).items() if k != "password" and v is not None}
+        return make_conninfo("", **params)
     except Exception:  # psycopg missing or a DSN it cannot parse: strip by pattern instead
         return strip_password(dsn)
 

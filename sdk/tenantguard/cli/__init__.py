@@ -72,15 +72,15 @@ def _register_service_groups() -> None:
 def _register(name: str, contributed: Any) -> None:
     """A Typer with sub-commands becomes a group; one whose callback *is* the command (``dev``,
     ``demo``) becomes a plain command, so its usage line does not promise ``COMMAND [ARGS]...``."""
-    callback = getattr(contributed, "registered_callback", None)
-    single = (isinstance(contributed, typer.Typer) and not contributed.registered_commands
-              and not contributed.registered_groups and callback is not None and callback.callback is not None)
-    if single:
-        app.command(name, help=_SERVICE_HELP.get(name) or callback.help)(callback.callback)
-    elif isinstance(contributed, typer.Typer):
+    if isinstance(contributed, typer.Typer):
+        info = contributed.registered_callback
+        command = info.callback if info is not None else None
+        if command is not None and not contributed.registered_commands and not contributed.registered_groups:
+            app.command(name, help=_SERVICE_HELP.get(name) or contributed.info.help)(command)
+            return
         app.add_typer(contributed, name=name, help=_SERVICE_HELP.get(name))
-    else:
-        app.command(name, help=_SERVICE_HELP.get(name))(contributed)
+        return
+    app.command(name, help=_SERVICE_HELP.get(name))(contributed)  # a plain function: a command
 
 
 def _group_exists(name: str) -> bool:
