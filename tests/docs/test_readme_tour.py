@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tenantguard.plane_client import Call, NotAPlane, PlaneClient, PlaneError
+from tenantguard.errors import TenantGuardError
+from tenantguard.plane_client import Call, NotAPlane, PlaneClient
 from tenantguard.procwatch import wait_for_announcement
 
 from tests.devenv.conftest import processes_mentioning
@@ -228,7 +229,7 @@ def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
 
 def plane_answers_for_itself(plane_url: str) -> None:
     """A route the real plane does not have: its own not_found passes through, never NotAPlane."""
-    with PlaneClient(plane_url) as plane, pytest.raises(PlaneError) as info:
+    with PlaneClient(plane_url) as plane, pytest.raises(TenantGuardError) as info:
         plane.send(Call("GET", "/v1/no-such-route"))
     assert not isinstance(info.value, NotAPlane) and info.value.code == "not_found", info.value
 
