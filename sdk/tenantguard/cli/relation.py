@@ -25,7 +25,7 @@ PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL", help="P
 TokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
                                             help="File holding the admin bearer token")]
 TuplesArg = Annotated[list[str], typer.Argument(help="Tuples like acme/project:p1#member@user:alice",
-                                                metavar="TUPLE...")]
+                                                metavar="TUPLE")]
 
 
 def read_token(path: Path) -> str:
