@@ -186,3 +186,19 @@ def test_a_bound_tenant_is_never_crossed(world: SearchWorld) -> None:
         assert post(running, "/access/v1/search/resource", question, globex_token).json()["results"] == []
     finally:
         running.stop()
+
+
+def test_cli_lookup_asks_the_sidecar(sidecar: SidecarProcess) -> None:
+    import subprocess
+
+    from tests.sidecar.process import TENANTGUARD
+
+    out = subprocess.run([TENANTGUARD, "relation", "lookup", "resources", "--sidecar", sidecar.base_url,
+                          "--subject", "user:alice", "--tenant", "acme", "--action", "read", "--type", "doc",
+                          "--limit", "2", "--all"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert sorted(json.loads(out.stdout)["results"]) == [f"doc:d{i}" for i in range(1, 7)]
+    who = subprocess.run([TENANTGUARD, "relation", "lookup", "subjects", "--sidecar", sidecar.base_url,
+                          "--object", "doc:d7", "--tenant", "acme", "--action", "write"],
+                         capture_output=True, text=True, timeout=30)
+    assert who.returncode == 0 and json.loads(who.stdout)["results"] == ["user:bob"]
