@@ -65,6 +65,7 @@ from tenantguard.keys import SigningKey, TrustedKey, TrustSet, load_public_key_f
 from tenantguard.oidc import EdgeConfig, EdgeVerifier
 from tenantguard.relations import RelationIndex, Relationship
 from tenantguard.revocations import RevocationList
+from tenantguard.search import Searcher
 from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions
 from tenantguard.topology import sidecar_issuer
 from tenantguard.verdicts import VerdictMemo
@@ -129,6 +130,7 @@ class Sidecar:
         self.memo = VerdictMemo(config.decision_memo_size) if config.decision_memo_size else None
         self.core = DecisionCore(config.service, self.relations, revocations=self.revocations,
                                  on_decision=self.decision_log.submit, memo=self.memo)
+        self.searcher = Searcher(self.core)  # reads core.relations and core.active live; pins per search
         self.exchange = self._build_exchange(exchange_key, edge_config, client_secret)
         self.own_key = TrustedKey.of(self.exchange.key.public_key, sidecar_issuer(config.service))
         if self.own_key.kid not in self.trust:

@@ -259,8 +259,21 @@ class DecisionCore:
 
     def decide(self, request: DecisionRequest) -> Decision:
         """Allow or deny; never raises (any failure is a deny with its reason)."""
-        active = self.active
-        relations = self.relations
+        return self._decide(request, self.active, self.relations, self.memo, True)
+
+    def decide_at(self, request: DecisionRequest, revision: PolicyRevision | None, relations: RelationSource,
+                  *, record: bool = False) -> Decision:
+        """:meth:`decide` at a pinned bundle revision and relations state.
+
+        Search decides every candidate of a page this way, so the page is the answer of
+        one state even while bundles swap and batches apply. The verdict memo is not used
+        (it follows the live state); ``record`` is off by default because a page of
+        candidate decisions is not a question a caller asked.
+        """
+        return self._decide(request, revision, relations, None, record)
+
+    def _decide(self, request: DecisionRequest, active: PolicyRevision | None, relations: RelationSource,
+                memo: VerdictMemo | None, record: bool) -> Decision:
         seq = relations.applied_seq
         decision_id = os.urandom(16).hex()  # 128 random bits, like uuid4, at a fraction of the cost
         tenant = subject = None
@@ -274,7 +287,7 @@ class DecisionCore:
             # policy's input.relations and every tg.related call all agree.
             view = relations.tenant(tenant)
             seq = view.seq
-            verdict = self._verdict(active, relations, view, request, tenant, subject)
+            verdict = self._verdict(active, relations, view, request, tenant, subject, memo)
             allow, reasons, high_risk, act_as = verdict.allow, verdict.reasons, verdict.high_risk, verdict.act_as
             if allow and high_risk:
                 allow, reasons = self._confirm_high_risk(request, tenant, reasons)
@@ -297,8 +310,17 @@ class DecisionCore:
             high_risk=high_risk,
             act_as=act_as,
         )
-        self._record(request, decision)
+        if record:
+            self._record(request, decision)
         return decision
+
+    def identify(self, request: DecisionRequest) -> tuple[str, str] | None:
+        """``(tenant, "type:id")`` a decision on ``request`` would use, or None where it
+        would deny before asking the policy (no tenant, a body disagreeing with the token)."""
+        try:
+            return self._subject(request)
+        except _Denied:
+            return None
 
     # -- built-in checks ---------------------------------------------------------------
 
@@ -335,10 +357,9 @@ class DecisionCore:
     # -- policy ------------------------------------------------------------------------
 
     def _verdict(self, active: PolicyRevision, relations: RelationSource, view: TenantRelations,
-                 request: DecisionRequest, tenant: str, subject: str) -> Verdict:
+                 request: DecisionRequest, tenant: str, subject: str, memo: VerdictMemo | None) -> Verdict:
         """The policy's verdict: reused from the memo when this exact question was
         decided on the same revision and relations state, evaluated otherwise."""
-        memo = self.memo
         if memo is None or not getattr(active.policy, "pure", False):  # unknown engines: never reused
             return self._evaluate_policy(active, view, request, tenant, subject)
         key = question_key(request.subject, request.action, request.resource, request.context)
@@ -356,7 +377,8 @@ class DecisionCore:
         """Steps 3-5: the resource's tenant (with ``act_as``), then the decision rule.
 
         Raises on evaluation errors (never memoized: the caller fails closed)."""
-        input_doc = self._policy_input(view, request, tenant, subject)
+        input_doc = self._policy_input(view, request, tenant, subject,
+                                       getattr(active.policy, "reads_relations", True))
         act_as = input_doc["resource"]["properties"]["tenant_id"] != tenant
         if act_as and active.policy.evaluate(active.act_as_entrypoint, input_doc) is not True:
             return Verdict(False, ("tenant_mismatch",))
@@ -365,7 +387,7 @@ class DecisionCore:
         return Verdict(allow, reasons, high_risk, act_as)
 
     def _policy_input(self, view: TenantRelations, request: DecisionRequest, tenant: str,
-                      subject: str) -> dict[str, Any]:
+                      subject: str, with_relations: bool = True) -> dict[str, Any]:
         claims = request.claims
         subject_type, _, subject_id = subject.partition(":")
         stated_props = request.subject.get("properties") or {}
@@ -391,7 +413,9 @@ class DecisionCore:
             "context": {**request.context, "service": self.service},
             "token": claims.to_dict() if claims is not None else None,
             "actor_chain": claims.actor_chain if claims is not None else [],
-            "relations": view.relations_of(subject),
+            # {} for a policy that cannot read it (engine.reads_input_relations): same verdict,
+            # without a walk whose cost grows with what the subject holds.
+            "relations": view.relations_of(subject) if with_relations else {},
         }
 
     def _evaluate(
