@@ -18,12 +18,15 @@ from tenantguard.relations import (
     Relationship,
     RelationshipInvalid,
 )
+from tenantguard.relations.index import WalkTooBroad
 
 from .auth import Principal, plane_of, require_admin, require_reader
 from .writes import IdempotencyKey, mark_written
 
 router = APIRouter(prefix="/v1/relations", tags=["relations"])
 WAIT_SECONDS = 2.0
+EXPAND_LIMIT = 100  # subjects shown per userset
+EXPAND_BUDGET = 10_000  # index entries a userset's expansion may visit
 
 
 class RelIn(BaseModel):
@@ -54,7 +57,8 @@ class CheckOut(BaseModel):
 
 
 class ListOut(BaseModel):
-    relations: list[dict[str, str]]
+    relations: list[dict[str, Any]] = Field(description="tenant, object, relation, subject; with expand, a userset "
+                                                        "subject also has expands_to and expansion_truncated")
     next_cursor: str | None
     consistency_token: int
 
@@ -115,8 +119,12 @@ async def list_relations(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     cursor: Annotated[str | None, Query(max_length=4096)] = None,
     at_least: Annotated[int | None, Query(ge=0)] = None,
+    expand: Annotated[bool, Query(description=f"For a userset subject (group:eng#member), also list the direct "
+                                              f"subjects it expands to, through nesting (at most {EXPAND_LIMIT})")
+                      ] = False,
 ) -> dict[str, Any]:
-    """Stored tuples of one tenant (no userset expansion), sorted, paged with an opaque cursor."""
+    """Stored tuples of one tenant, sorted, paged with an opaque cursor; with ``expand``, what each
+    userset subject expands to (``expands_to``, ``expansion_truncated`` past the bound)."""
     plane = plane_of(request)
     plane.require_ready()
     if at_least is not None:
@@ -126,8 +134,27 @@ async def list_relations(
     start = bisect.bisect_right(rows, _decode_cursor(cursor)) if cursor else 0
     page = rows[start : start + limit]
     more = start + limit < len(rows)
-    return {"relations": [r.to_wire() for r in page], "next_cursor": _encode_cursor(page[-1]) if more else None,
+    listed = [r.to_wire() for r in page]
+    if expand:
+        bound = plane.state.index.tenant(tenant)
+        for row in listed:
+            if "#" in row["subject"]:
+                row.update(_expansion(bound, row["subject"]))
+    return {"relations": listed, "next_cursor": _encode_cursor(page[-1]) if more else None,
             "consistency_token": seq}
+
+
+def _expansion(bound: Any, userset: str) -> dict[str, Any]:
+    """The first EXPAND_LIMIT direct subjects of ``userset``, sorted, and whether there are more."""
+    members: list[str] = []
+    try:
+        for member in bound.members(userset, budget=EXPAND_BUDGET):
+            if len(members) == EXPAND_LIMIT:
+                return {"expands_to": sorted(members), "expansion_truncated": True}
+            members.append(member)
+    except WalkTooBroad:
+        return {"expands_to": sorted(members), "expansion_truncated": True}
+    return {"expands_to": sorted(members), "expansion_truncated": False}
 
 
 @router.get("/check", response_model=CheckOut)

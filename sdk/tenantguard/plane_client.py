@@ -125,9 +125,10 @@ def write_call(changes: Sequence[RelationChange]) -> Call:
 
 
 def list_call(tenant: str, *, object: str | None = None, relation: str | None = None, subject: str | None = None,
-              limit: int | None = None, cursor: str | None = None) -> Call:
+              limit: int | None = None, cursor: str | None = None, expand: bool = False) -> Call:
     return Call("GET", "/v1/relations", params=_params(tenant=tenant, object=object, relation=relation,
-                                                      subject=subject, limit=limit, cursor=cursor))
+                                                      subject=subject, limit=limit, cursor=cursor,
+                                                      expand="true" if expand else None))
 
 
 def check_call(rel: Relationship, *, at_least: int | None = None) -> Call:

@@ -87,3 +87,32 @@ def test_check_waits_for_a_consistency_token_and_validates_input(plane: PlanePro
     assert invalid.status_code == 400 and invalid.json()["error"] == "relationship_invalid"
     bad_cursor = http.get("/v1/relations", params={"tenant": "acme", "cursor": "nope"})
     assert bad_cursor.status_code == 400
+
+
+def test_listing_with_expand_shows_what_usersets_expand_to(world: World, plane: PlaneProcess) -> None:
+    """`relation list --expand`: a userset subject lists the direct subjects a check would find
+    through it, nested groups included; other tenants' members never appear."""
+    def write(*tuples: tuple[str, str, str, str]) -> None:
+        changes = [{"op": "write", "rel": {"tenant": t, "object": o, "relation": r, "subject": s}}
+                   for t, o, r, s in tuples]
+        plane.client().post("/v1/relations", json={"changes": changes}).raise_for_status()
+
+    write(("acme", "project:p1", "viewer", "group:eng#member"),
+          ("acme", "group:eng", "member", "user:alice"),
+          ("acme", "group:eng", "member", "group:sre#member"),
+          ("acme", "group:sre", "member", "user:bob"),
+          ("acme", "group:eng", "admin", "user:carol"),  # another relation on the group: not a member
+          ("globex", "group:eng", "member", "user:mallory"))
+    http = plane.client()
+    plain = http.get("/v1/relations", params={"tenant": "acme", "object": "project:p1"}).json()
+    assert "expands_to" not in plain["relations"][0]
+    page = http.get("/v1/relations", params={"tenant": "acme", "object": "project:p1", "expand": "true"}).json()
+    [row] = page["relations"]
+    assert row["subject"] == "group:eng#member"
+    assert row["expands_to"] == ["user:alice", "user:bob"] and row["expansion_truncated"] is False
+    for member in row["expands_to"]:  # each is what the authoritative check says
+        check = http.get("/v1/relations/check", params={"tenant": "acme", "object": "project:p1",
+                                                         "relation": "viewer", "subject": member})
+        assert check.json()["allowed"] is True
+    direct = http.get("/v1/relations", params={"tenant": "acme", "object": "group:sre", "expand": "true"}).json()
+    assert "expands_to" not in direct["relations"][0]  # a direct subject has nothing to expand

@@ -73,11 +73,13 @@ def list_cmd(
     subject: Annotated[str | None, typer.Option(help="Only this subject, e.g. user:alice")] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="Page size")] = 100,
     cursor: Annotated[str | None, typer.Option(help="next_cursor of the previous page")] = None,
+    expand: Annotated[bool, typer.Option(help="Also show the users and other direct subjects each userset subject "
+                                              "(group:eng#member) expands to, through nesting")] = False,
 ) -> None:
-    """List stored tuples of a tenant (no userset expansion), one page; prints the JSON page."""
+    """List stored tuples of a tenant, one page; prints the JSON page (--expand: what usersets expand to)."""
     with _client(plane, token_file) as client:
         print_json(client.list(tenant, object=object_, relation=relation, subject=subject, limit=limit,
-                               cursor=cursor))
+                               cursor=cursor, expand=expand))
 
 
 @app.command()

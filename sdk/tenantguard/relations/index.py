@@ -195,15 +195,16 @@ def _objects_of(part: _Partition | None, subject: str, prefix: str, budget: int)
         frontier = following
 
 
-def _subjects_of(part: _Partition | None, obj: str, prefix: str, budget: int) -> Iterator[str]:
-    """Direct subjects named ``prefix...`` holding any relation on ``obj``, usersets expanded
-    as ``_check`` expands them (MAX_DEPTH hops), lazily, each subject once."""
+def _subjects_of(part: _Partition | None, obj: str, prefix: str, budget: int,
+                 relation: str | None = None) -> Iterator[str]:
+    """Direct subjects named ``prefix...`` holding any relation (or ``relation``) on ``obj``,
+    usersets expanded as ``_check`` expands them (MAX_DEPTH hops), lazily, each subject once."""
     if part is None:
         return
     rels = part.fwd.get(obj)
     if not rels:
         return
-    frontier = [(obj, r) for r in rels]
+    frontier = [(obj, r) for r in rels if relation is None or r == relation]
     seen = set(frontier)
     yielded: set[str] = set()
     visited = 0
@@ -431,6 +432,12 @@ class TenantRelations:
     def subjects_of(self, object: str, subject_type: str, budget: int) -> Iterator[str]:
         """Direct subjects of ``subject_type`` holding any relation on ``object``, through usersets."""
         return _subjects_of(self._part, object, f"{subject_type}:", budget)
+
+    def members(self, userset: str, budget: int) -> Iterator[str]:
+        """The direct subjects a userset (``group:eng#member``) expands to, through nesting,
+        as a check sees them."""
+        obj, _, relation = userset.partition("#")
+        return _subjects_of(self._part, obj, "", budget, relation)
 
     def all_objects(self, object_type: str, budget: int) -> Iterator[str]:
         """Every object of ``object_type`` in this tenant's tuples."""
