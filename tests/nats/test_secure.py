@@ -185,9 +185,9 @@ async def test_plane_publisher_works_with_its_credential_and_reports_the_node(
     await publisher.connect()
     try:
         await publisher.ensure_topology()
-        seq = await publisher.publish(topology.SUBJECT_RELATIONS, b"{}")
+        stored = await publisher.publish(topology.SUBJECT_RELATIONS, b"{}")
         await publisher.put_object(topology.BUCKET_SNAPSHOTS, "relations/1", b"snapshot")
-        assert seq >= 1 and publisher.server == secure_nats.url
+        assert stored.stream_seq >= 1 and not stored.duplicate and publisher.server == secure_nats.url
         assert publisher.connection.redacted()["servers"] == [dead, secure_nats.url]
     finally:
         await publisher.close()
