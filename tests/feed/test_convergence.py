@@ -75,6 +75,10 @@ async def test_nats_killed_mid_stream_every_sidecar_ends_with_the_publishers_sta
 ) -> None:
     await seed(plane)
     nodes = [await fleet.start(f"s{i}") for i in range(3)]
+    # Each sidecar has the bundle and alice's membership before the outage: what it must keep
+    # deciding from. Where it is in the 20 batches below is left to chance, on purpose.
+    await eventually(lambda: all(n.sidecar.bundle_revision == "1" and n.sidecar.relations.applied_seq >= 3
+                                 for n in nodes), "bundle 1 and the seed everywhere")
     for i in range(20):
         await plane.write(f"acme/project:q{i}#member@user:u{i}")
     nats_server.kill()  # mid-stream: the sidecars may be anywhere in those 20 batches
