@@ -223,7 +223,7 @@ def test_every_decision_is_recorded_without_the_token(core: DecisionCore) -> Non
     assert wire["reasons"] == ["tenant_mismatch"] and wire["tenant"] == "acme" and wire["service"] == "billing"
     assert set(wire["token"]) == {"jti", "iss", "kid"}  # which token, never the token
     assert set(wire["input"]["token"]) <= {"jti", "iss", "kid", "scope"} and "relations" not in wire["input"]
-    assert wire["path"] == "data.t.decision" and wire["v"] == 2
+    assert wire["path"] == "data.tenantguard.decision" and wire["v"] == 2
     assert all("eyJ" not in str(v) for v in wire.values())
 
 
