@@ -84,7 +84,8 @@ def serve(
         envvar=ENV + "DECISIONS_MAX_AGE", help="Seconds TG_DECISIONS keeps a decision record")
     ] = DEFAULT_DECISIONS_MAX_AGE,
     decisions_max_bytes: Annotated[int, typer.Option(
-        envvar=ENV + "DECISIONS_MAX_BYTES", help="Bytes TG_DECISIONS holds at most (the oldest records go first)")
+        envvar=ENV + "DECISIONS_MAX_BYTES", help="Bytes TG_DECISIONS holds at most, the oldest records going "
+        "first (0: no size bound; JetStream reserves the bound in its store)")
     ] = DEFAULT_DECISIONS_MAX_BYTES,
     stream_replicas: Annotated[
         int,

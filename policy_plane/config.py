@@ -28,7 +28,7 @@ DEFAULT_DECISIONS_KEPT = 10_000
 DEFAULT_AUDIT_KEPT = 1000
 DEFAULT_RELATIONS_MAX_AGE = 7 * 24 * 3600.0
 DEFAULT_DECISIONS_MAX_AGE = 7 * 24 * 3600.0
-DEFAULT_DECISIONS_MAX_BYTES = 1024**3
+DEFAULT_DECISIONS_MAX_BYTES = 0  # age only: JetStream reserves a size bound in its store; set one in production
 SERVICE_RE = re.compile(r"[a-z][a-z0-9_-]{0,62}")
 
 
@@ -60,7 +60,7 @@ class PlaneConfig:
     audit_kept: int = DEFAULT_AUDIT_KEPT
     relations_max_age: float = DEFAULT_RELATIONS_MAX_AGE
     decisions_max_age: float = DEFAULT_DECISIONS_MAX_AGE  # TG_DECISIONS retention by age...
-    decisions_max_bytes: int = DEFAULT_DECISIONS_MAX_BYTES  # ...and by size (oldest records go first)
+    decisions_max_bytes: int = DEFAULT_DECISIONS_MAX_BYTES  # ...and by size (oldest go first); 0: age only
     connect_timeout: float = 5.0
     request_timeout: float = 5.0
     bootstrap_timeout: float = 60.0
@@ -82,8 +82,8 @@ class PlaneConfig:
                 raise ConfigError(f"{name} must be positive")
         if not 60 <= self.decisions_max_age <= 400 * 24 * 3600:
             raise ConfigError("decisions_max_age must be within 60 s..400 days")
-        if not 1024**2 <= self.decisions_max_bytes <= 1024**4:
-            raise ConfigError("decisions_max_bytes must be within 1 MiB..1 TiB")
+        if self.decisions_max_bytes != 0 and not 1024**2 <= self.decisions_max_bytes <= 1024**5:
+            raise ConfigError("decisions_max_bytes must be 0 (no size bound) or within 1 MiB..1 PiB")
         if self.stream_replicas not in (1, 3, 5):
             raise ConfigError("stream_replicas must be 1, 3 or 5 (JetStream replication factors)")
         if self.event_key.kid == self.bundle_key.kid:

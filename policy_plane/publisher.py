@@ -95,11 +95,13 @@ SCAN_FETCH: Final = 256
 
 
 def stream_configs(*, relations_max_age: float, replicas: int, decisions_max_age: float = 7 * 24 * 3600.0,
-                   decisions_max_bytes: int = 1024**3) -> list[StreamConfig]:
+                   decisions_max_bytes: int = 0) -> list[StreamConfig]:
     """The JetStream streams of :mod:`tenantguard.topology`, as the plane creates them.
 
-    TG_DECISIONS is the one stream sidecars write: limits by age and size (oldest records
-    go first), and a per-message bound so no publisher can store a huge message."""
+    TG_DECISIONS is the one stream sidecars write: limits by age and (when
+    ``decisions_max_bytes`` is not 0) size, oldest records first, and a per-message bound so
+    no publisher can store a huge message. A size bound is reserved against the JetStream
+    store at creation: size the store for it."""
 
     def cfg(name: str, subjects: list[str], **extra: Any) -> StreamConfig:
         settings: dict[str, Any] = {"discard": DiscardPolicy.OLD} | extra
@@ -120,7 +122,7 @@ def stream_configs(*, relations_max_age: float, replicas: int, decisions_max_age
         cfg(topo.STREAM_REVOCATIONS, [topo.SUBJECT_REVOCATIONS], duplicate_window=DUPLICATE_WINDOW),
         cfg(topo.STREAM_BUNDLES, [f"{topo.SUBJECT_BUNDLES_PREFIX}.*"], **history),
         cfg(topo.STREAM_DECISIONS, [topo.SUBJECT_DECISIONS_ALL], max_age=decisions_max_age,
-            max_bytes=decisions_max_bytes, max_msg_size=DECISIONS_MAX_MSG_SIZE),
+            max_bytes=decisions_max_bytes or -1, max_msg_size=DECISIONS_MAX_MSG_SIZE),
     ]
 
 
@@ -148,7 +150,7 @@ class Publisher:
 
     def __init__(self, url: str | NatsConnection, *, connect_timeout: float = 5.0, request_timeout: float = 5.0,
                  relations_max_age: float = 0.0, replicas: int = 1, decisions_max_age: float = 7 * 24 * 3600.0,
-                 decisions_max_bytes: int = 1024**3) -> None:
+                 decisions_max_bytes: int = 0) -> None:
         self.connection = NatsConnection.of(url)
         self.connect_timeout = connect_timeout
         self.request_timeout = request_timeout
