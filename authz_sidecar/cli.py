@@ -67,6 +67,18 @@ def serve(
         envvar=ENV + "DECISION_MEMO", help="Policy verdicts kept for repeated questions (dropped whenever the bundle "
         "or the relations change; clock/random/network policies never use it); 0 = evaluate every time")
     ] = DEFAULT_MEMO_SIZE,
+    decision_log_sample_allow: Annotated[float, typer.Option(
+        min=0.0, max=1.0, envvar=ENV + "DECISION_LOG_SAMPLE_ALLOW",
+        help="Share of allowed decisions logged (0..1, by decision id); the others are counted, not logged")] = 1.0,
+    decision_log_sample_deny: Annotated[float, typer.Option(
+        min=0.0, max=1.0, envvar=ENV + "DECISION_LOG_SAMPLE_DENY",
+        help="Share of denied decisions logged (0..1); keep 1 for a complete record of denies")] = 1.0,
+    decision_log_mask: Annotated[list[str] | None, typer.Option(
+        envvar=ENV + "DECISION_LOG_MASK", help="JSON pointer into the logged input to remove, e.g. "
+        "/input/resource/properties/ssn (listed in the record's erased); repeat")] = None,
+    sidecar_id: Annotated[str | None, typer.Option(
+        envvar=ENV + "SIDECAR_ID", help="This instance's name in decision records (default "
+        "<service>-<hostname>-<random>)")] = None,
     exchange_lifetime: Annotated[float, typer.Option(
         envvar=ENV + "EXCHANGE_LIFETIME", help="Max lifetime (s) of exchanged tokens; policy may lower it")] = 300.0,
     exchange_max_act_depth: Annotated[int, typer.Option(
@@ -134,6 +146,8 @@ def serve(
         require_token=require_token, tenant=tenant, pep_keys_file=pep_keys, public_url=public_url,
         loopback_only=not allow_remote,
         algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes, decision_memo_size=decision_memo,
+        decision_log_sample_allow=decision_log_sample_allow, decision_log_sample_deny=decision_log_sample_deny,
+        decision_log_masks=tuple(decision_log_mask or ()), sidecar_id=sidecar_id,
         exchange_lifetime=exchange_lifetime, exchange_max_act_depth=exchange_max_act_depth,
         exchange_client_secret_file=exchange_client_secret_file, edge_config=edge_config,
         nats_url=nats, nats=nats_connection, plane_key=plane_key, max_staleness_seconds=max_staleness,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from tenantguard.decisionlog import LogPolicy
 from tenantguard.errors import ConfigError
 from tenantguard.natsconn import NatsConnection
 from tenantguard.tokens import DEFAULT_LIFETIME, DEFAULT_MAX_ACT_DEPTH, MAX_LEEWAY, MAX_LIFETIME
@@ -50,6 +51,10 @@ class SidecarConfig:
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS
     max_wait_ms: int = 500
     decision_log_queue: int = DEFAULT_DECISION_LOG_QUEUE
+    decision_log_sample_allow: float = 1.0  # share of allows logged (0..1); sampled-out ones are counted
+    decision_log_sample_deny: float = 1.0  # share of denies logged
+    decision_log_masks: tuple[str, ...] = ()  # JSON pointers (/input/...) removed from logged inputs
+    sidecar_id: str | None = None  # names this instance in decision records; default <service>-<host>-<random>
     decision_memo_size: int = DEFAULT_MEMO_SIZE  # verdicts kept for repeated questions; 0 = evaluate every time
     # -- token exchange (RFC 8693, POST /oauth2/token)
     exchange_lifetime: float = DEFAULT_LIFETIME  # upper bound; the policy's zone max_lifetime may lower it
@@ -106,6 +111,10 @@ class SidecarConfig:
         if self.plane_url is not None and not self.plane_url.startswith(("http://", "https://")):
             raise ConfigError("--plane-url must be an http:// or https:// URL")
 
+        LogPolicy.of(sample_allow=self.decision_log_sample_allow, sample_deny=self.decision_log_sample_deny,
+                     masks=self.decision_log_masks)  # raises ConfigError on a bad rate or pointer
+        if self.sidecar_id is not None and not _is_name(self.sidecar_id, 128):
+            raise ConfigError("--sidecar-id must be letters, digits, '-', '_' or '.' (at most 128)")
         if self.tenant is not None and not _is_name(self.tenant, 128):
             raise ConfigError("--tenant must be a tenant id of letters, digits, '-', '_' or '.' (at most 128)")
         if self.public_url is not None:
@@ -115,7 +124,8 @@ class SidecarConfig:
 
     @property
     def decision_log_subject(self) -> str:
-        return f"tg.decisions.{self.service}"
+        """Where this sidecar's decision records go: one subject token per tenant (TG_DECISIONS)."""
+        return f"tg.decisions.{self.service}.*"
 
 
 def _is_name(value: str, limit: int) -> bool:

@@ -26,6 +26,8 @@ import contextlib
 import gc
 import json
 import logging
+import os
+import socket
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -42,6 +44,7 @@ from tenantguard.decision import (
     DecisionRequest,
     PolicyRevision,
 )
+from tenantguard.decisionlog import LogPolicy
 from tenantguard.engine import RegorusEngine
 from tenantguard.errors import (
     BundleRejected,
@@ -121,7 +124,11 @@ class Sidecar:
         self.revocations = revocations if revocations is not None else RevocationList()
         self.relations = relations if relations is not None else RelationIndex()
         self.metrics = SidecarMetrics()
-        self.decision_log = DecisionLog(log_sink or MemorySink(), maxsize=config.decision_log_queue)
+        self.decision_log = DecisionLog(
+            log_sink or MemorySink(), maxsize=config.decision_log_queue,
+            sidecar_id=config.sidecar_id or _sidecar_id(config),
+            policy=LogPolicy.of(sample_allow=config.decision_log_sample_allow,
+                                sample_deny=config.decision_log_sample_deny, masks=config.decision_log_masks))
         self.verifier = TokenVerifier(
             self.trust,
             VerifyOptions(audience=config.service, algorithms=config.algorithms, leeway=config.leeway),
@@ -360,7 +367,7 @@ class Sidecar:
             wire, agrees = _bind_tenant(wire, bound)
             if not agrees:
                 refusal = "tenant_mismatch"
-        request = DecisionRequest.from_wire(wire, claims)
+        request = DecisionRequest.from_wire(wire, claims, door=door)
         start = time.perf_counter()
         decision = self.core.decide(request) if refusal is None else self._refuse(request, refusal, bound)
         self.metrics.record(door, decision.allow, time.perf_counter() - start)
@@ -378,7 +385,7 @@ class Sidecar:
             subject=decision.subject, action=str(request.action.get("name", "")),
             resource=f"{request.resource.get('type', '')}:{request.resource.get('id', '')}", allow=False,
             reasons=decision.reasons, bundle_revision=decision.bundle_revision, relations_seq=decision.relations_seq,
-            actor_chain=tuple(claims.actor_chain) if claims is not None else ()))
+            actor_chain=tuple(claims.actor_chain) if claims is not None else (), request=request))
         return decision
 
     @property
@@ -502,7 +509,10 @@ class Sidecar:
             counters={
                 "tg_token_cache_hits": ("Verified-token cache hits", lambda: self.verifier.cache_hits),
                 "tg_token_cache_misses": ("Verified-token cache misses", lambda: self.verifier.cache_misses),
-                "tg_decision_log_dropped": ("Decision log records dropped", lambda: self.decision_log.dropped),
+                "tg_decision_log_dropped": ("Decision log records dropped (queue full, NATS down, not acked)",
+                                            lambda: self.decision_log.dropped),
+                "tg_decision_log_sampled_out": ("Decisions not logged by sampling",
+                                                lambda: self.decision_log.sampled_out),
                 "tg_decision_memo_hits": ("Decisions that reused a memoized policy verdict",
                                           lambda: self.memo.hits if self.memo else 0),
                 "tg_decision_memo_misses": ("Memoizable decisions that evaluated the policy",
@@ -602,6 +612,12 @@ def _bind_tenant(wire: Mapping[str, Any], tenant: str) -> tuple[Mapping[str, Any
     if stated is not None and stated != tenant:
         return wire, False
     return {**wire, "subject": {**subject, "properties": {**props, "tenant_id": tenant}}}, True
+
+
+def _sidecar_id(config: SidecarConfig) -> str:
+    """``<service>-<host>-<4 random bytes>``: tells replicas and restarts apart in decision records."""
+    host = "".join(c for c in socket.gethostname()[:40] if c.isalnum() or c in "-_.") or "host"
+    return f"{config.service}-{host}-{os.urandom(4).hex()}"
 
 
 def _manifest_decision(bundle: Bundle) -> str | None:

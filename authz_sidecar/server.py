@@ -24,7 +24,7 @@ from starlette.types import ASGIApp
 from tenantguard.serving import bind_tcp, bind_unix
 
 from .app import create_app, create_ops_app
-from .decision_log import NatsSink
+from .decision_log import JetStreamSink
 from .feed import Feed
 from .grpc_ext_authz import GrpcDoor, start_grpc
 from .runtime import Sidecar, settle_heap
@@ -70,12 +70,12 @@ async def serve(sidecar: Sidecar, stop: asyncio.Event | None = None) -> None:
 
 
 def start_feed(sidecar: Sidecar) -> Feed | None:
-    """With ``--nats``: restore the feed's persisted state and send decision logs to NATS."""
+    """With ``--nats``: restore the feed's persisted state and send decision records to TG_DECISIONS."""
     if sidecar.config.nats_url is None:
         return None
     feed = Feed.for_sidecar(sidecar)
     feed.load_persisted()
-    sidecar.decision_log.sink = NatsSink(feed, sidecar.config.decision_log_subject)
+    sidecar.decision_log.sink = JetStreamSink(feed, sidecar.config.service)
     return feed
 
 

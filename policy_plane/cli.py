@@ -13,7 +13,15 @@ from typing import Annotated
 import typer
 from tenantguard.natsconn import HELP as NATS_HELP
 
-from .config import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUNDLE_BYTES, DEFAULT_PORT, DEFAULT_SNAPSHOT_EVERY
+from .config import (
+    DEFAULT_DECISIONS_KEPT,
+    DEFAULT_DECISIONS_MAX_AGE,
+    DEFAULT_DECISIONS_MAX_BYTES,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_BUNDLE_BYTES,
+    DEFAULT_PORT,
+    DEFAULT_SNAPSHOT_EVERY,
+)
 
 app = typer.Typer(help="Run the policy plane (relationships, bundles, trust, revocations).", no_args_is_help=True)
 ENV = "TG_PLANE_"
@@ -66,6 +74,19 @@ def serve(
             help="Seconds per NATS connect attempt (startup gives up after twice this)",
         ),
     ] = 5.0,
+    operator_token_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "OPERATOR_TOKEN_FILE", dir_okay=False,
+        help="File holding a read-only operator bearer token (mode 0600): decision records, explain, audit")] = None,
+    decisions_window: Annotated[int, typer.Option(
+        min=1, max=1_000_000, envvar=ENV + "DECISIONS_WINDOW",
+        help="Decision records each replica keeps in memory for fast queries (the newest)")] = DEFAULT_DECISIONS_KEPT,
+    decisions_max_age: Annotated[float, typer.Option(
+        envvar=ENV + "DECISIONS_MAX_AGE", help="Seconds TG_DECISIONS keeps a decision record")
+    ] = DEFAULT_DECISIONS_MAX_AGE,
+    decisions_max_bytes: Annotated[int, typer.Option(
+        envvar=ENV + "DECISIONS_MAX_BYTES", help="Bytes TG_DECISIONS holds at most, the oldest records going "
+        "first (0: no size bound; JetStream reserves the bound in its store)")
+    ] = DEFAULT_DECISIONS_MAX_BYTES,
     stream_replicas: Annotated[
         int,
         typer.Option(
@@ -110,6 +131,10 @@ def serve(
         event_key=SigningKey.load(event_key),
         bundle_key=SigningKey.load(bundle_key),
         admin=SecretChecker.from_file(admin_token_file),
+        operator=SecretChecker.from_file(operator_token_file) if operator_token_file is not None else None,
+        decisions_kept=decisions_window,
+        decisions_max_age=decisions_max_age,
+        decisions_max_bytes=decisions_max_bytes,
         join_secrets=parse_join_secrets(join_secret or []),
         host=host,
         port=port,

@@ -27,6 +27,8 @@ DEFAULT_HEARTBEAT_SECONDS = 5.0
 DEFAULT_DECISIONS_KEPT = 10_000
 DEFAULT_AUDIT_KEPT = 1000
 DEFAULT_RELATIONS_MAX_AGE = 7 * 24 * 3600.0
+DEFAULT_DECISIONS_MAX_AGE = 7 * 24 * 3600.0
+DEFAULT_DECISIONS_MAX_BYTES = 0  # age only: JetStream reserves a size bound in its store; set one in production
 SERVICE_RE = re.compile(r"[a-z][a-z0-9_-]{0,62}")
 
 
@@ -45,6 +47,7 @@ class PlaneConfig:
     event_key: SigningKey
     bundle_key: SigningKey
     admin: SecretChecker
+    operator: SecretChecker | None = None  # read-only: decision records, explain, audit, status
     join_secrets: Mapping[str, SecretChecker] = field(default_factory=dict)
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
@@ -56,6 +59,8 @@ class PlaneConfig:
     decisions_kept: int = DEFAULT_DECISIONS_KEPT
     audit_kept: int = DEFAULT_AUDIT_KEPT
     relations_max_age: float = DEFAULT_RELATIONS_MAX_AGE
+    decisions_max_age: float = DEFAULT_DECISIONS_MAX_AGE  # TG_DECISIONS retention by age...
+    decisions_max_bytes: int = DEFAULT_DECISIONS_MAX_BYTES  # ...and by size (oldest go first); 0: age only
     connect_timeout: float = 5.0
     request_timeout: float = 5.0
     bootstrap_timeout: float = 60.0
@@ -75,6 +80,10 @@ class PlaneConfig:
         for name in ("max_body_bytes", "max_bundle_bytes", "decisions_kept", "audit_kept"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be positive")
+        if not 60 <= self.decisions_max_age <= 400 * 24 * 3600:
+            raise ConfigError("decisions_max_age must be within 60 s..400 days")
+        if self.decisions_max_bytes != 0 and not 1024**2 <= self.decisions_max_bytes <= 1024**5:
+            raise ConfigError("decisions_max_bytes must be 0 (no size bound) or within 1 MiB..1 PiB")
         if self.stream_replicas not in (1, 3, 5):
             raise ConfigError("stream_replicas must be 1, 3 or 5 (JetStream replication factors)")
         if self.event_key.kid == self.bundle_key.kid:

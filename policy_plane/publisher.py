@@ -32,6 +32,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
 from nats.js.api import (
+    AckPolicy,
     ConsumerConfig,
     DeliverPolicy,
     DiscardPolicy,
@@ -83,13 +84,24 @@ class StoredMsg:
     stream_seq: int
     data: bytes
     headers: dict[str, str]
+    subject: str = ""
 
 
 Handler = Callable[[str, int, bytes, dict[str, str]], Awaitable[None]]
 
 
-def stream_configs(*, relations_max_age: float, replicas: int) -> list[StreamConfig]:
-    """The JetStream streams of :mod:`tenantguard.topology`, as the plane creates them."""
+DECISIONS_MAX_MSG_SIZE: Final = 256 * 1024  # = tenantguard.decisionlog.MAX_MESSAGE_BYTES
+SCAN_FETCH: Final = 256
+
+
+def stream_configs(*, relations_max_age: float, replicas: int, decisions_max_age: float = 7 * 24 * 3600.0,
+                   decisions_max_bytes: int = 0) -> list[StreamConfig]:
+    """The JetStream streams of :mod:`tenantguard.topology`, as the plane creates them.
+
+    TG_DECISIONS is the one stream sidecars write: limits by age and (when
+    ``decisions_max_bytes`` is not 0) size, oldest records first, and a per-message bound so
+    no publisher can store a huge message. A size bound is reserved against the JetStream
+    store at creation: size the store for it."""
 
     def cfg(name: str, subjects: list[str], **extra: Any) -> StreamConfig:
         settings: dict[str, Any] = {"discard": DiscardPolicy.OLD} | extra
@@ -109,6 +121,8 @@ def stream_configs(*, relations_max_age: float, replicas: int) -> list[StreamCon
         cfg(topo.STREAM_TRUST, [topo.SUBJECT_TRUST], **history),
         cfg(topo.STREAM_REVOCATIONS, [topo.SUBJECT_REVOCATIONS], duplicate_window=DUPLICATE_WINDOW),
         cfg(topo.STREAM_BUNDLES, [f"{topo.SUBJECT_BUNDLES_PREFIX}.*"], **history),
+        cfg(topo.STREAM_DECISIONS, [topo.SUBJECT_DECISIONS_ALL], max_age=decisions_max_age,
+            max_bytes=decisions_max_bytes or -1, max_msg_size=DECISIONS_MAX_MSG_SIZE),
     ]
 
 
@@ -135,11 +149,14 @@ class Publisher:
     """One NATS connection and its JetStream context; see the module docstring."""
 
     def __init__(self, url: str | NatsConnection, *, connect_timeout: float = 5.0, request_timeout: float = 5.0,
-                 relations_max_age: float = 0.0, replicas: int = 1) -> None:
+                 relations_max_age: float = 0.0, replicas: int = 1, decisions_max_age: float = 7 * 24 * 3600.0,
+                 decisions_max_bytes: int = 0) -> None:
         self.connection = NatsConnection.of(url)
         self.connect_timeout = connect_timeout
         self.request_timeout = request_timeout
         self.relations_max_age = relations_max_age
+        self.decisions_max_age = decisions_max_age
+        self.decisions_max_bytes = decisions_max_bytes
         self.replicas = replicas
         self._nc: Client | None = None
         self._js: JetStreamContext | None = None
@@ -203,7 +220,9 @@ class Publisher:
 
     async def ensure_topology(self) -> None:
         """Create the streams and object stores of the contract; idempotent, replica-safe."""
-        for config in stream_configs(relations_max_age=self.relations_max_age, replicas=self.replicas):
+        for config in stream_configs(relations_max_age=self.relations_max_age, replicas=self.replicas,
+                                     decisions_max_age=self.decisions_max_age,
+                                     decisions_max_bytes=self.decisions_max_bytes):
             await self._ensure_stream(config)
         for bucket in (topo.BUCKET_SNAPSHOTS, topo.BUCKET_BUNDLES):
             await self._ensure_bucket(bucket)
@@ -291,6 +310,45 @@ class Publisher:
     async def last_seq_on(self, stream: str, subject: str) -> int:
         last = await self.last_on_subject(stream, subject)
         return last.stream_seq if last is not None else 0
+
+    async def stream_bounds(self, stream: str) -> tuple[int, int]:
+        """(first, last) sequence stored in ``stream``; (0, 0) or (n+1, n) when empty."""
+        async with nats_boundary(f"stream info {stream}"):
+            info = await self.js.stream_info(stream)
+        return int(info.state.first_seq or 0), int(info.state.last_seq or 0)
+
+    async def scan(self, stream: str, subject: str, *, start_seq: int, end_seq: int,
+                   max_msgs: int) -> list[StoredMsg]:
+        """Messages on ``subject`` (a filter) with ``start_seq <= seq <= end_seq``, oldest first,
+        at most ``max_msgs``: an ephemeral pull consumer (no acks, deleted afterwards) whose
+        pending count at creation says how many to fetch, so no fetch waits for its timeout."""
+        config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=max(1, start_seq),
+                                ack_policy=AckPolicy.NONE, inactive_threshold=60.0, mem_storage=True)
+        out: list[StoredMsg] = []
+        async with nats_boundary(f"scan {stream}"):
+            psub = await self.js.pull_subscribe(subject, stream=stream, config=config)
+            name: str | None = None
+            try:
+                info = await psub.consumer_info()
+                name, pending = info.name, int(info.num_pending or 0)
+                while pending > 0 and len(out) < max_msgs:
+                    msgs = await psub.fetch(min(SCAN_FETCH, pending, max_msgs - len(out)),
+                                            timeout=self.request_timeout)
+                    if not msgs:
+                        break
+                    pending -= len(msgs)
+                    for msg in msgs:
+                        seq = int(msg.metadata.sequence.stream)
+                        if seq > end_seq:
+                            return out
+                        out.append(StoredMsg(seq, bytes(msg.data or b""), dict(msg.headers or {}), msg.subject))
+            finally:
+                if name is not None:  # inactive_threshold removes it anyway if this fails
+                    with contextlib.suppress(Exception):
+                        await self.js.delete_consumer(stream, name)
+                with contextlib.suppress(Exception):
+                    await psub.unsubscribe()
+        return out
 
     async def stream_last_seq(self, stream: str) -> int:
         """The last sequence stored in ``stream`` (0 when empty)."""

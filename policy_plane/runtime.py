@@ -27,7 +27,8 @@ from tenantguard.relations import ChangeBatch, RelationChange
 from .audit import AuditLog
 from .bundles import BundleService
 from .config import PlaneConfig
-from .decisions import DecisionSink
+from .decisions import DecisionStore
+from .decisions.explain import Explainer
 from .errors import IdempotencyKeyReused, NotReady
 from .follower import Follower
 from .metrics import PlaneMetrics
@@ -75,12 +76,16 @@ class Plane:
         self.config = config
         self.publisher = Publisher(config.nats or config.nats_url, connect_timeout=config.connect_timeout,
                                    request_timeout=config.request_timeout,
-                                   relations_max_age=config.relations_max_age, replicas=config.stream_replicas)
+                                   relations_max_age=config.relations_max_age, replicas=config.stream_replicas,
+                                   decisions_max_age=config.decisions_max_age,
+                                   decisions_max_bytes=config.decisions_max_bytes)
         self.state = PlaneState(config.event_key, config.bundle_key, max_bundle_bytes=config.max_bundle_bytes)
         self.state.publisher = self.publisher
         self.metrics = PlaneMetrics()
         self.audit = AuditLog(config.audit_kept, config.replica)
-        self.decisions = DecisionSink(config.decisions_kept)
+        self.decisions = DecisionStore(self.publisher, config.decisions_kept)
+        self.explainer = Explainer(self.state, self.publisher, self.decisions)
+        self._decisions_sub: Any = None
         p, s = self.publisher, self.state
         self.followers = {
             "relations": Follower(p, topo.STREAM_RELATIONS, topo.SUBJECT_RELATIONS, s.apply_relations),
@@ -125,7 +130,10 @@ class Plane:
         resume_at = await self.state.bootstrap_relations(self.publisher)
         for name, follower in self.followers.items():
             await follower.start(resume_at if name == "relations" else 1)
-        await self.publisher.subscribe_core(f"{topo.SUBJECT_DECISIONS_PREFIX}.>", self.decisions.on_message)
+        # Decision records: this replica's recent window, read from the stream (so it survives restarts).
+        self._decisions_sub = await self.publisher.follow(topo.STREAM_DECISIONS, topo.SUBJECT_DECISIONS_ALL,
+                                                          self.decisions.on_message,
+                                                          start_seq=await self.decisions.start_seq())
         for follower in self.followers.values():  # consume what is stored before answering anything
             target = await self.publisher.stream_last_seq(follower.stream)
             await follower.wait_for(target, self.config.bootstrap_timeout)
@@ -144,6 +152,9 @@ class Plane:
                 await task
         for follower in self.followers.values():
             await follower.stop()
+        if self._decisions_sub is not None:
+            with contextlib.suppress(Exception):
+                await self._decisions_sub.unsubscribe()
         await self.publisher.close()
 
     async def _watch_followers(self) -> None:
@@ -315,6 +326,9 @@ class Plane:
                 "tg_plane_write_conflicts": ("Expected-sequence conflicts with other replicas",
                                              lambda: sum(w.conflicts for w in self.writers.values())),
                 "tg_plane_decisions_received": ("Decision records received", lambda: self.decisions.received),
-                "tg_plane_decisions_malformed": ("Decision messages refused", lambda: self.decisions.malformed),
+                "tg_plane_decisions_malformed": ("Decision messages that were no record batch",
+                                                 lambda: self.decisions.malformed),
+                "tg_plane_decisions_refused": ("Decision records refused (malformed, another service or tenant "
+                                               "than their subject)", lambda: sum(self.decisions.refused.values())),
             },
         )

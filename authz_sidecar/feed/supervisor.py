@@ -100,6 +100,7 @@ class Feed:
                         BundleFollower(self._ctx, sidecar.config.service)]
         self.plane = PlaneView()
         self._nc: Client | None = None
+        self._records_js: tuple[Client, Any] | None = None  # (connection, its JetStream context) for records
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._persist_lock = asyncio.Lock()
@@ -182,6 +183,18 @@ class Feed:
         if nc is None or not nc.is_connected:
             raise FeedUnavailable("not connected to NATS")
         await nc.publish(subject, payload)
+
+    async def publish_record(self, subject: str, payload: bytes) -> asyncio.Future[Any]:
+        """JetStream publish of decision records, not waiting for the ack: the future resolves
+        with it (or fails). Only TG_DECISIONS may store it (expected-stream header)."""
+        nc = self._nc
+        if nc is None or not nc.is_connected:
+            raise FeedUnavailable("not connected to NATS")
+        if self._records_js is None or self._records_js[0] is not nc:
+            self._records_js = (nc, nc.jetstream(timeout=self.options.request_timeout))
+        future: asyncio.Future[Any] = await self._records_js[1].publish_async(
+            subject, payload, wait_stall=self.options.request_timeout, stream=topology.STREAM_DECISIONS)
+        return future
 
     # ------------------------------------------------------------------ sessions
 

@@ -20,12 +20,12 @@ SERVICE_HEADER = "x-tenantguard-service"
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    kind: Literal["admin", "sidecar"]
+    kind: Literal["admin", "operator", "sidecar"]
     name: str
 
     @property
     def actor(self) -> str:
-        return "admin" if self.kind == "admin" else f"sidecar:{self.name}"
+        return self.kind if self.kind != "sidecar" else f"sidecar:{self.name}"
 
 
 def plane_of(request: Request) -> Plane:
@@ -47,6 +47,20 @@ async def require_admin(request: Request) -> Principal:
         plane.metrics.auth_failures.labels("admin").inc()
         raise Forbidden("the credential is not the admin token")
     return Principal("admin", "admin")
+
+
+async def require_operator(request: Request) -> Principal:
+    """Read-only operations (decision records, explain): the admin token or the operator token
+    (``--operator-token-file``), which grants reading and nothing else."""
+    plane = plane_of(request)
+    token = bearer(request)
+    if await plane.config.admin.check(token):
+        return Principal("admin", "admin")
+    operator = plane.config.operator
+    if operator is not None and await operator.check(token):
+        return Principal("operator", "operator")
+    plane.metrics.auth_failures.labels("operator").inc()
+    raise Forbidden("the credential is neither the admin nor the operator token")
 
 
 async def require_sidecar(request: Request, service: str) -> Principal:

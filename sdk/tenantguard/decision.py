@@ -20,11 +20,12 @@ Order of work, cheapest and most decisive first:
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -101,9 +102,10 @@ class DecisionRequest:
     resource: Mapping[str, Any]
     context: Mapping[str, Any] = field(default_factory=dict)
     claims: Claims | None = None
+    door: str = ""  # which door asked (native, authzen, opa, envoy, embedded): for the decision log
 
     @classmethod
-    def from_wire(cls, body: Mapping[str, Any], claims: Claims | None = None) -> DecisionRequest:
+    def from_wire(cls, body: Mapping[str, Any], claims: Claims | None = None, *, door: str = "") -> DecisionRequest:
         """Shape check for a request body; unknown top-level members are ignored (AuthZEN)."""
         subject = _object(body, "subject", required=claims is None)
         action = _object(body, "action", required=True)
@@ -119,7 +121,7 @@ class DecisionRequest:
             props = value.get("properties", {})
             if not isinstance(props, Mapping):
                 raise InvalidInput(f"{name}.properties must be an object")
-        return cls(subject=subject, action=action, resource=resource, context=context, claims=claims)
+        return cls(subject=subject, action=action, resource=resource, context=context, claims=claims, door=door)
 
 
 def _object(body: Mapping[str, Any], name: str, *, required: bool) -> Mapping[str, Any]:
@@ -164,7 +166,11 @@ class Decision:
 
 @dataclass(slots=True)
 class DecisionRecord:
-    """What the decision log keeps: never the raw token. Treat as immutable (see Decision)."""
+    """What the decision log keeps: never the raw token. Treat as immutable (see Decision).
+
+    ``request`` is kept by reference and turned into the recorded policy input only by
+    :meth:`to_wire`, which the log's drain task calls off the decision path.
+    """
 
     decision_id: str
     time: float
@@ -179,12 +185,21 @@ class DecisionRecord:
     relations_seq: int
     actor_chain: tuple[str, ...] = ()
     act_as: bool = False
+    high_risk: bool = False
+    path: str | None = None  # the decision rule evaluated, e.g. data.tenantguard.decision
+    latency_ns: int = 0  # time inside the core (built-in checks, relations, policy)
+    request: DecisionRequest | None = None
 
     def to_wire(self) -> dict[str, Any]:
+        """The record as the decision log publishes it (``tenantguard.decisionlog`` format 2)."""
+        request = self.request
+        claims = request.claims if request is not None else None
         return {
+            "v": RECORD_VERSION,
             "decision_id": self.decision_id,
             "time": self.time,
             "service": self.service,
+            "door": request.door if request is not None else "",
             "tenant": self.tenant,
             "subject": self.subject,
             "action": self.action,
@@ -193,9 +208,109 @@ class DecisionRecord:
             "reasons": list(self.reasons),
             "bundle_revision": self.bundle_revision,
             "relations_seq": self.relations_seq,
+            "path": self.path,
+            "latency_us": self.latency_ns // 1000,
             "actor_chain": list(self.actor_chain),
             "act_as": self.act_as,
+            "high_risk": self.high_risk,
+            "token": token_reference(claims) if claims is not None else None,
+            "input": self.recorded_input(),
         }
+
+    def recorded_input(self) -> dict[str, Any] | None:
+        """The policy input as the policy saw it, without relations (replayed from
+        ``relations_seq``) and with ``token`` reduced to :func:`recorded_token`."""
+        request = self.request
+        if request is None:
+            return None
+        if self.tenant is None or self.subject is None:  # denied before the subject was known
+            return {"subject": dict(request.subject), "action": dict(request.action),
+                    "resource": dict(request.resource), "context": {**request.context, "service": self.service}}
+        doc = policy_input(request, self.tenant, self.subject, self.service, None)
+        del doc["relations"]
+        return doc
+
+
+RECORD_VERSION = 2
+
+
+def token_reference(claims: Claims) -> dict[str, str]:
+    """Which token a decision was made for: its ``jti``, issuer and key id; never the token."""
+    return {"jti": claims.jti, "iss": claims.iss, "kid": claims.kid}
+
+
+def recorded_token(claims: Claims) -> dict[str, Any]:
+    """``input.token`` in a record: :func:`token_reference` plus ``scope`` when the token has
+    one (policies read ``input.token.scope``; a scope is not a credential)."""
+    out: dict[str, Any] = token_reference(claims)
+    scope = claims.raw.get("scope")
+    if scope is not None:
+        out["scope"] = scope
+    return out
+
+
+def policy_input(request: DecisionRequest, tenant: str, subject: str, service: str,
+                 relations: Mapping[str, list[str]] | None) -> dict[str, Any]:
+    """The policy's ``input`` for ``request`` asked in ``tenant`` by ``subject`` ("type:id").
+
+    With a token, ``input.token`` holds its claims; a decision record calls this and then
+    keeps only :func:`recorded_token` of them (see :meth:`DecisionRecord.recorded_input`).
+    """
+    claims = request.claims
+    subject_type, _, subject_id = subject.partition(":")
+    stated_props = request.subject.get("properties") or {}
+    if claims is not None:
+        # The token's subject, built afresh: only type, id and properties; properties
+        # named like a claim come from the token (roles, scope) or not at all.
+        subject_props = {k: v for k, v in stated_props.items() if k not in TOKEN_CLAIM_NAMES}
+        subject_props["tenant_id"] = tenant
+        subject_props["roles"] = list(claims.roles)
+        if claims.scope:  # absent scope means unrestricted; present, it only narrows
+            subject_props["scope"] = " ".join(claims.scope)
+        subject_doc: dict[str, Any] = {"type": subject_type, "id": subject_id, "properties": subject_props}
+    else:
+        subject_props = dict(stated_props)
+        subject_props["tenant_id"] = tenant
+        subject_doc = {**request.subject, "type": subject_type, "id": subject_id, "properties": subject_props}
+    resource_props = dict(request.resource.get("properties") or {})
+    resource_props.setdefault("tenant_id", tenant)  # no tenant named: the subject's own
+    return {
+        "subject": subject_doc,
+        "action": dict(request.action),
+        "resource": {**request.resource, "properties": resource_props},
+        "context": {**request.context, "service": service},
+        "token": (claims.to_dict() if relations is not None else recorded_token(claims)) if claims is not None
+        else None,
+        "actor_chain": claims.actor_chain if claims is not None else [],
+        "relations": relations,
+    }
+
+
+@contextlib.contextmanager
+def bound_relations(view: TenantRelations) -> Iterator[None]:
+    """Bind ``tg.related`` to ``view`` (one tenant, one state) for the evaluations inside."""
+    token = _related_scope.set(view)
+    try:
+        yield
+    finally:
+        _related_scope.reset(token)
+
+
+def evaluate_input(active: PolicyRevision, view: TenantRelations, input_doc: Mapping[str, Any],
+                   tenant: str) -> Verdict:
+    """Steps 3-5 on a built input: the resource's tenant (with ``act_as``), then the decision rule.
+
+    The core and ``explain`` both call this, so a replay runs exactly what a decision ran.
+    Raises on evaluation errors (the core fails closed).
+    """
+    act_as = input_doc["resource"]["properties"]["tenant_id"] != tenant
+    if act_as and active.policy.evaluate(active.act_as_entrypoint, input_doc) is not True:
+        return Verdict(False, ("tenant_mismatch",))
+    # a cross-tenant request the act-as rule let through: the decision rule must grant it too
+    with bound_relations(view):
+        result = active.policy.evaluate(active.entrypoint, input_doc)
+    allow, reasons, high_risk = interpret(result)
+    return Verdict(allow, reasons, high_risk, act_as)
 
 
 class _Denied(Exception):
@@ -274,6 +389,7 @@ class DecisionCore:
 
     def _decide(self, request: DecisionRequest, active: PolicyRevision | None, relations: RelationSource,
                 memo: VerdictMemo | None, record: bool) -> Decision:
+        started = time.perf_counter_ns()
         seq = relations.applied_seq
         decision_id = os.urandom(16).hex()  # 128 random bits, like uuid4, at a fraction of the cost
         tenant = subject = None
@@ -310,8 +426,8 @@ class DecisionCore:
             high_risk=high_risk,
             act_as=act_as,
         )
-        if record:
-            self._record(request, decision)
+        if record and self.on_decision is not None:
+            self._record(request, decision, active, time.perf_counter_ns() - started)
         return decision
 
     def identify(self, request: DecisionRequest) -> tuple[str, str] | None:
@@ -374,59 +490,13 @@ class DecisionCore:
 
     def _evaluate_policy(self, active: PolicyRevision, view: TenantRelations, request: DecisionRequest,
                          tenant: str, subject: str) -> Verdict:
-        """Steps 3-5: the resource's tenant (with ``act_as``), then the decision rule.
+        """Steps 3-5 (see :func:`evaluate_input`). Raises on evaluation errors (never memoized).
 
-        Raises on evaluation errors (never memoized: the caller fails closed)."""
-        input_doc = self._policy_input(view, request, tenant, subject,
-                                       getattr(active.policy, "reads_relations", True))
-        act_as = input_doc["resource"]["properties"]["tenant_id"] != tenant
-        if act_as and active.policy.evaluate(active.act_as_entrypoint, input_doc) is not True:
-            return Verdict(False, ("tenant_mismatch",))
-        # a cross-tenant request the act-as rule let through: the decision rule must grant it too
-        allow, reasons, high_risk = self._evaluate(active, view, input_doc)
-        return Verdict(allow, reasons, high_risk, act_as)
-
-    def _policy_input(self, view: TenantRelations, request: DecisionRequest, tenant: str,
-                      subject: str, with_relations: bool = True) -> dict[str, Any]:
-        claims = request.claims
-        subject_type, _, subject_id = subject.partition(":")
-        stated_props = request.subject.get("properties") or {}
-        if claims is not None:
-            # The token's subject, built afresh: only type, id and properties; properties
-            # named like a claim come from the token (roles, scope) or not at all.
-            subject_props = {k: v for k, v in stated_props.items() if k not in TOKEN_CLAIM_NAMES}
-            subject_props["tenant_id"] = tenant
-            subject_props["roles"] = list(claims.roles)
-            if claims.scope:  # absent scope means unrestricted; present, it only narrows
-                subject_props["scope"] = " ".join(claims.scope)
-            subject_doc: dict[str, Any] = {"type": subject_type, "id": subject_id, "properties": subject_props}
-        else:
-            subject_props = dict(stated_props)
-            subject_props["tenant_id"] = tenant
-            subject_doc = {**request.subject, "type": subject_type, "id": subject_id, "properties": subject_props}
-        resource_props = dict(request.resource.get("properties") or {})
-        resource_props.setdefault("tenant_id", tenant)  # no tenant named: the subject's own
-        return {
-            "subject": subject_doc,
-            "action": dict(request.action),
-            "resource": {**request.resource, "properties": resource_props},
-            "context": {**request.context, "service": self.service},
-            "token": claims.to_dict() if claims is not None else None,
-            "actor_chain": claims.actor_chain if claims is not None else [],
-            # {} for a policy that cannot read it (engine.reads_input_relations): same verdict,
-            # without a walk whose cost grows with what the subject holds.
-            "relations": view.relations_of(subject) if with_relations else {},
-        }
-
-    def _evaluate(
-        self, active: PolicyRevision, view: TenantRelations, input_doc: Mapping[str, Any]
-    ) -> tuple[bool, tuple[str, ...], bool]:
-        token = _related_scope.set(view)
-        try:
-            result = active.policy.evaluate(active.entrypoint, input_doc)
-        finally:
-            _related_scope.reset(token)
-        return interpret(result)
+        A policy that cannot read ``input.relations`` (engine.reads_input_relations) gets ``{}``:
+        the same verdict, without a walk whose cost grows with what the subject holds."""
+        reads = getattr(active.policy, "reads_relations", True)
+        input_doc = policy_input(request, tenant, subject, self.service, view.relations_of(subject) if reads else {})
+        return evaluate_input(active, view, input_doc, tenant)
 
     def _confirm_high_risk(
         self, request: DecisionRequest, tenant: str, reasons: tuple[str, ...]
@@ -440,9 +510,9 @@ class DecisionCore:
             return False, ("high_risk_unconfirmed",)
         return (True, reasons) if confirmed else (False, ("high_risk_denied",))
 
-    def _record(self, request: DecisionRequest, decision: Decision) -> None:
-        if self.on_decision is None:
-            return
+    def _record(self, request: DecisionRequest, decision: Decision, active: PolicyRevision | None,
+                latency_ns: int) -> None:
+        assert self.on_decision is not None
         resource = f"{request.resource.get('type', '')}:{request.resource.get('id', '')}"
         claims = request.claims
         record = DecisionRecord(
@@ -459,6 +529,10 @@ class DecisionCore:
             relations_seq=decision.relations_seq,
             actor_chain=tuple(claims.actor_chain) if claims is not None else (),
             act_as=decision.act_as,
+            high_risk=decision.high_risk,
+            path=active.entrypoint if active is not None else None,
+            latency_ns=latency_ns,
+            request=request,
         )
         try:
             self.on_decision(record)

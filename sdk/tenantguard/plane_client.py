@@ -12,7 +12,7 @@ raises :class:`NotAPlane` saying what answered, instead of that service's bare 4
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -184,6 +184,25 @@ def _json(response: httpx.Response) -> Any:
         return None
 
 
+DECISION_FILTERS: Final = ("tenant", "service", "subject", "resource", "action", "allow", "reason", "decision_id",
+                           "jti", "since", "until", "order", "limit", "cursor", "format")
+
+
+def decisions_call(**filters: Any) -> Call:
+    """One page of ``GET /v1/decisions`` (filters: :data:`DECISION_FILTERS`)."""
+    unknown = set(filters) - set(DECISION_FILTERS)
+    if unknown:
+        raise TypeError(f"unknown decision filters: {', '.join(sorted(unknown))}")
+    params = _params(**filters)
+    if isinstance(params.get("allow"), bool):
+        params["allow"] = "true" if params["allow"] else "false"
+    return Call("GET", "/v1/decisions", params=params)
+
+
+def explain_call(decision_id: str, *, tenant: str | None = None, service: str | None = None) -> Call:
+    return Call("GET", f"/v1/decisions/{decision_id}/explain", params=_params(tenant=tenant, service=service))
+
+
 # --------------------------------------------------------------------------- clients
 
 
@@ -249,6 +268,25 @@ class PlaneClient:
 
     def status(self) -> dict[str, Any]:
         result: dict[str, Any] = self.send(Call("GET", "/v1/status"))
+        return result
+
+    def decisions(self, **filters: Any) -> dict[str, Any]:
+        """One page of decision records (admin or operator token); ``next_cursor`` continues it."""
+        result: dict[str, Any] = self.send(decisions_call(**filters))
+        return result
+
+    def iter_decisions(self, **filters: Any) -> Iterator[dict[str, Any]]:
+        """Every record of a query, page after page (``order=asc``: up to the end of the stream)."""
+        cursor = filters.pop("cursor", None)
+        while True:
+            page = self.decisions(**filters, cursor=cursor)
+            yield from page["decisions"]
+            cursor = page.get("next_cursor")
+            if cursor is None or (page.get("complete") and not page["decisions"]):
+                return
+
+    def explain(self, decision_id: str, *, tenant: str | None = None, service: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = self.send(explain_call(decision_id, tenant=tenant, service=service))
         return result
 
     def jwks(self) -> dict[str, Any]:

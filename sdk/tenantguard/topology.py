@@ -42,8 +42,11 @@ TG_BUNDLES          tg.bundles.<scope>           ``bundle.announce`` events (new
                                                  (``tenantguard.freshness``); lets sidecars
                                                  measure staleness and lag, and notice a
                                                  freeze.
-(core NATS)         tg.decisions.<service>       decision-log batches from sidecars
-                                                 (plain JSON, never tokens).
+TG_DECISIONS        tg.decisions.<service>.      decision records from sidecars (unsigned
+                    <tenant>                     JSON batches, one tenant per message,
+                                                 never tokens; ``tenantguard.decisionlog``).
+                                                 Limits retention by age and size; a
+                                                 tenant's records are one subject filter.
 ==================  ===========================  ==========================================
 
 "Newest wins" streams (snapshots, trust, bundles) keep their history and discard *new*
@@ -75,7 +78,10 @@ BUCKET_BUNDLES: Final = "tg-bundles"
 BUNDLE_SCOPE_ALL: Final = "all"
 
 SUBJECT_HEARTBEAT: Final = "tg.plane.heartbeat"
+STREAM_DECISIONS: Final = "TG_DECISIONS"
 SUBJECT_DECISIONS_PREFIX: Final = "tg.decisions"
+SUBJECT_DECISIONS_ALL: Final = "tg.decisions.*.*"
+NO_TENANT_TOKEN: Final = "="  # records of decisions denied before a tenant was known
 
 # Event types beyond those defined in tenantguard.events.
 PLANE_HEARTBEAT: Final = "plane.heartbeat"
@@ -93,8 +99,40 @@ def snapshot_object(seq: int) -> str:
     return f"relations/{seq}"
 
 
-def decisions_subject(service: str) -> str:
-    return f"{SUBJECT_DECISIONS_PREFIX}.{service}"
+def tenant_token(tenant: str | None) -> str:
+    """A tenant as one NATS subject token: itself when it is ``[A-Za-z0-9_-]{1,64}``, else
+    ``=`` + hex of its UTF-8 (``=`` alone: no tenant). ``=`` never starts a plain token,
+    so no two tenants share a token and a subject filter names exactly one tenant."""
+    if tenant is None:
+        return NO_TENANT_TOKEN
+    if 0 < len(tenant) <= 64 and all(c.isascii() and (c.isalnum() or c in "-_") for c in tenant):
+        return tenant
+    return NO_TENANT_TOKEN + tenant.encode().hex()
+
+
+def tenant_of_token(token: str) -> str | None:
+    """The inverse of :func:`tenant_token`; raises ``ValueError`` on a token it never produces."""
+    if token == NO_TENANT_TOKEN:
+        return None
+    if token.startswith(NO_TENANT_TOKEN):
+        tenant = bytes.fromhex(token[1:]).decode()
+        if tenant_token(tenant) != token:
+            raise ValueError("not a canonical tenant token")
+        return tenant
+    if tenant_token(token) != token:
+        raise ValueError("not a tenant token")
+    return token
+
+
+def decisions_subject(service: str, tenant: str | None = None, *, any_tenant: bool = False) -> str:
+    """``tg.decisions.<service>.<tenant token>``; ``any_tenant`` gives the service's filter."""
+    return f"{SUBJECT_DECISIONS_PREFIX}.{service}.{'*' if any_tenant else tenant_token(tenant)}"
+
+
+def decisions_filter(service: str | None, tenant: str | None, *, tenant_given: bool) -> str:
+    """The subject filter for one service and/or one tenant (``*`` where not given)."""
+    return (f"{SUBJECT_DECISIONS_PREFIX}.{service or '*'}."
+            f"{tenant_token(tenant) if tenant_given else '*'}")
 
 
 def sidecar_issuer(service: str) -> str:
@@ -113,6 +151,7 @@ def sidecar_issuer(service: str) -> str:
 # requests the client answers on ``$JS.FC.<stream>.>``.
 
 STREAMS: Final = (STREAM_RELATIONS, STREAM_SNAPSHOTS, STREAM_TRUST, STREAM_REVOCATIONS, STREAM_BUNDLES)
+"""The streams a sidecar follows (TG_DECISIONS is written by sidecars and read by the plane only)."""
 BUCKETS: Final = (BUCKET_SNAPSHOTS, BUCKET_BUNDLES)
 INBOX_PREFIX: Final = "_INBOX"
 SUBJECT_ROOT: Final = "tg"
@@ -136,11 +175,13 @@ def sidecar_permissions(service: str) -> dict[str, list[str]]:
     """A sidecar of ``service``: read-only on what it follows, publish only its own decision logs.
 
     No ``tg.relations``/``tg.trust``/... publish, no stream create/update/purge/delete, no
-    consumer delete/list, no ``tg.decisions.>`` subscription (other services' logs).
+    consumer delete/list, no ``tg.decisions.>`` subscription (other services' logs), no
+    read of TG_DECISIONS. Decision records go to ``tg.decisions.<service>.*`` (one token per
+    tenant), which TG_DECISIONS stores; JetStream acks come back on ``_INBOX``.
     """
     followed = [*STREAMS, *(object_store_stream(b) for b in BUCKETS)]
     # STREAM.NAMES: nats-py's object-store get looks up the chunk stream by subject (names only).
-    publish = [decisions_subject(service), "$JS.API.STREAM.NAMES"]
+    publish = [decisions_subject(service, any_tenant=True), "$JS.API.STREAM.NAMES"]
     for stream in followed:
         publish += [f"$JS.API.STREAM.INFO.{stream}", f"$JS.API.CONSUMER.CREATE.{stream}",
                     f"$JS.API.CONSUMER.CREATE.{stream}.>", f"$JS.API.STREAM.MSG.GET.{stream}",

@@ -221,7 +221,10 @@ def test_every_decision_is_recorded_without_the_token(core: DecisionCore) -> Non
     assert [r.allow for r in records] == [True, False]
     wire = records[1].to_wire()
     assert wire["reasons"] == ["tenant_mismatch"] and wire["tenant"] == "acme" and wire["service"] == "billing"
-    assert "token" not in wire and all("eyJ" not in str(v) for v in wire.values())
+    assert set(wire["token"]) == {"jti", "iss", "kid"}  # which token, never the token
+    assert set(wire["input"]["token"]) <= {"jti", "iss", "kid", "scope"} and "relations" not in wire["input"]
+    assert wire["path"] == "data.tenantguard.decision" and wire["v"] == 2
+    assert all("eyJ" not in str(v) for v in wire.values())
 
 
 def test_a_failing_log_sink_never_changes_the_decision(core: DecisionCore) -> None:

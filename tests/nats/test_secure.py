@@ -141,10 +141,10 @@ async def test_sidecar_credential_follows_the_feed_and_publishes_its_decision_lo
 
         # Its own decision logs go through; another service's subject does not (same connection,
         # in order: once the allowed one has arrived, the refused one never will).
-        await feed.publish(topology.decisions_subject("orders"), b'{"decisions": ["forged"]}')
-        await feed.publish(topology.decisions_subject("billing"), b'{"decisions": []}')
+        await feed.publish(topology.decisions_subject("orders", "acme"), b'{"decisions": ["forged"]}')
+        await feed.publish(topology.decisions_subject("billing", "acme"), b'{"decisions": []}')
         subject, _ = await asyncio.wait_for(logs.get(), timeout=10)
-        assert subject == topology.decisions_subject("billing") and logs.empty()
+        assert subject == topology.decisions_subject("billing", "acme") and logs.empty()
     finally:
         await feed.stop()
 

@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from .. import __version__
 from ..errors import TenantGuardError
-from . import bundle, keys, relation, revoke, token
+from . import bundle, decisions, keys, relation, revoke, token
 from .common import console_err
 
 # rich_markup_mode=None: help texts are plain text, never Rich markup, so "[default: ...]"
@@ -49,6 +49,8 @@ app.add_typer(token.app, name="token")
 app.add_typer(bundle.app, name="bundle")
 app.add_typer(relation.app, name="relation")
 app.add_typer(revoke.app, name="revoke")
+app.add_typer(decisions.app, name="decisions")
+app.command("explain")(decisions.explain)
 
 # Help shown for the groups service packages contribute; the packages own the commands.
 _SERVICE_HELP = {
