@@ -17,7 +17,7 @@ from tenantguard.asgi import RequestGuard, install_error_handlers
 
 from .http import authzen, exchange, native, opa_compat, ops
 from .http.hot import HotDoors
-from .http.limits import OPEN_PATHS
+from .http.limits import OAUTH_PATHS, OPEN_PATHS
 from .http.wire import Door
 from .runtime import Sidecar
 
@@ -38,7 +38,8 @@ class SidecarApp:
         self.api = create_api(sidecar)
         doors = HotDoors(self.api, sidecar, {**HOT_DOORS, **(extra_doors or {})}, HOT_PREFIXED, realm=REALM)
         self._entry: ASGIApp = RequestGuard(doors, max_body_bytes=sidecar.config.max_body_bytes,
-                                            loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS)
+                                            loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS,
+                                            oauth_paths=OAUTH_PATHS)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._entry(scope, receive, send)
@@ -73,7 +74,7 @@ def create_api(sidecar: Sidecar) -> FastAPI:
     # Guarded on its own too, so this app is never served unguarded by mistake (the
     # front's guard has already judged what reaches it through SidecarApp: ~2 µs again).
     app.add_middleware(RequestGuard, max_body_bytes=sidecar.config.max_body_bytes,
-                       loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS)
+                       loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS, oauth_paths=OAUTH_PATHS)
     install_error_handlers(app, realm=REALM)
     for router in (native.router, authzen.router, opa_compat.router, ops.probes, ops.router, exchange.router):
         app.include_router(router)

@@ -265,6 +265,8 @@ class TokenVerifier:
             raise TokenMissing("no context token was presented")
         if len(token) > self.options.max_token_bytes:
             raise TokenTooLarge(f"token exceeds {self.options.max_token_bytes} bytes")
+        if not token.isascii():  # a compact JWS is ASCII; other text cannot even be hashed (surrogates)
+            raise TokenMalformed("token is not a compact JWS (three base64url segments)")
         digest = token_digest(token)
         with self._lock:
             claims = self._cache.get(digest)
@@ -423,6 +425,8 @@ def decode_unverified(token: str) -> dict[str, Any]:
         }
     except jwt.PyJWTError as exc:
         raise TokenMalformed(f"token cannot be decoded: {exc}") from None
+    except UnicodeError:  # e.g. undecodable argv bytes, which Python turns into lone surrogates
+        raise TokenMalformed("token is not a compact JWS (three base64url segments)") from None
 
 
 __all__ = [
