@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from tenantguard import __version__
 from tenantguard.asgi import RequestGuard, install_error_handlers
 
-from .http import authzen, exchange, native, opa_compat, ops
+from .http import authzen, envoy_http, exchange, native, opa_api, opa_compat, ops
 from .http.hot import HotDoors
 from .http.limits import OAUTH_PATHS, OPEN_PATHS
 from .http.wire import Door
@@ -28,6 +28,7 @@ HOT_DOORS: dict[str, Door] = {
     authzen.EVALUATIONS_PATH: authzen.evaluations_door,
 }
 HOT_PREFIXED: dict[str, Door] = {opa_compat.DATA_PREFIX: opa_compat.data_door}
+HOT_ROUTED = ((envoy_http.served, envoy_http.check_door),)  # any method, matched on the raw target
 
 
 class SidecarApp:
@@ -36,7 +37,8 @@ class SidecarApp:
     def __init__(self, sidecar: Sidecar, extra_doors: dict[str, Door] | None = None) -> None:
         self.sidecar = sidecar
         self.api = create_api(sidecar)
-        doors = HotDoors(self.api, sidecar, {**HOT_DOORS, **(extra_doors or {})}, HOT_PREFIXED, realm=REALM)
+        doors = HotDoors(self.api, sidecar, {**HOT_DOORS, **(extra_doors or {})}, HOT_PREFIXED, realm=REALM,
+                         routed=HOT_ROUTED)
         self._entry: ASGIApp = RequestGuard(doors, max_body_bytes=sidecar.config.max_body_bytes,
                                             loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS,
                                             oauth_paths=OAUTH_PATHS)
@@ -76,7 +78,8 @@ def create_api(sidecar: Sidecar) -> FastAPI:
     app.add_middleware(RequestGuard, max_body_bytes=sidecar.config.max_body_bytes,
                        loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS, oauth_paths=OAUTH_PATHS)
     install_error_handlers(app, realm=REALM)
-    for router in (native.router, authzen.router, opa_compat.router, ops.probes, ops.router, exchange.router):
+    for router in (native.router, authzen.router, opa_compat.router, opa_api.router, envoy_http.router, ops.probes,
+                   ops.router, exchange.router):
         app.include_router(router)
     return app
 

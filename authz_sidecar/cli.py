@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from tenantguard.natsconn import HELP as NATS_HELP
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
 from .config import (
@@ -75,7 +76,8 @@ def serve(
     edge_config: Annotated[Path | None, typer.Option(
         envvar=ENV + "EDGE_CONFIG", help="Edge mode: tenants' IdPs whose tokens may be exchanged (JSON)")] = None,
     nats: Annotated[str | None, typer.Option(
-        "--nats", envvar=ENV + "NATS", help="NATS URL: follow the plane's relations, trust, revocations, bundles"),
+        "--nats", envvar=ENV + "NATS", help=NATS_HELP["servers"] + ": follow the plane's relations, trust, "
+        "revocations, bundles; publish decision logs"),
     ] = None,
     plane_key: Annotated[Path | None, typer.Option(
         envvar=ENV + "PLANE_KEY", help="The plane's public key (PEM); every NATS event must verify with it")] = None,
@@ -88,11 +90,42 @@ def serve(
     join_secret_file: Annotated[Path | None, typer.Option(
         envvar=ENV + "JOIN_SECRET_FILE", dir_okay=False,
         help="This service's join secret for --plane-url (mode 0600; read once, never logged)")] = None,
+    nats_user: Annotated[str | None, typer.Option(
+        envvar=ENV + "NATS_USER", help=NATS_HELP["user"])] = None,
+    nats_password_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_PASSWORD_FILE", dir_okay=False, help=NATS_HELP["password_file"])] = None,
+    nats_token_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_TOKEN_FILE", dir_okay=False, help=NATS_HELP["token_file"])] = None,
+    nats_nkey_seed_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_NKEY_SEED_FILE", dir_okay=False, help=NATS_HELP["nkey_seed_file"])] = None,
+    nats_creds_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_CREDS_FILE", dir_okay=False, help=NATS_HELP["creds_file"])] = None,
+    nats_tls_ca: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_TLS_CA", dir_okay=False, help=NATS_HELP["tls_ca"])] = None,
+    nats_tls_cert: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_TLS_CERT", dir_okay=False, help=NATS_HELP["tls_cert"])] = None,
+    nats_tls_key: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_TLS_KEY", dir_okay=False, help=NATS_HELP["tls_key"])] = None,
+    nats_tls_server_name: Annotated[str | None, typer.Option(
+        envvar=ENV + "NATS_TLS_SERVER_NAME", help=NATS_HELP["tls_server_name"])] = None,
 ) -> None:
     """Start the sidecar: HTTP doors (native, AuthZEN, OPA Data API, ops) and Envoy ext_authz over gRPC."""
+    from tenantguard.errors import ConfigError
+    from tenantguard.natsconn import from_options as nats_from_options
+
     from .runtime import Sidecar
     from .server import run
 
+    nats_connection = None
+    if nats is None and any(v is not None for v in (nats_user, nats_password_file, nats_token_file,
+                                                      nats_nkey_seed_file, nats_creds_file, nats_tls_ca,
+                                                      nats_tls_cert, nats_tls_key, nats_tls_server_name)):
+        raise ConfigError("--nats-* credentials and TLS options need --nats")
+    if nats is not None:
+        nats_connection = nats_from_options(
+            nats, user=nats_user, password_file=nats_password_file, token_file=nats_token_file,
+            nkey_seed_file=nats_nkey_seed_file, creds_file=nats_creds_file, tls_ca=nats_tls_ca,
+            tls_cert=nats_tls_cert, tls_key=nats_tls_key, tls_server_name=nats_tls_server_name)
     config = SidecarConfig(
         service=service, bundle_file=bundle, bundle_keys=tuple(bundle_key or ()), trust_file=trust,
         relations_file=relations, state_dir=state_dir, host=host, port=port,
@@ -103,7 +136,7 @@ def serve(
         algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes, decision_memo_size=decision_memo,
         exchange_lifetime=exchange_lifetime, exchange_max_act_depth=exchange_max_act_depth,
         exchange_client_secret_file=exchange_client_secret_file, edge_config=edge_config,
-        nats_url=nats, plane_key=plane_key, max_staleness_seconds=max_staleness,
+        nats_url=nats, nats=nats_connection, plane_key=plane_key, max_staleness_seconds=max_staleness,
         plane_url=plane_url, join_secret_file=join_secret_file,
     )
     run(Sidecar.from_config(config))

@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from tenantguard.errors import ConfigError
+from tenantguard.natsconn import NatsConnection
 from tenantguard.tokens import DEFAULT_LIFETIME, DEFAULT_MAX_ACT_DEPTH, MAX_LEEWAY, MAX_LIFETIME
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
@@ -55,7 +56,8 @@ class SidecarConfig:
     exchange_max_act_depth: int = DEFAULT_MAX_ACT_DEPTH
     exchange_client_secret_file: Path | None = None  # HTTP Basic client auth when set
     edge_config: Path | None = None  # edge mode: tenants' IdPs (tenantguard.oidc)
-    nats_url: str | None = None
+    nats_url: str | None = field(default=None, repr=False)  # one URL or a comma-separated list
+    nats: NatsConnection | None = None  # servers + credentials + TLS; built from nats_url when not given
     plane_key: Path | None = None  # the plane's public key: every NATS event (and announced bundle) verifies with it
     max_staleness_seconds: float = DEFAULT_MAX_STALENESS  # high-risk actions fail closed beyond it
     # -- key registration: the exchange key goes to the plane, which publishes it in the trust set
@@ -87,6 +89,14 @@ class SidecarConfig:
             raise ConfigError(f"exchange_lifetime must be within 1..{MAX_LIFETIME:.0f} s")
         if not 1 <= self.exchange_max_act_depth <= 16:
             raise ConfigError("exchange_max_act_depth must be within 1..16")
+        if self.nats is not None and self.nats_url is None:
+            object.__setattr__(self, "nats_url", ",".join(self.nats.servers))
+        elif self.nats_url is not None:
+            from_url = NatsConnection.of(self.nats_url)
+            if self.nats is None:
+                object.__setattr__(self, "nats", from_url)
+            elif self.nats.servers != from_url.servers:
+                raise ConfigError("nats_url and nats.servers disagree")
         if self.nats_url is not None and self.plane_key is None:
             raise ConfigError("--nats needs --plane-key: nothing read from NATS is believed without it")
         if not 0 < self.max_staleness_seconds <= 86_400:

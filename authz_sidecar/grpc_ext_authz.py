@@ -1,28 +1,30 @@
 """Envoy / Istio external authorization: ``envoy.service.auth.v3.Authorization/Check``.
 
 Uses the generated protos from ``xds-protos``. The door always needs a context token
-(``authorization: Bearer ...``). An HTTP request is mapped onto the same AuthZEN-shaped
-question every other door asks:
+(``authorization: Bearer ...``). The request is mapped onto the same AuthZEN-shaped
+question every other door asks by ``envoy_authz`` (shared with the HTTP ``http_service``
+door, so both decide alike); the path must be in normal form (``request_target``).
 
-- action: ``route:read`` for GET/HEAD/OPTIONS, ``route:write`` otherwise, with method
-  and path in ``action.properties`` (policies may match on them);
-- resource: ``{"type": "route", "id": <path>}``; a tenant named by the path
-  (``/tenants/<t>/...`` by default) or by an ``x-tenant-id`` header becomes
-  ``resource.properties.tenant_id``, so the built-in tenant check compares it with the
-  token's tenant instead of trusting it.
+Headers are read from both forms Envoy sends: the ``headers`` map and, with
+``encode_raw_headers: true``, ``header_map`` (values in ``raw_value`` bytes).
 
 Allowed requests go upstream with ``x-tenant-id``/``x-tenant-subject`` set by the
 sidecar from the verified token (client copies overwritten); denied ones get 403 (401
-for a missing or invalid token) and a JSON body.
+for a missing or invalid token, 400 for a refused path) and a JSON body.
+
+The standard health service follows the sidecar's readiness both ways (SERVING while a
+verified bundle is active), driven by the sidecar's readiness signal with a short
+bounded poll as a backstop, so a bundle that arrives over NATS is seen at once.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import re
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -32,48 +34,44 @@ from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 from envoy.type.v3 import http_status_pb2
 from google.rpc import code_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from tenantguard.errors import InvalidInput, TokenError
 
+from .envoy_authz import (
+    CHALLENGE,
+    DEFAULT_TENANT_PATH,
+    SUBJECT_HEADER,
+    TENANT_HEADER,
+    EnvoyRequest,
+    Outcome,
+    authorize,
+    collect_headers,
+)
+from .envoy_authz import question_for as _question_for
 from .runtime import Sidecar
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TENANT_PATH = re.compile(r"^/tenants/(?P<tenant>[^/?#]+)")
-READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-TENANT_HEADER = "x-tenant-id"
-SUBJECT_HEADER = "x-tenant-subject"
 SERVICE_NAME = "envoy.service.auth.v3.Authorization"
+READINESS_POLL = 0.5  # seconds: the backstop for a readiness change nobody signalled
+__all__ = ["DEFAULT_TENANT_PATH", "SERVICE_NAME", "SUBJECT_HEADER", "TENANT_HEADER", "ExtAuthzServicer",
+           "GrpcDoor", "envoy_request", "question_for", "start_grpc"]
+
+
+def envoy_request(http: Any) -> EnvoyRequest:
+    """An ``AttributeContext.HttpRequest`` as the doors' neutral request (both header forms)."""
+    pairs = list(http.headers.items())
+    for entry in http.header_map.headers:
+        pairs.append((entry.key, entry.raw_value.decode("latin-1") if entry.raw_value else entry.value))
+    headers = collect_headers(pairs)
+    target = http.path or next(iter(headers.get(":path", ())), "/")
+    method = http.method or next(iter(headers.get(":method", ())), "GET")
+    host = http.host or next(iter(headers.get(":authority", ())), "")
+    return EnvoyRequest(method=method, target=target, headers=headers, host=host,
+                        query=http.query or None, fragment=http.fragment)
 
 
 def question_for(http: Any, tenant_path: re.Pattern[str] = DEFAULT_TENANT_PATH) -> dict[str, Any]:
-    """The AuthZEN-shaped question for one HTTP request seen by Envoy."""
-    method = (http.method or "GET").upper()
-    path = http.path or "/"
-    headers = {k.lower(): v for k, v in http.headers.items()}
-    named = {t for t in (_path_tenant(path, tenant_path), headers.get(TENANT_HEADER)) if t}
-    properties: dict[str, Any] = {"host": http.host}
-    if len(named) > 1:  # the path and the header disagree: nobody can be that tenant
-        properties["tenant_id"] = "\x00conflicting"
-    elif named:
-        properties["tenant_id"] = named.pop()
-    return {
-        "action": {"name": "route:read" if method in READ_METHODS else "route:write",
-                   "properties": {"method": method, "path": path}},
-        "resource": {"type": "route", "id": path.split("?", 1)[0], "properties": properties},
-        "context": {"transport": "envoy"},
-    }
-
-
-def _path_tenant(path: str, pattern: re.Pattern[str]) -> str | None:
-    match = pattern.match(path)
-    return match.group("tenant") if match else None
-
-
-def _bearer(http: Any) -> str | None:
-    for name, value in http.headers.items():
-        if name.lower() == "authorization":
-            return str(value)
-    return None
+    """The AuthZEN-shaped question for one HTTP request seen by Envoy (PathRejected on a bad path)."""
+    return _question_for(envoy_request(http), tenant_path)
 
 
 def _header(key: str, value: str) -> base_pb2.HeaderValueOption:
@@ -84,13 +82,25 @@ def _header(key: str, value: str) -> base_pb2.HeaderValueOption:
 
 
 def denied(http_code: int, rpc_code: int, body: dict[str, Any]) -> pb.CheckResponse:
+    headers = [_header("content-type", "application/json")]
+    if http_code == 401:
+        headers.append(_header("www-authenticate", CHALLENGE))
     return pb.CheckResponse(
         status=status_pb2.Status(code=rpc_code, message=str(body.get("error", "denied"))),
         denied_response=pb.DeniedHttpResponse(
             status=http_status_pb2.HttpStatus(code=http_code),
-            headers=[_header("content-type", "application/json")],
+            headers=headers,
             body=json.dumps(body),
         ),
+    )
+
+
+def check_response(outcome: Outcome) -> pb.CheckResponse:
+    if not outcome.allow:
+        return denied(outcome.http_status, outcome.rpc_code, outcome.body)
+    return pb.CheckResponse(
+        status=status_pb2.Status(code=code_pb2.OK),
+        ok_response=pb.OkHttpResponse(headers=[_header(k, v) for k, v in outcome.upstream_headers]),
     )
 
 
@@ -105,49 +115,59 @@ class ExtAuthzServicer(pb_grpc.AuthorizationServicer):
         return self.check(request)
 
     def check(self, request: pb.CheckRequest) -> pb.CheckResponse:
-        """Synchronous core of the door (also used by the benchmark)."""
-        http = request.attributes.request.http
-        start = time.perf_counter()
+        """Synchronous core of the door (also used by the benchmark); never raises."""
         try:
-            authorization = _bearer(http)
-            if not authorization:
-                return denied(401, code_pb2.UNAUTHENTICATED,
-                              {"error": "token_missing", "message": "a context token is required"})
-            claims = self.sidecar.authenticate(authorization)
-            decision = self.sidecar.decide(question_for(http, self.tenant_path), claims, door="envoy")
-        except TokenError as exc:
-            return denied(401, code_pb2.UNAUTHENTICATED, exc.to_dict())
-        except InvalidInput as exc:
-            return denied(400, code_pb2.INVALID_ARGUMENT, exc.to_dict())
-        except Exception:  # fail closed, never a traceback to Envoy
-            log.exception("ext_authz check failed closed")
-            return denied(403, code_pb2.PERMISSION_DENIED, {"error": "internal_error"})
-        finally:
-            self.sidecar.metrics.latency.labels("envoy_total").observe(time.perf_counter() - start)
-        if not decision.allow:
-            return denied(403, code_pb2.PERMISSION_DENIED, {
-                "error": "forbidden", "reasons": list(decision.reasons), "decision_id": decision.decision_id})
-        return pb.CheckResponse(
-            status=status_pb2.Status(code=code_pb2.OK),
-            ok_response=pb.OkHttpResponse(
-                headers=[_header(TENANT_HEADER, claims.tenant_id), _header(SUBJECT_HEADER, claims.sub),
-                         _header("x-tenantguard-decision-id", decision.decision_id)],
-            ),
-        )
+            envoy = envoy_request(request.attributes.request.http)
+        except Exception:  # fail closed on a request we cannot even read
+            log.exception("ext_authz request unreadable; denied")
+            return denied(400, code_pb2.INVALID_ARGUMENT, {"error": "invalid_request"})
+        return check_response(authorize(self.sidecar, envoy, self.tenant_path))
 
 
 @dataclass
 class GrpcDoor:
-    """The running gRPC server with its health servicer (SERVING once a bundle is active)."""
+    """The running gRPC server with its health servicer, which follows the sidecar's readiness."""
 
     server: grpc.aio.Server
     port: int
     health: health.aio.HealthServicer
+    follower: asyncio.Task[None] | None = field(default=None)
 
     async def set_ready(self, ready: bool) -> None:
         status = health_pb2.HealthCheckResponse.SERVING if ready else health_pb2.HealthCheckResponse.NOT_SERVING
         for name in ("", SERVICE_NAME):
             await self.health.set(name, status)
+
+    async def follow_readiness(self, sidecar: Sidecar, poll: float = READINESS_POLL) -> None:
+        """Mirror ``sidecar.ready`` into the health service until cancelled.
+
+        Woken by ``sidecar.readiness_changed`` (set on every bundle swap); the bounded
+        ``poll`` catches any change made without the signal. The flag is cleared before
+        readiness is read, so a change between the two is never lost.
+        """
+        shown: bool | None = None
+        while True:
+            sidecar.readiness_changed.clear()
+            ready = sidecar.ready
+            if ready != shown:
+                try:
+                    await self.set_ready(ready)
+                except Exception:  # keep following: the next round tries again
+                    log.exception("gRPC health status update failed")
+                else:
+                    shown = ready
+                    log.info("gRPC health: %s", "SERVING" if ready else "NOT_SERVING")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(sidecar.readiness_changed.wait(), poll)
+
+    async def stop(self, grace: float) -> None:
+        """Report NOT_SERVING for good, then drain the server."""
+        if self.follower is not None:
+            self.follower.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.follower
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace=grace)
 
 
 async def start_grpc(sidecar: Sidecar, host: str, port: int) -> GrpcDoor:
@@ -157,7 +177,8 @@ async def start_grpc(sidecar: Sidecar, host: str, port: int) -> GrpcDoor:
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     bound = server.add_insecure_port(f"{host}:{port}")
-    await server.start()
     door = GrpcDoor(server, bound, health_servicer)
-    await door.set_ready(sidecar.core.ready)
+    await door.set_ready(sidecar.ready)  # before the first caller can ask
+    await server.start()
+    door.follower = asyncio.create_task(door.follow_readiness(sidecar), name="grpc-health-readiness")
     return door

@@ -149,6 +149,9 @@ class Sidecar:
         self.feed_state = "file" if config.nats_url is None else "connecting"
         self.feed_status: Callable[[], dict[str, Any]] | None = None  # set by authz_sidecar.feed
         self._seq_changed = asyncio.Condition()
+        # Set whenever readiness may have changed (a bundle swap), so the gRPC health
+        # service follows it at once; set on the serving loop's thread only.
+        self.readiness_changed = asyncio.Event()
         self.settle_heap_on_reload = False  # set when serving: see settle_heap()
         self._register_metric_callbacks()
 
@@ -277,10 +280,16 @@ class Sidecar:
 
     def _swap(self, revision: PolicyRevision) -> None:
         self.core.activate(revision)
+        self.readiness_changed.set()
         self.last_update = time.time()
         self.metrics.bundles_activated.inc()
         self.metrics.set_revision(revision.revision)
         log.info("bundle revision %s active (decision %s)", revision.revision, revision.entrypoint)
+
+    @property
+    def ready(self) -> bool:
+        """Whether this sidecar can decide: a verified bundle is active (``/ready``, gRPC health)."""
+        return self.core.ready
 
     @property
     def bundle_revision(self) -> str | None:

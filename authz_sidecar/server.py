@@ -141,7 +141,7 @@ async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event,
     for listener in listeners:  # all drains run at once
         listener.server.should_exit = True
     if door is not None:
-        await door.server.stop(grace=2)
+        await door.stop(grace=2)
     for listener in listeners:
         await listener.task
 

@@ -26,6 +26,7 @@ SUITE: dict[str, tuple[list[str], list[str] | None]] = {
     "pauses": ([], ["--quick"]),
     "events": ([], ["--iterations", "200"]),
     "exchange": ([], ["--iterations", "200"]),
+    "hardening": ([], ["--iterations", "200"]),
     "sidecar": ([], None),  # needs h2load; ~2 minutes
     "propagation": ([], None),
     "plane": ([], None),

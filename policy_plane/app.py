@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 from tenantguard import __version__
-from tenantguard.asgi import RequestGuard, install_error_handlers
+from tenantguard.asgi import JsonBodies, RequestGuard, install_error_handlers
 
 from .api import admin, bundles, ops, relations, revocations, trust
 from .runtime import Plane
+
+REALM = "tenantguard-plane"
 
 
 def create_app(plane: Plane) -> FastAPI:
@@ -18,9 +20,11 @@ def create_app(plane: Plane) -> FastAPI:
         description="Relationships, signed bundles, trust keys, revocations and decision logs, over NATS JetStream.",
     )
     app.state.plane = plane
-    install_error_handlers(app, realm="tenantguard-plane")
+    install_error_handlers(app, realm=REALM)
     for module in (relations, bundles, trust, revocations, admin, ops):
         app.include_router(module.router)
+    # Inside the guard (added first = inner): JSON bodies are announced as JSON and bounded I-JSON.
+    app.add_middleware(JsonBodies, realm=REALM, raw_paths=frozenset({bundles.UPLOAD_PATH}))
     app.add_middleware(RequestGuard, max_body_bytes=plane.config.max_body_bytes,
                        path_limits={bundles.UPLOAD_PATH: plane.config.max_bundle_bytes})
     return app

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from tenantguard.natsconn import HELP as NATS_HELP
 
 from .config import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUNDLE_BYTES, DEFAULT_PORT, DEFAULT_SNAPSHOT_EVERY
 
@@ -20,7 +21,7 @@ ENV = "TG_PLANE_"
 
 @app.command()
 def serve(
-    nats: Annotated[str, typer.Option(envvar=ENV + "NATS", help="NATS URL, e.g. nats://127.0.0.1:4222")],
+    nats: Annotated[str, typer.Option(envvar=ENV + "NATS", help=NATS_HELP["servers"])],
     event_key: Annotated[
         Path, typer.Option(envvar=ENV + "EVENT_KEY", dir_okay=False, help="Private key (PEM) that signs every event")
     ],
@@ -71,17 +72,41 @@ def serve(
             envvar=ENV + "STREAM_REPLICAS", help="JetStream replicas of every stream and bucket (3 in production)"
         ),
     ] = 1,
+    nats_user: Annotated[str | None, typer.Option(
+        envvar=ENV + "NATS_USER", help=NATS_HELP["user"])] = None,
+    nats_password_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_PASSWORD_FILE", dir_okay=False, help=NATS_HELP["password_file"])] = None,
+    nats_token_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_TOKEN_FILE", dir_okay=False, help=NATS_HELP["token_file"])] = None,
+    nats_nkey_seed_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_NKEY_SEED_FILE", dir_okay=False, help=NATS_HELP["nkey_seed_file"])] = None,
+    nats_creds_file: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_CREDS_FILE", dir_okay=False, help=NATS_HELP["creds_file"])] = None,
+    nats_tls_ca: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_TLS_CA", dir_okay=False, help=NATS_HELP["tls_ca"])] = None,
+    nats_tls_cert: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_TLS_CERT", dir_okay=False, help=NATS_HELP["tls_cert"])] = None,
+    nats_tls_key: Annotated[Path | None, typer.Option(
+        envvar=ENV + "NATS_TLS_KEY", dir_okay=False, help=NATS_HELP["tls_key"])] = None,
+    nats_tls_server_name: Annotated[str | None, typer.Option(
+        envvar=ENV + "NATS_TLS_SERVER_NAME", help=NATS_HELP["tls_server_name"])] = None,
 ) -> None:
     """Start one plane replica; prints {"event": "listening", "http": "host:port"} when ready."""
     from tenantguard.keys import SigningKey
+    from tenantguard.natsconn import from_options as nats_from_options
 
     from .config import PlaneConfig, parse_join_secrets
     from .runtime import Plane
     from .secrets import SecretChecker
     from .server import run
 
+    nats_connection = nats_from_options(
+        nats, user=nats_user, password_file=nats_password_file, token_file=nats_token_file,
+        nkey_seed_file=nats_nkey_seed_file, creds_file=nats_creds_file, tls_ca=nats_tls_ca,
+        tls_cert=nats_tls_cert, tls_key=nats_tls_key, tls_server_name=nats_tls_server_name)
     config = PlaneConfig(
         nats_url=nats,
+        nats=nats_connection,
         event_key=SigningKey.load(event_key),
         bundle_key=SigningKey.load(bundle_key),
         admin=SecretChecker.from_file(admin_token_file),
@@ -107,11 +132,16 @@ def init(
     service: Annotated[list[str] | None, typer.Option(help="Also create a join secret for SERVICE; repeat")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files")] = False,
 ) -> None:
-    """Create dev material: event.pem, bundle.pem (0600, with .pub), admin.token (0600), join secrets.
+    """Create dev material: event.pem, bundle.pem (0600, with .pub), admin.token (0600), join secrets,
+    and NATS identities: nats/plane.nk and nats/SERVICE.nk (nkey seeds, 0600) with nats/users.conf,
+    the nats-server ``authorization`` block (public keys + permissions) to include in nats.conf.
 
     Prints a JSON summary (paths and key ids, never the secrets).
     """
+    from tenantguard import topology
     from tenantguard.keys import SigningKey, write_private
+    from tenantguard.natsconn import new_user_nkey, nkey_public
+    from tenantguard.natsserver import NatsUser, authorization_block
 
     from .config import check_service
     from .secrets import new_secret
@@ -125,6 +155,12 @@ def init(
     secrets_dir = directory / "join-secrets"
     for name in services:
         targets[f"join_secret:{name}"] = secrets_dir / f"{name}.secret"
+    nats_dir = directory / "nats"
+    identities = {"plane": topology.plane_permissions(),
+                  **{name: topology.sidecar_permissions(name) for name in services}}
+    for name in identities:
+        targets[f"nats_seed:{name}"] = nats_dir / f"{name}.nk"
+    targets["nats_users"] = nats_dir / "users.conf"
     existing = [str(p) for p in targets.values() if p.exists()]
     if existing and not force:
         typer.echo(f"refusing to overwrite {', '.join(existing)} (use --force)", err=True)
@@ -134,8 +170,17 @@ def init(
         key = SigningKey.generate()
         key.save(targets[name])
         summary[name] = {"path": str(targets[name]), "public": str(targets[name]) + ".pub", "kid": key.kid}
+    users = []
+    for name, permissions in identities.items():
+        seed = new_user_nkey()
+        write_private(targets[f"nats_seed:{name}"], seed + b"\n")
+        users.append(NatsUser(nkey=nkey_public(seed), permissions=permissions))
+        summary[f"nats_seed:{name}"] = str(targets[f"nats_seed:{name}"])
+    header = "# nats-server authorization for tenantguard (written by `tenantguard plane init`): public nkeys only.\n"
+    write_private(targets["nats_users"], (header + authorization_block(users)).encode())
+    summary["nats_users"] = str(targets["nats_users"])
     for name, path in targets.items():
-        if name in ("event_key", "bundle_key"):
+        if name in ("event_key", "bundle_key", "nats_users") or name.startswith("nats_seed:"):
             continue
         write_private(path, (new_secret() + "\n").encode())
         summary[name] = str(path)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tenantguard.errors import ConfigError
 from tenantguard.keys import SigningKey
+from tenantguard.natsconn import NatsConnection
 
 from .secrets import SecretChecker
 
@@ -40,7 +41,7 @@ def check_service(name: str) -> str:
 class PlaneConfig:
     """Everything one plane replica needs; every replica of a deployment shares the keys."""
 
-    nats_url: str
+    nats_url: str = field(repr=False)  # one URL or a comma-separated list; may carry credentials
     event_key: SigningKey
     bundle_key: SigningKey
     admin: SecretChecker
@@ -60,8 +61,13 @@ class PlaneConfig:
     bootstrap_timeout: float = 60.0
     stream_replicas: int = 1  # 3 on a production JetStream cluster (R3)
     replica: str = field(default_factory=lambda: os.urandom(4).hex())
+    nats: NatsConnection | None = None  # credentials and TLS; built from nats_url when not given
 
     def __post_init__(self) -> None:
+        if self.nats is None:
+            object.__setattr__(self, "nats", NatsConnection.of(self.nats_url))
+        elif self.nats.servers != NatsConnection.of(self.nats_url).servers:
+            raise ConfigError("nats_url and nats.servers disagree")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port {self.port} is out of range")
         if self.snapshot_every < 1 or self.snapshot_seconds <= 0 or self.heartbeat_seconds <= 0:

@@ -2,17 +2,20 @@
 
 Core NATS, so a plane that is down loses records rather than slowing anyone down. The
 plane keeps the last N records in a ring and counts what it received, per service and
-outcome, and what it could not parse. Records are sidecar input: they are size-bounded
-here and never evaluated.
+outcome, and what it could not parse. Records are sidecar input (unsigned; anyone who
+may publish on the subject can write them): they are size- and depth-bounded I-JSON
+here (``tenantguard.jsonlimits``), so a record the plane keeps can always be served
+again by ``GET /v1/decisions``, and they are never evaluated.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter, deque
 from typing import Any, Final
 
 from nats.aio.msg import Msg
+from tenantguard.errors import JsonInvalid
+from tenantguard.jsonlimits import loads_object
 
 MAX_MESSAGE_BYTES: Final = 1024 * 1024
 MAX_RECORDS_PER_MESSAGE: Final = 10_000
@@ -31,11 +34,10 @@ class DecisionSink:
             self.malformed += 1
             return
         try:
-            body = json.loads(msg.data)
-            batch = body["decisions"]
+            batch = loads_object(msg.data)["decisions"]
             if not isinstance(batch, list):
                 raise TypeError
-        except (ValueError, KeyError, TypeError):
+        except (JsonInvalid, KeyError, TypeError):
             self.malformed += 1
             return
         for record in batch[:MAX_RECORDS_PER_MESSAGE]:

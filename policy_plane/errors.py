@@ -47,3 +47,10 @@ class NotReady(TenantGuardError):
     code = "plane_not_ready"
     http_status = 503
     retryable = True
+
+
+class IdempotencyKeyReused(TenantGuardError):
+    """An ``Idempotency-Key`` already used for a different request; use a new key per change."""
+
+    code = "idempotency_key_reused"
+    http_status = 422

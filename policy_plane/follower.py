@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 from nats.aio.subscription import Subscription
@@ -40,6 +41,9 @@ class Follower:
         self._progress = asyncio.Condition()
         self._sub: Subscription | None = None
         self.handler_errors = 0
+        self.progressed_at = time.monotonic()
+        self.behind_since: float | None = None  # when the stream was first seen ahead of us (watchdog)
+        self.restarts = 0
 
     def last_on(self, subject: str) -> int:
         """JetStream sequence of the last message seen on ``subject`` (0: none)."""
@@ -58,6 +62,22 @@ class Follower:
                 await self._sub.unsubscribe()
             self._sub = None
 
+    async def restart(self) -> None:
+        """A new ordered consumer right after the last message applied (a stalled one is dropped)."""
+        await self.stop()
+        self.restarts += 1
+        self._sub = await self.publisher.follow(self.stream, self.subject, self._on_message,
+                                                start_seq=self.last_stream_seq + 1)
+
+    def observe(self, stored_last: int, now: float) -> float:
+        """Note the stream's last sequence; return for how long this follower has been behind it."""
+        if self.last_stream_seq >= stored_last:
+            self.behind_since = None
+            return 0.0
+        if self.behind_since is None:
+            self.behind_since = now
+        return now - max(self.behind_since, self.progressed_at)
+
     async def _on_message(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
         if stream_seq <= self.last_stream_seq:
             return  # redelivered after an ordered-consumer reset
@@ -68,6 +88,7 @@ class Follower:
             log.exception("applying %s message %d failed", self.stream, stream_seq)
         self._per_subject[subject] = stream_seq
         self.last_stream_seq = stream_seq
+        self.progressed_at = time.monotonic()
         async with self._progress:
             self._progress.notify_all()
 

@@ -40,13 +40,17 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
-from tenantguard import history
+from tenantguard import history, natsconn
 from tenantguard import topology as topo
 from tenantguard.errors import ConfigError, PayloadTooLarge, TenantGuardError, Unavailable
+from tenantguard.natsconn import NatsConnection
 
 log = logging.getLogger(__name__)
 
 EXPECTED_LAST_SUBJECT_SEQ: Final = "Nats-Expected-Last-Subject-Sequence"
+MSG_ID: Final = "Nats-Msg-Id"
+DUPLICATE_WINDOW: Final = 600.0  # seconds an idempotency key is remembered by the sequenced streams
+FOLLOW_HEARTBEAT: Final = 0.5  # ordered consumers: two missed heartbeats (1 s) and nats-py resets them
 STREAM_SEQ_HINT: Final = "Tg-Stream-Seq"  # unsigned hint on snapshot manifests (see state.py)
 # A lost expected-sequence race: 10071 from a single server, 10164 ("wrong last sequence")
 # from a clustered stream's leader.
@@ -62,6 +66,14 @@ class SequenceConflict(TenantGuardError):
     code = "sequence_conflict"
     http_status = 409
     retryable = True
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """Where a publish landed: the stream sequence, and whether it was a duplicate of an earlier one."""
+
+    stream_seq: int
+    duplicate: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +103,11 @@ def stream_configs(*, relations_max_age: float, replicas: int) -> list[StreamCon
     history = {"discard": DiscardPolicy.NEW, "max_msgs_per_subject": -1, "max_msgs": HISTORY_MAX_MSGS,
                "max_bytes": HISTORY_MAX_BYTES}
     return [
-        cfg(topo.STREAM_RELATIONS, [topo.SUBJECT_RELATIONS], max_age=relations_max_age),
+        cfg(topo.STREAM_RELATIONS, [topo.SUBJECT_RELATIONS], max_age=relations_max_age,
+            duplicate_window=DUPLICATE_WINDOW),
         cfg(topo.STREAM_SNAPSHOTS, [topo.SUBJECT_SNAPSHOT], **history),
         cfg(topo.STREAM_TRUST, [topo.SUBJECT_TRUST], **history),
-        cfg(topo.STREAM_REVOCATIONS, [topo.SUBJECT_REVOCATIONS]),
+        cfg(topo.STREAM_REVOCATIONS, [topo.SUBJECT_REVOCATIONS], duplicate_window=DUPLICATE_WINDOW),
         cfg(topo.STREAM_BUNDLES, [f"{topo.SUBJECT_BUNDLES_PREFIX}.*"], **history),
     ]
 
@@ -121,9 +134,9 @@ async def nats_boundary(what: str) -> AsyncIterator[None]:
 class Publisher:
     """One NATS connection and its JetStream context; see the module docstring."""
 
-    def __init__(self, url: str, *, connect_timeout: float = 5.0, request_timeout: float = 5.0,
+    def __init__(self, url: str | NatsConnection, *, connect_timeout: float = 5.0, request_timeout: float = 5.0,
                  relations_max_age: float = 0.0, replicas: int = 1) -> None:
-        self.url = url
+        self.connection = NatsConnection.of(url)
         self.connect_timeout = connect_timeout
         self.request_timeout = request_timeout
         self.relations_max_age = relations_max_age
@@ -135,20 +148,21 @@ class Publisher:
     # ------------------------------------------------------------------ connection
 
     async def connect(self) -> None:
-        nc = Client()
-        try:
-            await asyncio.wait_for(
-                nc.connect(servers=[self.url], connect_timeout=max(1, int(self.connect_timeout)),
-                           allow_reconnect=True, max_reconnect_attempts=-1, reconnect_time_wait=1,
-                           error_cb=self._on_error, disconnected_cb=self._on_disconnect, name="tenantguard-plane"),
-                timeout=self.connect_timeout * 2,
-            )
-        except (TimeoutError, nats.errors.Error, OSError) as exc:
-            with contextlib.suppress(Exception):
-                await nc.close()
-            raise Unavailable(f"cannot connect to NATS at {self.url} ({type(exc).__name__})") from None
+        """First connect, bounded; any node of the server list will do, and nats-py then
+        reconnects forever across the list. Failures leave as typed errors with the
+        servers redacted (an authorization refusal is reported at once, not as a timeout)."""
+        nc = await natsconn.connect(
+            self.connection, timeout=self.connect_timeout * 2, connect_timeout=max(1, int(self.connect_timeout)),
+            allow_reconnect=True, max_reconnect_attempts=-1, reconnect_time_wait=1, error_cb=self._on_error,
+            disconnected_cb=self._on_disconnect, name="tenantguard-plane")
         self._nc = nc
         self._js = nc.jetstream(timeout=self.request_timeout)
+        log.info("connected to NATS at %s", self.server)
+
+    @property
+    def server(self) -> str | None:
+        """The node this replica is attached to (redacted URL), None while disconnected."""
+        return natsconn.connected_server(self._nc) if self._nc is not None else None
 
     async def close(self) -> None:
         if self._nc is not None:
@@ -179,7 +193,8 @@ class Publisher:
         return self._nc
 
     async def _on_error(self, exc: Exception) -> None:
-        log.warning("nats: %s", type(exc).__name__)
+        # nats-py errors may quote a server URL: redact before logging.
+        log.warning("nats: %s: %s", type(exc).__name__, natsconn.redact_text(str(exc))[:200])
 
     async def _on_disconnect(self) -> None:
         self.disconnects += 1
@@ -219,17 +234,34 @@ class Publisher:
     # ------------------------------------------------------------------ publish and read
 
     async def publish(self, subject: str, data: bytes, *, expected_last_subject_seq: int | None = None,
-                      headers: dict[str, str] | None = None) -> int:
-        """Publish to JetStream and return the stream sequence it was stored at."""
+                      headers: dict[str, str] | None = None, msg_id: str | None = None) -> Stored:
+        """Publish to JetStream; where it was stored, and whether JetStream had it already.
+
+        ``msg_id`` makes the publish idempotent within the stream's duplicate window: a
+        second publish with the same id stores nothing and answers the first one's
+        sequence (``duplicate``). JetStream checks the id before the expected sequence, so a
+        retry whose expectation is stale still finds its first outcome.
+        """
         if len(data) > self.max_payload:
             raise PayloadTooLarge(f"event is {len(data)} bytes; NATS max_payload is {self.max_payload}",
                                   limit=self.max_payload)
         hdrs = dict(headers or {})
         if expected_last_subject_seq is not None:
             hdrs[EXPECTED_LAST_SUBJECT_SEQ] = str(expected_last_subject_seq)
+        if msg_id is not None:
+            hdrs[MSG_ID] = msg_id
         async with nats_boundary(f"publish {subject}"):
             ack = await self.js.publish(subject, data, headers=hdrs or None)
-        return int(ack.seq)
+        return Stored(int(ack.seq), bool(ack.duplicate))
+
+    async def stored(self, stream: str, stream_seq: int) -> StoredMsg:
+        """The message at ``stream_seq`` (e.g. the first outcome of an idempotent retry)."""
+        async with nats_boundary(f"read {stream} message {stream_seq}"):
+            try:
+                raw = await self.js.get_msg(stream, stream_seq)
+            except nats.js.errors.NotFoundError:
+                raise Unavailable(f"{stream} message {stream_seq} is gone") from None
+        return StoredMsg(int(raw.seq or 0), bytes(raw.data or b""), dict(raw.headers or {}))
 
     async def publish_core(self, subject: str, data: bytes) -> None:
         """Fire-and-forget core NATS publish (heartbeats)."""
@@ -287,7 +319,8 @@ class Publisher:
     # ------------------------------------------------------------------ consume
 
     async def follow(self, stream: str, subject: str, handler: Handler, *, start_seq: int = 1) -> Subscription:
-        """An ordered consumer from ``start_seq``: in order, no gaps, reset on reconnect by nats-py."""
+        """An ordered consumer from ``start_seq``: in order, no gaps, reset by nats-py on reconnect and
+        after two missed idle heartbeats (about a second), e.g. when the node serving it died."""
         config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=max(1, start_seq))
 
         async def on_msg(msg: Msg) -> None:
@@ -295,7 +328,8 @@ class Publisher:
             await handler(msg.subject, int(meta.sequence.stream), msg.data, dict(msg.headers or {}))
 
         async with nats_boundary(f"follow {stream}"):
-            return await self.js.subscribe(subject, stream=stream, cb=on_msg, ordered_consumer=True, config=config)
+            return await self.js.subscribe(subject, stream=stream, cb=on_msg, ordered_consumer=True, config=config,
+                                           idle_heartbeat=FOLLOW_HEARTBEAT)
 
     async def subscribe_core(self, subject: str, handler: Callable[[Msg], Awaitable[None]]) -> Subscription:
         async with nats_boundary(f"subscribe {subject}"):

@@ -11,21 +11,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from tenantguard import topology as topo
-from tenantguard.errors import Unavailable
-from tenantguard.events import REVOCATION, TRUST_UPDATE, sign_batch, sign_event
+from tenantguard.errors import InvalidInput, TenantGuardError, Unavailable
+from tenantguard.events import REVOCATION, TRUST_UPDATE, sign_batch, sign_event, verify_batch, verify_event
 from tenantguard.keys import TrustedKey, TrustSet
+from tenantguard.natsconn import ServerInfoCollector
 from tenantguard.relations import ChangeBatch, RelationChange
 
 from .audit import AuditLog
 from .bundles import BundleService
 from .config import PlaneConfig
 from .decisions import DecisionSink
-from .errors import NotReady
+from .errors import IdempotencyKeyReused, NotReady
 from .follower import Follower
 from .metrics import PlaneMetrics
 from .publisher import Publisher
@@ -41,10 +44,36 @@ class _NoChange(Exception):
     """The requested change leaves the state as it is: publish nothing."""
 
 
+WATCH_INTERVAL = 1.0
+STALL_RESTART = 2.0  # seconds behind the stream without progress before a follower is re-created
+LAG_NOT_READY = 5.0  # seconds behind the stream before the replica says it is not ready
+IDEMPOTENCY_KEY_RE = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """The outcome of a sequenced write: its sequence (the consistency token), whether it is the
+    first outcome of an earlier request with the same idempotency key, and whether this
+    replica has applied it yet (committed either way)."""
+
+    seq: int
+    replayed: bool = False
+    applied: bool = True
+    payload: dict[str, Any] | None = None
+
+
+def _msg_id(key: str | None) -> str | None:
+    if key is None:
+        return None
+    if IDEMPOTENCY_KEY_RE.fullmatch(key) is None:
+        raise InvalidInput("Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 . _ : -", field="Idempotency-Key")
+    return key
+
+
 class Plane:
     def __init__(self, config: PlaneConfig) -> None:
         self.config = config
-        self.publisher = Publisher(config.nats_url, connect_timeout=config.connect_timeout,
+        self.publisher = Publisher(config.nats or config.nats_url, connect_timeout=config.connect_timeout,
                                    request_timeout=config.request_timeout,
                                    relations_max_age=config.relations_max_age, replicas=config.stream_replicas)
         self.state = PlaneState(config.event_key, config.bundle_key, max_bundle_bytes=config.max_bundle_bytes)
@@ -76,6 +105,7 @@ class Plane:
                                        seconds=config.snapshot_seconds)
         self.heartbeat = Heartbeat(s, p, config.event_key, config.replica, config.heartbeat_seconds)
         self.bootstrapped = False
+        self.lagging: dict[str, float] = {}  # follower -> seconds behind its stream (watchdog)
         self.started_at = time.time()
         self._tasks: list[asyncio.Task[None]] = []
         self._register_metrics()
@@ -102,7 +132,8 @@ class Plane:
         self.bootstrapped = True
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self.snapshotter.run_forever(), name="plane-snapshots"),
-                       loop.create_task(self.heartbeat.run_forever(), name="plane-heartbeat")]
+                       loop.create_task(self.heartbeat.run_forever(), name="plane-heartbeat"),
+                       loop.create_task(self._watch_followers(), name="plane-follower-watchdog")]
         log.info("plane replica %s ready: relations seq %d", self.config.replica, self.state.index.applied_seq)
 
     async def stop(self) -> None:
@@ -115,9 +146,32 @@ class Plane:
             await follower.stop()
         await self.publisher.close()
 
+    async def _watch_followers(self) -> None:
+        """Once a second: a follower behind its stream without progress is restarted after
+        ``STALL_RESTART`` (nats-py's own reset can lag behind a lost node), and the replica
+        reports not ready while any follower lags longer than ``LAG_NOT_READY``: its reads
+        would be stale and its writes would wait on the read-back."""
+        while True:
+            await asyncio.sleep(WATCH_INTERVAL)
+            now = time.monotonic()
+            lagging: dict[str, float] = {}
+            for name, follower in self.followers.items():
+                try:
+                    behind = follower.observe(await self.publisher.stream_last_seq(follower.stream), now)
+                except TenantGuardError:
+                    continue  # NATS itself is away: readiness already says so
+                if behind > STALL_RESTART and now - follower.progressed_at > STALL_RESTART:
+                    log.warning("follower %s stalled %.1f s behind its stream; restarting it", name, behind)
+                    with contextlib.suppress(TenantGuardError):
+                        await follower.restart()
+                if behind > LAG_NOT_READY:
+                    lagging[name] = round(behind, 1)
+            self.lagging = lagging
+
     @property
     def ready(self) -> bool:
-        return self.bootstrapped and self.publisher.connected and self.state.relations_broken is None
+        return (self.bootstrapped and self.publisher.connected and self.state.relations_broken is None
+                and not self.lagging)
 
     def require_ready(self) -> None:
         if not self.bootstrapped:
@@ -126,11 +180,19 @@ class Plane:
             raise NotReady(f"relations state is inconsistent: {self.state.relations_broken}")
         if not self.publisher.connected:
             raise Unavailable("not connected to NATS")
+        if self.lagging:
+            raise NotReady(f"this replica lags behind JetStream ({', '.join(sorted(self.lagging))}); "
+                           "another replica can take the write", lagging=self.lagging)
 
     # ------------------------------------------------------------------ writes
 
-    async def write_relations(self, changes: list[RelationChange]) -> int:
-        """Publish ``changes`` as one batch; return its sequence (the consistency token)."""
+    async def write_relations(self, changes: list[RelationChange], *, idempotency_key: str | None = None) -> Written:
+        """Publish ``changes`` as one batch; its sequence (the consistency token).
+
+        With ``idempotency_key``, a retry of a write that was committed before (an
+        ambiguous outcome: a timeout, a lost connection) returns that first write's
+        sequence and publishes nothing; the same key with other changes is refused.
+        """
         self.require_ready()
         chosen: list[int] = []
 
@@ -139,10 +201,17 @@ class Plane:
             chosen.append(seq)
             return sign_batch(self.config.event_key, ChangeBatch(seq, tuple(changes)))
 
-        await self.writers["relations"].commit(build)
+        commit = await self.writers["relations"].commit(build, msg_id=_msg_id(idempotency_key))
+        if commit.duplicate:
+            stored = await self.publisher.stored(topo.STREAM_RELATIONS, commit.stream_seq)
+            batch = verify_batch(stored.data, self.state.event_trust)
+            if list(batch.changes) != list(changes):
+                raise IdempotencyKeyReused("this Idempotency-Key was used for other changes",
+                                           consistency_token=batch.seq)
+            return Written(batch.seq, replayed=True, applied=commit.applied)
         self.metrics.relation_batches.inc()
         self.metrics.relation_changes.inc(len(changes))
-        return chosen[-1]
+        return Written(chosen[-1], applied=commit.applied)
 
     async def change_trust(self, change: Callable[[TrustSet], list[TrustedKey]]) -> tuple[int, bool]:
         """Apply ``change`` to the current trust set and publish the result; ``(seq, changed)``."""
@@ -154,13 +223,23 @@ class Plane:
                 raise _NoChange
             return sign_event(self.config.event_key, TRUST_UPDATE, {"jwks": new}, self.state.trust_seq + 1)
 
+        chosen: list[int] = []
+
+        def build_seq() -> bytes:
+            data = build()
+            chosen.append(self.state.trust_seq + 1)
+            return data
+
         try:
-            await self.writers["trust"].commit(build)
+            await self.writers["trust"].commit(build_seq)
         except _NoChange:
             return self.state.trust_seq, False
-        return self.state.trust_seq, True
+        return chosen[-1], True
 
-    async def revoke(self, payload: dict[str, Any]) -> int:
+    async def revoke(self, payload: dict[str, Any], *, idempotency_key: str | None = None,
+                     stated: dict[str, Any] | None = None) -> Written:
+        """Publish one revocation; its sequence. ``stated`` (what the request said) is what a
+        retry with the same ``idempotency_key`` must repeat to get the first outcome back."""
         self.require_ready()
         chosen: list[int] = []
 
@@ -168,8 +247,14 @@ class Plane:
             chosen.append(self.state.revocations_seq + 1)
             return sign_event(self.config.event_key, REVOCATION, payload, chosen[-1])
 
-        await self.writers["revocations"].commit(build)
-        return chosen[-1]
+        commit = await self.writers["revocations"].commit(build, msg_id=_msg_id(idempotency_key))
+        if commit.duplicate:
+            stored = await self.publisher.stored(topo.STREAM_REVOCATIONS, commit.stream_seq)
+            event = verify_event(stored.data, self.state.event_trust, expected_type=REVOCATION)
+            if any(event.payload.get(k) != v for k, v in (stated or payload).items()):
+                raise IdempotencyKeyReused("this Idempotency-Key was used for another revocation", seq=event.seq)
+            return Written(event.seq, replayed=True, applied=commit.applied, payload=event.payload)
+        return Written(chosen[-1], applied=commit.applied, payload=payload)
 
     async def wait_relations(self, at_least: int, timeout: float) -> None:
         """Wait (bounded) until the index has applied ``at_least``; a later read sees it."""
@@ -192,8 +277,11 @@ class Plane:
         return {
             "replica": self.config.replica,
             "ready": self.ready,
+            "lagging": dict(self.lagging),
+            "follower_restarts": {name: f.restarts for name, f in self.followers.items() if f.restarts},
             "uptime_seconds": round(time.time() - self.started_at, 3),
-            "nats": {"connected": self.publisher.connected, "disconnects": self.publisher.disconnects},
+            "nats": {"connected": self.publisher.connected, "disconnects": self.publisher.disconnects,
+                     "server": self.publisher.server, **self.publisher.connection.redacted()},
             "relations": {"seq": s.index.applied_seq, "count": s.index.count(),
                           "stream_seq": self.followers["relations"].last_stream_seq, "broken": s.relations_broken},
             "snapshot": {"seq": s.snapshot.seq, "count": s.snapshot.count, "size": s.snapshot.size}
@@ -210,6 +298,7 @@ class Plane:
 
     def _register_metrics(self) -> None:
         s = self.state
+        self.metrics.registry.register(ServerInfoCollector(lambda: self.publisher.server))
         self.metrics.read_from(
             gauges={
                 "tg_plane_relations_seq": ("Relations sequence applied", lambda: s.index.applied_seq),

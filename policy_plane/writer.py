@@ -25,8 +25,9 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from tenantguard.errors import TenantGuardError
+from tenantguard.errors import TenantGuardError, Unavailable
 
 from .follower import Follower
 from .publisher import Publisher, SequenceConflict
@@ -34,13 +35,27 @@ from .publisher import Publisher, SequenceConflict
 log = logging.getLogger(__name__)
 
 DEFAULT_ATTEMPTS = 64
+DEFAULT_READBACK = 3.0  # seconds to wait for our own message to be consumed back
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """A committed write: where it is stored, whether it was an idempotent retry of an earlier
+    one (``duplicate``: the stored message is that first one), and whether this replica has
+    applied it yet (``applied``: False only when the read-back timed out; it is committed)."""
+
+    stream_seq: int
+    duplicate: bool = False
+    applied: bool = True
 
 
 class SequencedWriter:
     def __init__(self, publisher: Publisher, follower: Follower, subject: str, *,
-                 timeout: float = 10.0, attempts: int = DEFAULT_ATTEMPTS, compact: bool = False) -> None:
+                 timeout: float = 10.0, attempts: int = DEFAULT_ATTEMPTS, compact: bool = False,
+                 readback: float = DEFAULT_READBACK) -> None:
         self.publisher = publisher
         self.compact = compact
+        self.readback = readback
         self.follower = follower
         self.subject = subject
         self.timeout = timeout
@@ -48,19 +63,24 @@ class SequencedWriter:
         self.conflicts = 0
         self._lock = asyncio.Lock()
 
-    async def commit(self, build: Callable[[], bytes], *, headers: dict[str, str] | None = None) -> int:
-        """Publish ``build()``; return its JetStream sequence once this replica has applied it.
+    async def commit(self, build: Callable[[], bytes], *, headers: dict[str, str] | None = None,
+                     msg_id: str | None = None) -> Commit:
+        """Publish ``build()``; return where it is stored, once this replica has applied it.
 
         ``build`` may raise (e.g. the change no longer applies to the newer state): the
-        error propagates and nothing is published.
+        error propagates and nothing is published. ``msg_id`` (an idempotency key) makes a
+        retry of a write that was committed before return that first write (``duplicate``).
+        Once JetStream has acknowledged, the write is committed: if reading it back takes
+        longer than ``readback`` (a follower being reset), the answer still says so
+        (``applied=False``) instead of failing a write that took place.
         """
         async with self._lock:
             for attempt in range(self.attempts):
                 expected = self.follower.last_on(self.subject)
                 data = build()  # no await between reading ``expected`` and the state ``build`` reads
                 try:
-                    stream_seq = await self.publisher.publish(
-                        self.subject, data, expected_last_subject_seq=expected, headers=headers
+                    stored = await self.publisher.publish(
+                        self.subject, data, expected_last_subject_seq=expected, headers=headers, msg_id=msg_id
                     )
                 except SequenceConflict:
                     self.conflicts += 1
@@ -68,10 +88,14 @@ class SequencedWriter:
                     # a little jitter keeps two replicas from colliding in lockstep
                     await asyncio.sleep(secrets.randbelow(1000 * (attempt + 1)) / 1_000_000)
                     continue
-                await self.follower.wait_for(stream_seq, self.timeout)
-                if self.compact:
-                    await self._compact(stream_seq)
-                return stream_seq
+                try:
+                    await self.follower.wait_for(stored.stream_seq, self.readback)
+                except Unavailable:
+                    log.warning("%s: message %d committed but not yet consumed back", self.subject, stored.stream_seq)
+                    return Commit(stored.stream_seq, stored.duplicate, applied=False)
+                if self.compact and not stored.duplicate:
+                    await self._compact(stored.stream_seq)
+                return Commit(stored.stream_seq, stored.duplicate)
         raise SequenceConflict(f"{self.subject}: gave up after {self.attempts} conflicting attempts")
 
     async def _compact(self, stream_seq: int) -> None:

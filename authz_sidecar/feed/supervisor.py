@@ -30,15 +30,15 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import nats
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 from nats.js.client import JetStreamContext
-from tenantguard import topology
-from tenantguard.errors import ConfigError, TenantGuardError
+from tenantguard import natsconn, topology
+from tenantguard.errors import ConfigError, NatsAuthorizationRefused, TenantGuardError
 from tenantguard.events import PLANE_ISSUER, REVOCATION, EventMalformed
 from tenantguard.keys import TrustedKey, TrustSet, load_public_key_file
+from tenantguard.natsconn import NatsConnection
 
 from .base import FeedContext, FeedOptions, Follower
 from .confirm import FreshnessConfirmer
@@ -79,13 +79,18 @@ class Feed:
     confirmer); one feed per sidecar.
     """
 
-    def __init__(self, sidecar: Sidecar, *, url: str, plane_keys: TrustSet, store: FeedStore | None = None,
-                 options: FeedOptions | None = None, max_staleness_seconds: float = 30.0) -> None:
+    def __init__(self, sidecar: Sidecar, *, url: str | NatsConnection, plane_keys: TrustSet,
+                 store: FeedStore | None = None, options: FeedOptions | None = None,
+                 max_staleness_seconds: float = 30.0) -> None:
         if not plane_keys.for_issuer(PLANE_ISSUER):
             raise ConfigError("the feed needs at least one key trusted for issuer 'plane' (--plane-key)")
-        self.sidecar, self.url, self.store = sidecar, url, store
+        self.sidecar, self.store = sidecar, store
+        self.connection = NatsConnection.of(url)
+        self._next_server = random.randrange(len(self.connection.servers))  # noqa: S311 - spreads a fleet
+        self.server: str | None = None  # the node of the current session (redacted URL)
         self.options = options or FeedOptions()
         self.metrics = FeedMetrics(sidecar.metrics.registry)
+        sidecar.metrics.registry.register(natsconn.ServerInfoCollector(self.attached_server))
         self.gate = EventGate(plane_keys, self.metrics, max_bytes=self.options.max_event_bytes)
         self._ctx = FeedContext(sidecar, self.gate, self.metrics, self.options)
         self.relations = RelationsFollower(self._ctx)
@@ -114,7 +119,7 @@ class Feed:
             raise ConfigError("a NATS feed needs both --nats and --plane-key")
         keys = TrustSet([TrustedKey.of(load_public_key_file(config.plane_key), PLANE_ISSUER)])
         store = FeedStore(config.state_dir / "feed") if config.state_dir is not None else None
-        return cls(sidecar, url=config.nats_url, plane_keys=keys, store=store, options=options,
+        return cls(sidecar, url=config.nats or config.nats_url, plane_keys=keys, store=store, options=options,
                    max_staleness_seconds=config.max_staleness_seconds)
 
     # ------------------------------------------------------------------ lifecycle
@@ -207,25 +212,49 @@ class Feed:
                 await persister
 
     async def _connect(self, lost: asyncio.Event) -> Client:
-        async def on_lost() -> None:
-            lost.set()
+        """Dial the server list, one node at a time, starting after the last node used.
 
+        nats-py's reconnect stays off (one session per connection); rotating here is what
+        moves a sidecar to a healthy node when its node dies. Every dial is bounded, so a
+        pass over the list takes at most ``len(servers) * 3 * connect_timeout``. An
+        authorization refusal is raised at once: every node of a cluster shares the users.
+        """
         async def on_error(exc: Exception) -> None:
-            log.debug("nats: %s", exc)
+            log.debug("nats: %s", natsconn.redact_text(str(exc)))
 
+        servers = self.connection.servers
         timeout = self.options.connect_timeout
-        return await asyncio.wait_for(
-            nats.connect(self.url, name=f"tg-sidecar-{self.sidecar.config.service}", allow_reconnect=False,
-                         max_reconnect_attempts=1, reconnect_time_wait=0.05, connect_timeout=timeout,
-                         ping_interval=self.options.ping_interval,
-                         max_outstanding_pings=self.options.max_outstanding_pings,
-                         disconnected_cb=on_lost, closed_cb=on_lost, error_cb=on_error),
-            timeout=timeout * 3,
-        )
+        failure: Exception | None = None
+        for _ in range(len(servers)):
+            server = servers[self._next_server % len(servers)]
+            self._next_server = (self._next_server + 1) % len(servers)
+            attached = [False]  # a failed dial's client closes too: only the session's own may end it
+
+            async def on_lost(attached: list[bool] = attached) -> None:
+                if attached[0]:
+                    lost.set()
+
+            try:
+                nc: Client = await natsconn.connect(
+                    self.connection, servers=[server], timeout=timeout * 3, connect_timeout=timeout,
+                    name=f"tg-sidecar-{self.sidecar.config.service}", allow_reconnect=False,
+                    max_reconnect_attempts=1, reconnect_time_wait=0.05, ping_interval=self.options.ping_interval,
+                    max_outstanding_pings=self.options.max_outstanding_pings,
+                    disconnected_cb=on_lost, closed_cb=on_lost, error_cb=on_error)
+            except NatsAuthorizationRefused:
+                raise
+            except _RECOVERABLE as exc:
+                failure = exc
+                continue
+            attached[0] = True
+            self.server = natsconn.redact_url(server)
+            return nc
+        assert failure is not None
+        raise failure
 
     async def _session(self, nc: Client, lost: asyncio.Event) -> None:
         """Run every follower and the heartbeat listener until the connection is lost."""
-        log.info("feed connected to %s", nc.connected_url.netloc if nc.connected_url else self.url)
+        log.info("feed connected to %s", natsconn.connected_server(nc) or self.server)
         self.sidecar.feed_state = "resyncing"
         js = nc.jetstream(timeout=self.options.request_timeout)
         followers: list[Follower] = [self.relations, self.trust, self.revocations, *self.bundles]
@@ -322,7 +351,7 @@ class Feed:
 
     def _note_error(self, where: str, exc: BaseException) -> None:
         """Record for status; warn once per distinct error (an outage retries every few seconds)."""
-        message = f"{where}: {type(exc).__name__}: {exc}"[:300]
+        message = natsconn.redact_text(f"{where}: {type(exc).__name__}: {exc}")[:300]
         log.log(logging.DEBUG if message == self.last_error else logging.WARNING, "feed %s", message)
         self.last_error = message
 
@@ -370,6 +399,10 @@ class Feed:
 
     # ------------------------------------------------------------------ status
 
+    def attached_server(self) -> str | None:
+        """The node of the live session (redacted URL), None while disconnected."""
+        return self.server if self._nc is not None and self._nc.is_connected else None
+
     def status(self) -> dict[str, Any]:
         """What ``/v1/status`` shows under ``feed_detail``."""
         now = time.time()
@@ -377,6 +410,8 @@ class Feed:
         return {
             "state": self.sidecar.feed_state,
             "connected": self._nc is not None and self._nc.is_connected,
+            "server": self.attached_server(),
+            "nats": self.connection.redacted(),
             "connects": self.connects,
             "relations": {"applied_seq": self.sidecar.relations.applied_seq,
                           "plane_seq": self.relations.plane_seq, "stream_seq": self.relations.stream_seq},

@@ -15,7 +15,7 @@ from .models import ErrorBody, EvaluationRequest, EvaluationResponse, Evaluation
 from .wire import Reply, as_route, json_reply, parse_json, request_body_doc
 
 router = APIRouter(tags=["authzen"])
-ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 413: {"model": ErrorBody}}
+ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 413: {"model": ErrorBody}, 415: {"model": ErrorBody}}
 EVALUATION_PATH = "/access/v1/evaluation"
 EVALUATIONS_PATH = "/access/v1/evaluations"
 _ENTITIES = ("subject", "action", "resource", "context")
@@ -38,7 +38,7 @@ def _request_id(scope: Scope) -> list[tuple[bytes, bytes]] | None:
 async def evaluation_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """``evaluation`` below, as a framework-free door (see ``wire.Door``)."""
     caller = sidecar.caller(header(scope, b"authorization"))
-    question = parse_json(body, EvaluationRequest)
+    question = parse_json(scope, body, EvaluationRequest)
     decision = sidecar.decide(question.model_dump(exclude_none=True), caller.claims, door="authzen",
                               tenant=caller.tenant)
     return json_reply(_render(decision), headers=_request_id(scope))
@@ -65,7 +65,7 @@ async def evaluations_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply
     """``evaluations`` below, as a framework-free door (see ``wire.Door``)."""
     caller = sidecar.caller(header(scope, b"authorization"))
     claims, tenant = caller.claims, caller.tenant
-    question = parse_json(body, EvaluationsRequest)
+    question = parse_json(scope, body, EvaluationsRequest)
     defaults = question.model_dump(exclude_none=True, include=set(_ENTITIES))
     if not question.evaluations:  # no array: behaves as a single evaluation
         decision = sidecar.decide(defaults, claims, door="authzen", tenant=tenant)

@@ -12,7 +12,7 @@ framework's handlers. The request guard (loopback, body bounds) sits in front of
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 from tenantguard.asgi import failure_response, header, read_body
@@ -24,18 +24,26 @@ from .wire import Door
 
 class HotDoors:
     """Pure ASGI front: ``POST`` to an exact path in ``doors`` (or under a prefix in
-    ``prefixed``) is answered here; anything else goes to ``app`` unchanged."""
+    ``prefixed``), or any method where a ``routed`` predicate holds (the Envoy HTTP door,
+    which matches on the raw target), is answered here; anything else goes to ``app``."""
 
     def __init__(self, app: ASGIApp, sidecar: Sidecar, doors: Mapping[str, Door],
-                 prefixed: Mapping[str, Door] | None = None, *, realm: str) -> None:
+                 prefixed: Mapping[str, Door] | None = None, *, realm: str,
+                 routed: Sequence[tuple[Callable[[Scope], bool], Door]] = ()) -> None:
         self.app = app
         self.sidecar = sidecar
         self.doors = dict(doors)
         self.prefixed = tuple((prefix, door) for prefix, door in (prefixed or {}).items())
+        self.routed = tuple(routed)
         self.realm = realm
 
     def door_for(self, scope: Scope) -> Door | None:
-        if scope["type"] != "http" or scope["method"] != "POST":
+        if scope["type"] != "http":
+            return None
+        for matches, routed in self.routed:
+            if matches(scope):
+                return routed
+        if scope["method"] != "POST":
             return None
         path = scope["path"]
         door = self.doors.get(path)
@@ -57,7 +65,7 @@ class HotDoors:
                 raise PayloadTooLarge(f"request body exceeds {self.sidecar.config.max_body_bytes} bytes")
             reply = await door(self.sidecar, scope, body)
         except Exception as exc:  # typed errors as the API documents them; anything else a bare 500
-            response = failure_response(exc, realm=self.realm, method="POST", path=scope["path"],
+            response = failure_response(exc, realm=self.realm, method=scope["method"], path=scope["path"],
                                         request_id=header(scope, b"x-request-id"))
             await response(scope, receive, send)
             return

@@ -4,33 +4,83 @@ Existing OPA clients (opa-python-client, OPA SDKs, Envoy's OPA plugin users) kee
 working: they ask for their decision rule and get ``{"result": ..., "decision_id": ...}``.
 Only the decision entrypoint (and its members, e.g. ``.../allow``) is exposed, and it
 runs through the same decision core as every other door, built-in checks included;
-other documents (raw data, helper rules) are not served, so the door cannot be used to
-read another tenant's data out of the bundle.
+other documents (raw data, helper rules, ``/v1/data`` itself) are not served, so the
+door cannot be used to read another tenant's data out of the bundle.
+
+OPA's behaviour kept: a request without ``input`` is evaluated with input undefined
+(here: a deny, ``input_missing``, since no tenant can be checked; POST adds OPA's
+``api_usage_warning``); ``metrics``/``instrument`` add OPA-named timers in ns,
+``provenance`` the bundle revision, ``pretty`` indents; ``explain`` has no trace to give
+and says so in ``warning`` instead of being silently dropped. Errors are OPA's
+``{"code", "message"}`` plus tenantguard's ``error`` (``opa_api.opa_error_reply``).
+The query string is only parsed when there is one: the plain decision POST stays hot.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs
 
-from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
+from tenantguard import __version__
 from tenantguard.asgi import header
+from tenantguard.decision import Decision
 from tenantguard.errors import InvalidInput, TenantGuardError
+from tenantguard.jsonlimits import loads_object
 
 from ..runtime import Sidecar
-from .models import ErrorBody, OpaDataRequest
+from .models import OpaDataRequest
+from .opa_api import BUNDLE_NAME, OPA_ERRORS, opa_error_reply
 from .wire import Reply, as_route, json_reply, parse_json, request_body_doc
 
 router = APIRouter(tags=["opa-compatible"])
-ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 404: {"model": ErrorBody}}
+ERRORS = OPA_ERRORS
 MAX_PATH = 512
-DATA_PREFIX = "/v1/data/"
+MAX_GET_INPUT = 16384
+DATA_ROOT = "/v1/data"
+DATA_PREFIX = DATA_ROOT + "/"
+EXPLAIN_MODES = frozenset({"notes", "fails", "full", "debug"})
+NO_INPUT_WARNING = "'input' key missing from the request"  # OPA's types.MsgInputKeyMissing
 
 
 class PathNotExposed(TenantGuardError):
     code = "path_not_exposed"
     http_status = 404
+
+
+@dataclass(frozen=True, slots=True)
+class DataOptions:
+    """OPA's Data API query parameters, read with OPA's ``getBoolParam`` rules."""
+
+    metrics: bool = False
+    provenance: bool = False
+    pretty: bool = False
+    explain: str | None = None
+    input: str | None = None  # GET only: the last ``input`` parameter, JSON
+
+    @classmethod
+    def parse(cls, query_string: bytes) -> DataOptions:
+        try:
+            params = parse_qs(query_string.decode("latin-1"), keep_blank_values=True, max_num_fields=64)
+        except ValueError:
+            raise InvalidInput("too many query parameters") from None
+
+        def flag(name: str) -> bool:  # present and empty, or any value "true" (case-insensitive)
+            values = params.get(name, [])
+            return values == [""] or any(v.lower() == "true" for v in values)
+
+        explain = next((v for v in params.get("explain", ()) if v in EXPLAIN_MODES), None)
+        inputs = params.get("input")
+        return cls(metrics=flag("metrics") or flag("instrument"), provenance=flag("provenance"),
+                   pretty=flag("pretty"), explain=explain, input=inputs[-1] if inputs else None)
+
+
+NO_OPTIONS = DataOptions()
 
 
 def _member(sidecar: Sidecar, path: str) -> str | None:
@@ -44,16 +94,26 @@ def _member(sidecar: Sidecar, path: str) -> str | None:
     return None
 
 
-def _answer(sidecar: Sidecar, path: str, input_doc: dict[str, Any] | None, authorization: str | None) -> dict[str, Any]:
+def _no_input_decision(sidecar: Sidecar) -> Decision:
+    """OPA evaluates with input undefined; here nothing names a tenant, so it is a deny
+    without evaluating the policy (as the core denies before policy on a failed check)."""
+    sidecar.metrics.record("opa", False, 0.0)
+    return Decision(allow=False, reasons=("input_missing",), decision_id=uuid.uuid4().hex,
+                    bundle_revision=sidecar.bundle_revision, relations_seq=sidecar.relations.applied_seq)
+
+
+def _answer(sidecar: Sidecar, path: str, input_doc: dict[str, Any] | None, authorization: str | None,
+            options: DataOptions, timers: dict[str, int] | None) -> dict[str, Any]:
     if len(path) > MAX_PATH:
         raise InvalidInput("path too long")
     member = _member(sidecar, path)
     if member is None:
         raise PathNotExposed(f"only the decision document {sidecar.decision_entrypoint} is served here")
-    if input_doc is None:
-        raise InvalidInput("an input document is required", field="input")
     claims = sidecar.authenticate(authorization)
-    decision = sidecar.decide(input_doc, claims, door="opa")
+    start = time.perf_counter_ns() if timers is not None else 0
+    decision = sidecar.decide(input_doc, claims, door="opa") if input_doc is not None else _no_input_decision(sidecar)
+    if timers is not None:
+        timers["timer_rego_query_eval_ns"] = time.perf_counter_ns() - start
     document = {"allow": decision.allow, "reasons": list(decision.reasons), "high_risk": decision.high_risk}
     body: dict[str, Any] = {"decision_id": decision.decision_id}
     if member == "":
@@ -61,37 +121,116 @@ def _answer(sidecar: Sidecar, path: str, input_doc: dict[str, Any] | None, autho
     elif member in document:
         body["result"] = document[member]
     # an unknown member is an undefined document: OPA answers 200 without "result"
+    if options.provenance:
+        revision = decision.bundle_revision
+        body["provenance"] = {"version": __version__,
+                              "bundles": {BUNDLE_NAME: {"revision": revision}} if revision else {}}
     return body
+
+
+def _reply(body: dict[str, Any], options: DataOptions, timers: dict[str, int] | None,
+           warnings: list[str]) -> Reply:
+    if options.explain is not None:
+        warnings.append(f"explain={options.explain} is not supported: the embedded engine records no trace")
+    if warnings:
+        body["warning"] = {"code": "api_usage_warning", "message": "; ".join(warnings)}
+    if timers is not None:
+        body["metrics"] = timers
+    if options.pretty:
+        return Reply(json.dumps(body, indent=2).encode())
+    return json_reply(body)
+
+
+def _path_of(scope: Scope) -> str:
+    return str(scope["path"])[len(DATA_ROOT):]
 
 
 async def data_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """``post_data`` below, as a framework-free door (see ``wire.Door``)."""
-    document = parse_json(body, OpaDataRequest)
-    path = scope["path"].removeprefix(DATA_PREFIX)
-    return json_reply(_answer(sidecar, path, document.input, header(scope, b"authorization")))
+    query = scope.get("query_string", b"")
+    try:
+        if not query:  # the hot path: no options, no timers
+            document = parse_json(scope, body, OpaDataRequest)
+            answer = _answer(sidecar, _path_of(scope), document.input, header(scope, b"authorization"),
+                             NO_OPTIONS, None)
+            if document.input is None:
+                answer["warning"] = {"code": "api_usage_warning", "message": NO_INPUT_WARNING}
+            return json_reply(answer)
+        options = DataOptions.parse(query)
+        timers: dict[str, int] | None = {} if options.metrics else None
+        start = time.perf_counter_ns()
+        document = parse_json(scope, body, OpaDataRequest)
+        if timers is not None:
+            timers["timer_rego_input_parse_ns"] = time.perf_counter_ns() - start
+        answer = _answer(sidecar, _path_of(scope), document.input, header(scope, b"authorization"), options, timers)
+        if timers is not None:
+            timers["timer_server_handler_ns"] = time.perf_counter_ns() - start
+        return _reply(answer, options, timers, [NO_INPUT_WARNING] if document.input is None else [])
+    except TenantGuardError as exc:
+        return opa_error_reply(exc, scope)
+
+
+def _get_input(raw: str | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    if len(raw) > MAX_GET_INPUT:
+        raise InvalidInput(f"input exceeds {MAX_GET_INPUT} characters", field="input")
+    # The same bounded I-JSON rules as a POST body (nesting, duplicate keys, numbers).
+    return loads_object(raw)
+
+
+async def data_get(sidecar: Sidecar, scope: Scope) -> Reply:
+    """OPA's ``GET /v1/data/{path}?input=<json>``: no ``input`` means input undefined."""
+    try:
+        options = DataOptions.parse(scope.get("query_string", b""))
+        timers: dict[str, int] | None = {} if options.metrics else None
+        start = time.perf_counter_ns()
+        input_doc = _get_input(options.input)
+        if timers is not None:
+            timers["timer_rego_input_parse_ns"] = time.perf_counter_ns() - start
+        answer = _answer(sidecar, _path_of(scope), input_doc, header(scope, b"authorization"), options, timers)
+        if timers is not None:
+            timers["timer_server_handler_ns"] = time.perf_counter_ns() - start
+        return _reply(answer, options, timers, [])
+    except TenantGuardError as exc:
+        return opa_error_reply(exc, scope)
+
+
+_PARAMS = [
+    {"name": "input", "in": "query", "required": False, "schema": {"type": "string", "maxLength": MAX_GET_INPUT},
+     "description": "URL-encoded JSON input (GET only); absent = input undefined (a deny, input_missing)"},
+    {"name": "metrics", "in": "query", "required": False, "schema": {"type": "boolean"},
+     "description": "add OPA-named timers in ns (timer_rego_query_eval_ns, ...)"},
+    {"name": "instrument", "in": "query", "required": False, "schema": {"type": "boolean"},
+     "description": "same as metrics"},
+    {"name": "provenance", "in": "query", "required": False, "schema": {"type": "boolean"},
+     "description": "add the tenantguard version and the bundle revision"},
+    {"name": "pretty", "in": "query", "required": False, "schema": {"type": "boolean"}},
+    {"name": "explain", "in": "query", "required": False, "schema": {"type": "string"},
+     "description": "not supported: answered with a warning, no explanation"},
+]
 
 
 @router.post(DATA_PREFIX + "{path:path}", responses=ERRORS,
-             openapi_extra=request_body_doc(OpaDataRequest))  # type: ignore[untyped-decorator]
+             openapi_extra={**request_body_doc(OpaDataRequest), "parameters": _PARAMS[1:]})  # type: ignore[untyped-decorator]
 async def post_data(path: str, request: Request) -> Response:
     """OPA's ``POST /v1/data/{path}`` with ``{"input": {...}}`` (AuthZEN-shaped input)."""
     return await as_route(data_door, request)
 
 
-@router.get(DATA_PREFIX + "{path:path}", responses=ERRORS)  # type: ignore[untyped-decorator]
-async def get_data(
-    path: str,
-    request: Request,
-    input: Annotated[str | None, Query(max_length=16384, description="URL-encoded JSON input")] = None,
-    authorization: Annotated[str | None, Header()] = None,
-) -> dict[str, Any]:
+@router.post(DATA_ROOT, responses=ERRORS, include_in_schema=False)  # type: ignore[untyped-decorator]
+async def post_data_root(request: Request) -> Response:
+    """The whole ``data`` document: not served (404, as for any other document)."""
+    return await as_route(data_door, request)
+
+
+@router.get(DATA_PREFIX + "{path:path}", responses=ERRORS,
+            openapi_extra={"parameters": _PARAMS})  # type: ignore[untyped-decorator]
+async def get_data(path: str, request: Request) -> Response:
     """OPA's ``GET /v1/data/{path}?input=<json>``."""
-    input_doc = None
-    if input is not None:
-        try:
-            input_doc = json.loads(input)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"input is not JSON: {exc.msg}") from None
-        if not isinstance(input_doc, dict):
-            raise InvalidInput("input must be a JSON object")
-    return _answer(request.app.state.sidecar, path, input_doc, authorization)
+    return (await data_get(request.app.state.sidecar, request.scope)).response()
+
+
+@router.get(DATA_ROOT, responses=ERRORS, include_in_schema=False)  # type: ignore[untyped-decorator]
+async def get_data_root(request: Request) -> Response:
+    return (await data_get(request.app.state.sidecar, request.scope)).response()

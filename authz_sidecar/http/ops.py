@@ -10,22 +10,56 @@ from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from ..runtime import Sidecar
+from . import opa_api
 
 router = APIRouter(tags=["operations"])
 probes = APIRouter(tags=["operations"])  # also served on the ops listener (--ops-port)
 
 
-@probes.get("/health")  # type: ignore[untyped-decorator]
-async def health() -> dict[str, str]:
-    """The process is up (says nothing about whether it can decide)."""
-    return {"status": "ok"}
+_HEALTH_PARAMS = [
+    {"name": "bundles", "in": "query", "required": False, "schema": {"type": "boolean"},
+     "description": "also require an active verified bundle (OPA's bundles=true; 'bundle' is accepted too)"},
+    {"name": "plugins", "in": "query", "required": False, "schema": {"type": "boolean"},
+     "description": "also require every plugin (bundle, feed, decision_logs) to be OK"},
+    {"name": "exclude-plugin", "in": "query", "required": False,
+     "schema": {"type": "array", "items": {"type": "string"}}, "description": "plugins to leave out of plugins=true"},
+]
+
+
+def _flag(request: Request, name: str) -> bool:
+    """OPA's ``getBoolParam``: present and empty, or any value ``true`` (case-insensitive)."""
+    values = request.query_params.getlist(name)
+    return values == [""] or any(v.lower() == "true" for v in values)
+
+
+@probes.get("/health", openapi_extra={"parameters": _HEALTH_PARAMS})  # type: ignore[untyped-decorator]
+async def health(request: Request) -> JSONResponse:
+    """The process is up; with OPA's ``bundles``/``plugins`` parameters, also that it can decide.
+
+    Plain ``/health`` says nothing about whether it can decide (``/ready`` does). OPA's
+    semantics otherwise: 500 ``{"error": "one or more bundles are not activated"}`` until
+    a verified bundle is active, 500 ``{"error": "one or more plugins are not up"}`` while
+    a plugin not excluded by ``exclude-plugin`` is not OK.
+    """
+    sidecar: Sidecar = request.app.state.sidecar
+    if (_flag(request, "bundles") or _flag(request, "bundle")) and not sidecar.core.ready:
+        return JSONResponse({"error": "one or more bundles are not activated",
+                             "message": "no verified bundle is active"}, status_code=500)
+    if _flag(request, "plugins"):
+        excluded = set(request.query_params.getlist("exclude-plugin"))
+        down = sorted(name for name, state in opa_api.plugin_states(sidecar).items()
+                      if state != "OK" and name not in excluded)
+        if down:
+            return JSONResponse({"error": "one or more plugins are not up",
+                                 "message": f"not OK: {', '.join(down)}"}, status_code=500)
+    return JSONResponse({"status": "ok"})
 
 
 @probes.get("/ready")  # type: ignore[untyped-decorator]
 async def ready(request: Request) -> JSONResponse:
     """Ready only once a verified bundle is active: before that every decision would deny."""
     sidecar: Sidecar = request.app.state.sidecar
-    if sidecar.core.ready:
+    if sidecar.ready:
         return JSONResponse({"status": "ready", "bundle_revision": sidecar.bundle_revision})
     return JSONResponse({"status": "not_ready", "error": "not_ready", "message": "no verified bundle is active"},
                         status_code=503)
@@ -33,8 +67,9 @@ async def ready(request: Request) -> JSONResponse:
 
 @router.get("/v1/status")  # type: ignore[untyped-decorator]
 async def status(request: Request) -> dict[str, Any]:
+    """The sidecar's status; ``result`` is OPA's status snapshot, for OPA clients' ``get_status``."""
     sidecar: Sidecar = request.app.state.sidecar
-    return sidecar.status()
+    return {**sidecar.status(), "result": opa_api.opa_status(sidecar)}
 
 
 @router.get("/v1/relations/digest")  # type: ignore[untyped-decorator]

@@ -2,9 +2,11 @@
 
 A door is a plain function of ``(sidecar, scope, body bytes)`` returning a
 :class:`Reply`, so it runs the same under FastAPI (the documented route) and under the
-framework-free front that answers it in production (``hot.py``). Bodies are validated
-with pydantic's Rust JSON parser (``model_validate_json``) and answers are
-pre-serialised JSON: both measured cheaper than FastAPI's body/response machinery.
+framework-free front that answers it in production (``hot.py``). Bodies must be
+announced as JSON (else 415) and are parsed by ``tenantguard.jsonlimits`` (nesting
+bound, I-JSON: no duplicate keys, NaN or out-of-range numbers; else 400) before the
+pydantic model checks their shape; answers are pre-serialised JSON. Both measured
+cheaper than FastAPI's body/response machinery.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from fastapi import Request, Response
 from pydantic import BaseModel, ValidationError
 from starlette.types import Scope, Send
-from tenantguard.asgi import schema_problems
-from tenantguard.errors import InvalidInput
+from tenantguard.asgi import header, schema_problems
+from tenantguard.errors import InvalidInput, UnsupportedMediaType
+from tenantguard.jsonlimits import is_json_media_type, loads_object
 
 if TYPE_CHECKING:
     from ..runtime import Sidecar
@@ -61,12 +64,30 @@ def json_reply(body: dict[str, Any], *, status: int = 200, headers: list[tuple[b
     return Reply(json.dumps(body, separators=(",", ":")).encode(), status, headers or [])
 
 
-def parse_json(body: bytes, model: type[M]) -> M:
-    """``body`` as ``model``, or :class:`InvalidInput` (400) listing what is wrong."""
+def parse_json(scope: Scope, body: bytes, model: type[M]) -> M:
+    """``body`` as ``model``: :class:`UnsupportedMediaType` (415) unless the request says
+    it is JSON, :class:`InvalidInput` (400) for text that is not bounded I-JSON or does
+    not match the model.
+
+    A request without ``Content-Type`` is refused too: AuthZEN and OPA clients (and
+    opa-python-client, requests' and aiohttp's ``json=``) always send
+    ``application/json``, while a browser may send a body without one, or as
+    ``text/plain``, without a CORS preflight, to a sidecar on its own loopback.
+    """
+    require_json(scope)
+    document = loads_object(body)
     try:
-        return model.model_validate_json(body)
+        return model.model_validate(document)
     except ValidationError as exc:
         raise InvalidInput("request body does not match the schema", problems=schema_problems(exc.errors())) from None
+
+
+def require_json(scope: Scope) -> None:
+    """415 unless ``Content-Type`` is ``application/json`` or ``application/*+json``."""
+    content_type = header(scope, b"content-type")
+    if not is_json_media_type(content_type):
+        stated = f"not {content_type[:100]}" if content_type else "with a Content-Type header"
+        raise UnsupportedMediaType(f"send the body as application/json ({stated})")
 
 
 def request_body_doc(model: type[BaseModel]) -> dict[str, Any]:

@@ -7,9 +7,10 @@ import bisect
 import json
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from tenantguard.errors import InvalidInput
+from tenantguard.jsonlimits import loads
 from tenantguard.relations import (
     MAX_BATCH_CHANGES,
     ChangeBatchTooLarge,
@@ -19,6 +20,7 @@ from tenantguard.relations import (
 )
 
 from .auth import Principal, plane_of, require_admin, require_reader
+from .writes import IdempotencyKey, mark_written
 
 router = APIRouter(prefix="/v1/relations", tags=["relations"])
 WAIT_SECONDS = 2.0
@@ -74,16 +76,20 @@ def _changes(body: ChangesIn) -> list[RelationChange]:
 
 
 @router.post("", response_model=WriteOut)
-async def write(body: ChangesIn, request: Request,
-                who: Annotated[Principal, Depends(require_admin)]) -> dict[str, Any]:
+async def write(body: ChangesIn, request: Request, response: Response,
+                who: Annotated[Principal, Depends(require_admin)],
+                idempotency_key: IdempotencyKey = None,
+                ) -> dict[str, Any]:
     """Write and delete tuples as ONE signed batch; returns its sequence (the consistency token)."""
     plane = plane_of(request)
     changes = _changes(body)
-    seq = await plane.write_relations(changes)
-    writes = sum(1 for c in changes if c.op == "write")
-    plane.audit.record(who.actor, "relations.write", seq=seq, writes=writes, deletes=len(changes) - writes,
-                       tenants=sorted({c.rel.tenant for c in changes})[:20])
-    return {"consistency_token": seq}
+    written = await plane.write_relations(changes, idempotency_key=idempotency_key)
+    mark_written(response, written)
+    if not written.replayed:
+        writes = sum(1 for c in changes if c.op == "write")
+        plane.audit.record(who.actor, "relations.write", seq=written.seq, writes=writes,
+                           deletes=len(changes) - writes, tenants=sorted({c.rel.tenant for c in changes})[:20])
+    return {"consistency_token": written.seq}
 
 
 def _encode_cursor(rel: Relationship) -> str:
@@ -92,9 +98,9 @@ def _encode_cursor(rel: Relationship) -> str:
 
 def _decode_cursor(cursor: str) -> Relationship:
     try:
-        raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        raw = loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))  # bounded: a query is untrusted
         return Relationship.from_wire(raw)
-    except (ValueError, TypeError, RelationshipInvalid):
+    except (ValueError, TypeError, InvalidInput):  # RelationshipInvalid and JsonInvalid are InvalidInput
         raise InvalidInput("cursor is not one this API returned", field="cursor") from None
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict
 
 from ..revocations import revocation_payload
 from .auth import Principal, plane_of, require_admin, require_reader
+from .writes import IdempotencyKey, mark_written
 
 router = APIRouter(prefix="/v1/revocations", tags=["revocations"])
 
@@ -27,18 +28,24 @@ class RevocationIn(BaseModel):
 
 
 @router.post("")
-async def revoke(body: RevocationIn, request: Request,
-                 who: Annotated[Principal, Depends(require_admin)]) -> dict[str, Any]:
+async def revoke(body: RevocationIn, request: Request, response: Response,
+                 who: Annotated[Principal, Depends(require_admin)],
+                 idempotency_key: IdempotencyKey = None,
+                 ) -> dict[str, Any]:
     """Publish one ``revocation`` event; every sidecar applies it. Returns its sequence.
 
     A revoked ``kid`` also leaves the token trust set (when it is in it), so the JWKS never
     lists a key every verifier refuses; the plane refuses to trust it again.
     """
     plane = plane_of(request)
-    payload = revocation_payload(body.model_dump(exclude_none=True))
-    seq = await plane.revoke(payload)
-    plane.audit.record(who.actor, "revocations.add", seq=seq, **payload)
-    plane.metrics.admin_changes.labels("revocations.add").inc()
+    stated = body.model_dump(exclude_none=True)
+    written = await plane.revoke(revocation_payload(stated), idempotency_key=idempotency_key, stated=stated)
+    mark_written(response, written)
+    payload = written.payload or {}
+    seq = written.seq
+    if not written.replayed:
+        plane.audit.record(who.actor, "revocations.add", seq=seq, **payload)
+        plane.metrics.admin_changes.labels("revocations.add").inc()
     answer: dict[str, Any] = {"seq": seq, "revocation": payload}
     if payload["kind"] == "kid" and payload["kid"] in plane.state.trust:
         kid = payload["kid"]

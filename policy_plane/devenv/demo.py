@@ -74,7 +74,7 @@ def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None,
                 if db is None:
                     steps.note(f"PostgreSQL step will be skipped: {pg_note}")
             with steps.step("embedded nats-server (free port, JetStream store in the run folder)"):
-                stack.start_nats()
+                stack.start_nats(SERVICES)
             with steps.step("policy plane keys, admin token and join secrets (0600)"):
                 stack.init_plane(SERVICES)
             with steps.step("policy plane"):

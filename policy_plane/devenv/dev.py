@@ -47,7 +47,7 @@ def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int |
         with steps.step("checking how sidecars register their keys"):
             stack.registration = KeyRegistration(sidecar_registers_itself())
         with steps.step("NATS" + (f" at {nats_url}" if nats_url else " (embedded nats-server, free port)")):
-            stack.start_nats()
+            stack.start_nats([SERVICE])
         with steps.step(f"policy plane keys and admin token in {root / 'plane'}"):
             stack.init_plane([SERVICE])
         with steps.step("policy plane"):

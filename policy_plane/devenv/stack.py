@@ -6,7 +6,9 @@ Everything is started the way an operator would: nats-server through
 every change through the plane's HTTP API with the admin token. The dev folder holds
 it all, so a second ``dev`` run reuses keys, JetStream store and sidecar state::
 
-    <root>/nats/            JetStream store, config and log of the local nats-server
+    <root>/nats/            JetStream store, config (0600) and log of the local nats-server
+    <root>/nats-auth/       one nkey seed per NATS identity (plane, each sidecar; 0600); the
+                            server's config holds only their public keys and permissions
     <root>/plane/           event.pem, bundle.pem (+ .pub), admin.token, join-secrets/ (0600)
     <root>/sidecars/<svc>/  each sidecar's state dir (its exchange key, last good bundle)
     <root>/logs/            one log per child process
@@ -18,6 +20,7 @@ import functools
 import hashlib
 import secrets
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,10 +29,12 @@ from pathlib import Path
 from typing import Any, Final
 
 import httpx
+from tenantguard import topology
 from tenantguard.bundle import build_bundle
 from tenantguard.errors import ConfigError, TenantGuardError
 from tenantguard.keys import SigningKey, write_private
-from tenantguard.natsserver import NatsServer
+from tenantguard.natsconn import new_user_nkey, nkey_public, parse_servers
+from tenantguard.natsserver import NatsServer, NatsUser
 from tenantguard.plane_client import Call, PlaneClient
 from tenantguard.relations import RelationChange, Relationship
 
@@ -72,7 +77,9 @@ class Stack:
     def __init__(self, root: Path, *, nats_url: str | None = None, bundle_dir: Path | None = None,
                  registration: KeyRegistration | None = None) -> None:
         self.root = root.resolve()
-        self.external_nats = nats_url
+        self.external_nats = ",".join(parse_servers(nats_url)) if nats_url else None
+        self._nats_users: dict[str, NatsUser] = {}
+        self._nats_lock = threading.Lock()
         self.bundle_dir = (bundle_dir or default_bundle_dir()).resolve()
         self.registration = registration or KeyRegistration(self_registering=False)
         self.children = Children()
@@ -117,11 +124,44 @@ class Stack:
 
     # ------------------------------------------------------------------ starting
 
-    def start_nats(self) -> str:
-        """The embedded nats-server on a free port (store in the dev folder), unless ``--nats`` names one."""
+    def nats_seed_file(self, name: str) -> Path:
+        return self.root / "nats-auth" / f"{name}.nk"
+
+    def start_nats(self, services: Iterable[str] = ()) -> str:
+        """The embedded nats-server on a free port (store in the dev folder), unless ``--nats`` names one.
+
+        Authorization is on: the plane and each sidecar get an nkey of their own with the
+        permissions of :mod:`tenantguard.topology` (a sidecar reads what it follows and
+        publishes only its decision logs). With ``--nats`` the children take their NATS
+        credentials from ``TG_PLANE_NATS_*`` / ``TG_SIDECAR_NATS_*`` in the environment.
+        """
         if self.external_nats is None:
-            self.nats = NatsServer(self.root / "nats", log_file=self.log("nats-server")).start()
+            self._nats_user("plane", topology.plane_permissions())
+            for service in services:
+                self._nats_user(service, topology.sidecar_permissions(service))
+            self.nats = NatsServer(self.root / "nats", log_file=self.log("nats-server"),
+                                   users=list(self._nats_users.values())).start()
         return self.nats_url
+
+    def _nats_user(self, name: str, permissions: dict[str, list[str]]) -> bool:
+        """Make sure ``name`` has a seed and a user entry; True when the entry is new."""
+        if name in self._nats_users:
+            return False
+        path = self.nats_seed_file(name)
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_private(path, new_user_nkey() + b"\n")
+        self._nats_users[name] = NatsUser(nkey=nkey_public(path.read_bytes()), permissions=permissions)
+        return True
+
+    def _nats_auth_args(self, name: str) -> list[str]:
+        """``--nats-nkey-seed-file`` for our own server (adding the user, by config reload, if new)."""
+        if self.nats is None:
+            return []
+        with self._nats_lock:
+            if self._nats_user(name, topology.sidecar_permissions(name)):
+                self.nats.reload(list(self._nats_users.values()))
+        return ["--nats-nkey-seed-file", str(self.nats_seed_file(name))]
 
     def init_plane(self, services: Iterable[str]) -> None:
         """Keys and admin token via ``plane init`` on first use; join secrets for services added later."""
@@ -140,6 +180,7 @@ class Stack:
         argv = [*tenantguard_command(), "plane", "serve", "--nats", self.nats_url,
                 "--event-key", str(self.plane_dir / "event.pem"), "--bundle-key", str(self.plane_dir / "bundle.pem"),
                 "--admin-token-file", str(self.admin_token_file), "--port", str(port), "--heartbeat-seconds", "1",
+                *(["--nats-nkey-seed-file", str(self.nats_seed_file("plane"))] if self.nats is not None else []),
                 *[arg for s in services for arg in ("--join-secret", f"{s}={self.join_secret_file(s)}")]]
         self.plane = self.children.add(start_child("plane", argv, self.log("plane")))
         _until(lambda: httpx.get(f"{self.plane_url}/ready", timeout=2).status_code == 200, "the plane to be ready")
@@ -182,6 +223,7 @@ class Stack:
 
     def _start_sidecar(self, spec: SidecarSpec) -> Child:
         argv = [*tenantguard_command(), "sidecar", "serve", "--service", spec.service, "--nats", self.nats_url,
+                *self._nats_auth_args(spec.service),
                 "--plane-key", str(self.plane_dir / "event.pem.pub"),
                 "--bundle-key", str(self.plane_dir / "bundle.pem.pub"),
                 "--state-dir", str(self.root / "sidecars" / spec.service),

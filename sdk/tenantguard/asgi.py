@@ -21,7 +21,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .errors import TenantGuardError, TokenError, TokenMissing
+from .errors import TenantGuardError, TokenError, TokenMissing, UnsupportedMediaType
+from .jsonlimits import MAX_DEPTH, is_json_media_type, loads
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +174,45 @@ class RequestGuard:
             await reject(send, 413, "payload_too_large", f"request body exceeds {limit} bytes", oauth=oauth,
                          limit=limit)
             return
+        await self.app(scope, replay(body, receive), send)
+
+
+JSON_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+class JsonBodies:
+    """Pure ASGI middleware: a body sent with POST, PUT or PATCH must be announced as JSON
+    (``application/json`` or ``application/*+json``; else 415) and be bounded I-JSON
+    (``tenantguard.jsonlimits``; else 400), checked before the framework parses it with
+    plain ``json.loads``. ``raw_paths`` take other media (archive uploads, forms).
+
+    Place it inside a :class:`RequestGuard` (which bounds the body it buffers here).
+    An empty body passes: the route says what it is missing.
+    """
+
+    def __init__(self, app: ASGIApp, *, realm: str, raw_paths: frozenset[str] = frozenset(),
+                 max_depth: int = MAX_DEPTH) -> None:
+        self.app = app
+        self.realm = realm
+        self.raw_paths = raw_paths
+        self.max_depth = max_depth
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in JSON_METHODS or scope["path"] in self.raw_paths:
+            await self.app(scope, receive, send)
+            return
+        body = await read_body(receive, 2**62) or b""  # already bounded by the guard outside
+        if body:
+            try:
+                content_type = header(scope, b"content-type")
+                if not is_json_media_type(content_type):
+                    raise UnsupportedMediaType("send the body as application/json")
+                loads(body, max_depth=self.max_depth)
+            except TenantGuardError as exc:
+                response = failure_response(exc, realm=self.realm, method=scope["method"], path=scope["path"],
+                                            request_id=header(scope, b"x-request-id"))
+                await response(scope, receive, send)
+                return
         await self.app(scope, replay(body, receive), send)
 
 

@@ -6,7 +6,8 @@ never raises to its caller: any error becomes a deny with a reason (fail closed)
 
 Order of work, cheapest and most decisive first:
 1. subject and tenant: from the verified token when there is one (the body may only
-   agree with it), otherwise as the local PEP states them;
+   agree with it: type, id and tenant; see :meth:`DecisionCore._subject`), otherwise as
+   the local PEP states them;
 2. tenant kill switch;
 3. resource tenant must equal the subject's tenant, unless the policy's ``act_as`` rule
    grants an explicit, audited cross-tenant mode;
@@ -29,7 +30,7 @@ from typing import Any, Protocol
 
 from .errors import InvalidInput, TenantGuardError
 from .revocations import RevocationList
-from .tokens import Claims
+from .tokens import TOKEN_CLAIM_NAMES, TOKEN_SUBJECT_TYPE, Claims
 from .verdicts import Verdict, VerdictMemo, question_key
 
 log = logging.getLogger(__name__)
@@ -302,20 +303,30 @@ class DecisionCore:
     # -- built-in checks ---------------------------------------------------------------
 
     def _subject(self, request: DecisionRequest) -> tuple[str, str]:
-        """(tenant, "type:id"): the token's when present; the body may only agree with it."""
-        props = request.subject.get("properties") or {}
+        """(tenant, "type:id"): the token's when present; the body may only agree with it.
+
+        With a token, who the subject is (its type, id and tenant) comes from the token
+        alone: a body stating another ``type`` or ``id`` is denied ``subject_mismatch``,
+        another ``properties.tenant_id`` ``tenant_mismatch``. Without one, the local PEP
+        states them (trusted: same pod).
+        """
+        subject = request.subject
+        props = subject.get("properties") or {}
         stated_tenant = props.get("tenant_id")
         claims = request.claims
         if claims is not None:
-            stated_id = request.subject.get("id")
+            stated_type = subject.get("type")
+            if stated_type is not None and stated_type != claims.subject_type:
+                raise _Denied("subject_mismatch")
+            stated_id = subject.get("id")
             if stated_id is not None and stated_id != claims.sub:
                 raise _Denied("subject_mismatch")
             if stated_tenant is not None and stated_tenant != claims.tenant_id:
                 raise _Denied("tenant_mismatch")
-            return claims.tenant_id, f"{request.subject.get('type') or 'user'}:{claims.sub}"
+            return claims.tenant_id, f"{claims.subject_type}:{claims.sub}"
         if not isinstance(stated_tenant, str) or not stated_tenant:
             raise _Denied("tenant_unknown")
-        return stated_tenant, f"{request.subject.get('type') or 'user'}:{request.subject['id']}"
+        return stated_tenant, f"{subject.get('type') or TOKEN_SUBJECT_TYPE}:{subject['id']}"
 
     def _check_kill_switch(self, tenant: str) -> None:
         if tenant in self.revocations.tenants:
@@ -356,18 +367,25 @@ class DecisionCore:
     def _policy_input(self, view: TenantRelations, request: DecisionRequest, tenant: str,
                       subject: str) -> dict[str, Any]:
         claims = request.claims
-        subject_props = dict(request.subject.get("properties") or {})
-        subject_props["tenant_id"] = tenant
-        if claims is not None:  # the token's roles replace any the body states
+        subject_type, _, subject_id = subject.partition(":")
+        stated_props = request.subject.get("properties") or {}
+        if claims is not None:
+            # The token's subject, built afresh: only type, id and properties; properties
+            # named like a claim come from the token (roles, scope) or not at all.
+            subject_props = {k: v for k, v in stated_props.items() if k not in TOKEN_CLAIM_NAMES}
+            subject_props["tenant_id"] = tenant
             subject_props["roles"] = list(claims.roles)
-            subject_props.pop("scope", None)
             if claims.scope:  # absent scope means unrestricted; present, it only narrows
                 subject_props["scope"] = " ".join(claims.scope)
+            subject_doc: dict[str, Any] = {"type": subject_type, "id": subject_id, "properties": subject_props}
+        else:
+            subject_props = dict(stated_props)
+            subject_props["tenant_id"] = tenant
+            subject_doc = {**request.subject, "type": subject_type, "id": subject_id, "properties": subject_props}
         resource_props = dict(request.resource.get("properties") or {})
         resource_props.setdefault("tenant_id", tenant)  # no tenant named: the subject's own
-        subject_type, _, subject_id = subject.partition(":")
         return {
-            "subject": {**request.subject, "type": subject_type, "id": subject_id, "properties": subject_props},
+            "subject": subject_doc,
             "action": dict(request.action),
             "resource": {**request.resource, "properties": resource_props},
             "context": {**request.context, "service": self.service},

@@ -223,7 +223,52 @@ class Unavailable(TenantGuardError):
     retryable = True
 
 
+class NatsAuthorizationRefused(Unavailable):
+    """NATS refused our credentials: retrying the same ones will not help, fix them."""
+
+    code = "nats_authorization_refused"
+    retryable = False
+
+
+class NatsTlsRefused(Unavailable):
+    """The TLS handshake with NATS failed (untrusted certificate, name mismatch, no client cert)."""
+
+    code = "nats_tls_refused"
+    retryable = False
+
+
 class NotReady(Unavailable):
     """No verified bundle is active yet, so no decision can be made."""
 
     code = "not_ready"
+
+
+# --------------------------------------------------------------------------- untrusted JSON
+
+
+class JsonInvalid(InvalidInput):
+    """A JSON text that is not JSON, or not the value expected (e.g. not an object).
+
+    Same stable code as :class:`InvalidInput`: a body that does not parse has always
+    been an ``invalid_request``; the subclasses below name the limits."""
+
+
+class JsonTooDeep(JsonInvalid):
+    """Arrays/objects nested deeper than the bound (``tenantguard.jsonlimits.MAX_DEPTH``)."""
+
+    code = "json_too_deep"
+
+
+class JsonNotInteroperable(JsonInvalid):
+    """Valid for Python but not I-JSON (RFC 7493): duplicate keys, NaN/Infinity, integers
+    beyond +-(2**53 - 1), lone surrogates. Parsers disagree on these; ``detail.problem``
+    says which."""
+
+    code = "json_not_interoperable"
+
+
+class UnsupportedMediaType(InvalidInput):
+    """The body's ``Content-Type`` is not JSON (``application/json``, ``application/*+json``)."""
+
+    code = "unsupported_media_type"
+    http_status = 415

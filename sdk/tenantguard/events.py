@@ -71,6 +71,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 
 from .errors import GRPC_FAILED_PRECONDITION, TenantGuardError
+from .jsonlimits import MAX_DEPTH, exceeds_depth
 from .keys import PrivateKey, PublicKey, SigningKey, TrustedKey, TrustSet
 from .relations import (
     ChangeBatch,
@@ -88,6 +89,7 @@ SIGNING_PREFIX: Final = b"tenantguard.event.v1\n"
 DEFAULT_MAX_BYTES: Final = 1024 * 1024  # nats-server's default max_payload
 MAX_INT: Final = 2**63 - 1
 MAX_KID_CHARS: Final = 128
+MAX_EVENT_DEPTH: Final = MAX_DEPTH  # the deepest event (a relations batch) nests 5 levels
 PLANE_ISSUER: Final = "plane"
 
 RELATIONS_BATCH: Final = "relations.batch"
@@ -200,7 +202,7 @@ def _canonical_payload(payload: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(payload, Mapping):
         raise EventMalformed("payload must be a JSON object (a mapping)")
     text = _encode(dict(payload))
-    parsed = _parse(text)
+    parsed = _parse(text, MAX_EVENT_DEPTH - 1)  # the envelope adds one level
     if _encode(parsed) != text:  # e.g. keys 1 and "1" in one mapping
         raise EventMalformed("payload has no canonical JSON encoding (non-string keys?)")
     _refuse_lone_surrogates(text, parsed)
@@ -281,7 +283,14 @@ def _as_bytes(data: bytes) -> bytes:
     return bytes(data)
 
 
-def _parse(data: bytes) -> Any:
+def _parse(data: bytes, max_depth: int = MAX_EVENT_DEPTH) -> Any:
+    """JSON of bounded depth, integers only; any failure is :class:`EventMalformed`.
+
+    Depth is bounded before ``json.loads`` (which recurses per level): a deep event is a
+    typed rejection, never a ``RecursionError`` here or in what walks the payload later.
+    """
+    if exceeds_depth(data, max_depth):
+        raise EventMalformed(f"event nests deeper than {MAX_EVENT_DEPTH} levels", limit=MAX_EVENT_DEPTH)
     try:
         return json.loads(data.decode("ascii"), parse_float=_refuse_float, parse_constant=_refuse_float)
     except UnicodeDecodeError:

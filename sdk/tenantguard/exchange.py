@@ -17,7 +17,12 @@ also enforces it (one bug alone must not widen a token):
   min(configured lifetime, the policy's ``max_lifetime``);
 * same ``sub``/``tenant_id``/``roles``, ``aud`` = target, new ``jti``,
   ``act`` = ``{"sub": "svc:<this service>", "act": <previous chain>}`` (RFC 8693 4.1),
-  ``iss`` = ``sidecar:<this service>``, signed with this sidecar's own key.
+  ``iss`` = ``sidecar:<this service>``, signed with this sidecar's own key;
+* ``tg_chain`` = the subject token's ``tg_chain`` + its ``jti`` and ``tg_root_iat`` = the
+  root token's ``iat``: every verifier refuses the new token as soon as any token it
+  descends from is revoked, or its subject or tenant is cut off after the root was issued;
+* no exchange at all while the subject's tenant is under the kill switch, whatever the
+  subject token's ``iat``.
 
 Errors are OAuth's (RFC 6749 5.2, RFC 8693 2.2.2): each :class:`ExchangeError` carries the
 ``error`` value and HTTP status. RFC 8693 2.2.2 says an invalid or unacceptable subject
@@ -51,9 +56,12 @@ from .tokens import (
     DEFAULT_LIFETIME,
     DEFAULT_MAX_ACT_DEPTH,
     MAX_LIFETIME,
+    MAX_TOKEN_BYTES,
+    TOKEN_SUBJECT_TYPE,
     Claims,
     TokenVerifier,
     mint,
+    parse_compact,
 )
 from .topology import sidecar_issuer
 
@@ -429,7 +437,7 @@ def exchange_input(subject: Subject, service: str, audience: str, scope: Sequenc
     if subject.scope:
         props["scope"] = " ".join(subject.scope)
     return {
-        "subject": {"type": "user", "id": subject.sub, "properties": props},
+        "subject": {"type": TOKEN_SUBJECT_TYPE, "id": subject.sub, "properties": props},
         "actor": {"service": service},
         "audience": audience,
         "scope": list(scope or ()),
@@ -467,15 +475,21 @@ class Subject:
     exp: float
     act: Mapping[str, Any] | None = None
     may_act: Mapping[str, Any] | None = None
+    chain: tuple[str, ...] = ()  # the new token's tg_chain: the subject's ancestors, then the subject
+    root_iat: float = 0.0  # the new token's tg_root_iat: when the root token was issued
 
     @classmethod
     def from_claims(cls, claims: Claims) -> Subject:
-        return cls(claims.sub, claims.tenant_id, claims.roles, claims.scope, claims.exp, claims.act, claims.may_act)
+        return cls(claims.sub, claims.tenant_id, claims.roles, claims.scope, claims.exp, claims.act, claims.may_act,
+                   (*claims.chain, claims.jti), claims.origin_iat)
 
     @classmethod
     def from_external(cls, identity: ExternalIdentity) -> Subject:
-        """An IdP's user: no actor yet, no scope of ours (the rule's scope applies)."""
-        return cls(identity.sub, identity.tenant_id, identity.roles, (), identity.exp)
+        """An IdP's user: no actor yet, no scope of ours (the rule's scope applies); the IdP
+        token is the root (its jti, when it has a usable one, and its iat)."""
+        chain = (identity.jti,) if identity.jti else ()
+        return cls(identity.sub, identity.tenant_id, identity.roles, (), identity.exp, chain=chain,
+                   root_iat=identity.iat)
 
     @property
     def actor_chain(self) -> list[str]:
@@ -611,6 +625,8 @@ class TokenExchanger:
             not_after=subject.exp,
             now=now,
             jti=uuid.uuid4().hex,
+            chain=subject.chain,
+            root_iat=subject.root_iat,
         )
         expires_in = int(min(int(now) + int(lifetime), int(subject.exp)) - int(now))
         return ExchangeResult(token, request.issued_token_type, expires_in, granted)
@@ -624,6 +640,7 @@ class TokenExchanger:
             if self.edge is not None and self.edge.handles(token):
                 return Subject.from_external(await self.edge.verify(token))
             if request.subject_token_type == TOKEN_TYPE_ID_TOKEN:
+                parse_compact(token, max_bytes=2 * MAX_TOKEN_BYTES)  # a token that does not decode says so
                 raise InvalidRequest("id_token subject tokens are accepted only from configured edge issuers")
             return Subject.from_claims(self.verifier.verify(token))
         except TokenError as exc:

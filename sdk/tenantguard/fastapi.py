@@ -48,7 +48,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .clients.wire import CheckResult
 from .context import NoTenantContext, RequestContext, reset_context, set_context
 from .errors import ClaimInvalid, TenantGuardError, TokenError, TokenMissing, Unavailable
-from .tokens import Claims, TokenVerifier, decode_unverified, token_digest
+from .tokens import CHAIN_CLAIM, ROOT_IAT_CLAIM, Claims, TokenVerifier, decode_unverified, token_digest
 
 log = logging.getLogger("tenantguard.fastapi")
 
@@ -144,7 +144,9 @@ def claims_of_verified(token: str) -> Claims:
                       iat=float(payload["iat"]), nbf=float(payload["nbf"]) if "nbf" in payload else None,
                       jti=str(payload["jti"]), roles=tuple(payload.get("roles") or ()),
                       scope=tuple(s for s in str(payload.get("scope") or "").split(" ") if s),
-                      act=act if isinstance(act, dict) else None, kid=str(header.get("kid", "")), raw=payload)
+                      act=act if isinstance(act, dict) else None, kid=str(header.get("kid", "")), raw=payload,
+                      chain=tuple(payload.get(CHAIN_CLAIM) or ()),
+                      root_iat=float(payload[ROOT_IAT_CLAIM]) if ROOT_IAT_CLAIM in payload else None)
     except (KeyError, TypeError, ValueError):
         raise ClaimInvalid("verified token has unexpected claims") from None
 

@@ -24,6 +24,7 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -31,11 +32,14 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Final, Self
 
 from .errors import TenantGuardError
+from .fsutil import atomic_write
 
 BINARY_NAME: Final = "nats-server"
 DEFAULT_MAX_MEMORY: Final = 256 * 1024 * 1024
@@ -44,6 +48,7 @@ DEFAULT_MAX_PAYLOAD: Final = 1024 * 1024
 LOG_TAIL_BYTES: Final = 4000
 _POLL_INTERVAL: Final = 0.02
 _PROBE_TIMEOUT: Final = 1.0
+_RELOADED: Final = b"Reloaded server configuration"
 
 
 class NatsServerError(TenantGuardError):
@@ -58,6 +63,60 @@ class NatsServerNotFound(NatsServerError):
 
 class NatsServerStartFailed(NatsServerError):
     code = "nats_server_start_failed"
+
+
+@dataclass(frozen=True, slots=True)
+class NatsUser:
+    """One ``authorization.users`` entry: an nkey (public, ``U...``) or a user + password.
+
+    ``permissions`` maps ``publish``/``subscribe`` to the subjects allowed (everything else
+    is denied); empty means the server's default, i.e. everything.
+    """
+
+    nkey: str | None = None
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+    permissions: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if (self.nkey is None) == (self.user is None):
+            raise NatsServerError("a NATS user has either an nkey or a user name")
+        if self.user is not None and not self.password:
+            raise NatsServerError(f"NATS user {self.user} needs a password")
+        unknown = set(self.permissions) - {"publish", "subscribe"}
+        if unknown:
+            raise NatsServerError(f"unknown permission kinds {sorted(unknown)}")
+
+    def to_config(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"nkey": self.nkey} if self.nkey else {"user": self.user, "password": self.password}
+        if self.permissions:
+            entry["permissions"] = {kind: {"allow": list(subjects)} for kind, subjects in self.permissions.items()}
+        return entry
+
+
+def authorization_block(users: Sequence[NatsUser]) -> str:
+    """An ``authorization { users = [...] }`` block for a nats-server config (JSON is valid NATS conf)."""
+    body = json.dumps([u.to_config() for u in users], indent=2)
+    return "authorization {\n  users = " + body.replace("\n", "\n  ") + "\n}\n"
+
+
+@dataclass(frozen=True, slots=True)
+class NatsServerTls:
+    """TLS on the client port: the server's certificate and key; with ``ca_file`` and
+    ``verify`` clients must present a certificate that chains to it (mutual TLS)."""
+
+    cert_file: Path
+    key_file: Path
+    ca_file: Path | None = None
+    verify: bool = True
+
+    def block(self) -> str:
+        lines = ["tls {", f"  cert_file: {json.dumps(str(self.cert_file))}",
+                 f"  key_file: {json.dumps(str(self.key_file))}"]
+        if self.ca_file is not None:
+            lines.append(f"  ca_file: {json.dumps(str(self.ca_file))}")
+        lines += [f"  verify: {'true' if self.verify and self.ca_file is not None else 'false'}", "  timeout: 5", "}"]
+        return "\n".join(lines) + "\n"
 
 
 def find_nats_server(binary: str | os.PathLike[str] | None = None) -> Path:
@@ -99,6 +158,8 @@ class NatsServer:
         max_payload: int = DEFAULT_MAX_PAYLOAD,
         log_file: str | os.PathLike[str] | None = None,
         binary: str | os.PathLike[str] | None = None,
+        users: Sequence[NatsUser] = (),
+        tls: NatsServerTls | None = None,
     ) -> None:
         if not 0 <= port <= 65535:
             raise NatsServerError(f"port {port} is out of range (0 picks a free one)")
@@ -113,6 +174,8 @@ class NatsServer:
         self.max_payload = max_payload
         self.log_file = Path(log_file).resolve() if log_file is not None else self.store_dir / "nats-server.log"
         self.binary = find_nats_server(binary)
+        self.users = tuple(users)
+        self.tls = tls
         self._port = port
         self._monitor_port = 0
         self._proc: subprocess.Popen[bytes] | None = None
@@ -184,6 +247,32 @@ class NatsServer:
             self._terminate(timeout=5.0)
             return self.start(timeout)
 
+    def reload(self, users: Sequence[NatsUser] | None = None, timeout: float = 10.0) -> None:
+        """Rewrite the config (new ``users``) and have the running server reload it (SIGHUP).
+
+        Returns once the server logs that it reloaded, so a client started next sees the change.
+        """
+        with self._lock:
+            if users is not None:
+                self.users = tuple(users)
+            proc = self._proc
+            if proc is None or proc.poll() is not None:
+                return
+            before = self._log_count(_RELOADED)
+            atomic_write(self.store_dir / "nats-server.conf", self._config_text().encode())
+            proc.send_signal(signal.SIGHUP)
+            deadline = time.monotonic() + timeout
+            while self._log_count(_RELOADED) <= before:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise self._start_failed("nats-server did not reload its configuration")
+                time.sleep(_POLL_INTERVAL)
+
+    def _log_count(self, needle: bytes) -> int:
+        try:
+            return self.log_file.read_bytes().count(needle)
+        except OSError:
+            return 0
+
     def __enter__(self) -> Self:
         return self.start()
 
@@ -210,7 +299,7 @@ class NatsServer:
         self.store_dir.mkdir(parents=True, exist_ok=True)
         self._ports_dir.mkdir(exist_ok=True)
         config = self.store_dir / "nats-server.conf"
-        config.write_text(self._config_text())
+        atomic_write(config, self._config_text().encode())  # 0600: it may hold passwords
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         with self.log_file.open("ab") as log:
             self._proc = _spawn([str(self.binary), "-c", str(config)], log)
@@ -232,7 +321,12 @@ class NatsServer:
                 f"  max_file_store: {self.max_store}",
                 "}",
             ]
-        return "\n".join(lines) + "\n"
+        text = "\n".join(lines) + "\n"
+        if self.users:
+            text += authorization_block(self.users)
+        if self.tls is not None:
+            text += self.tls.block()
+        return text
 
     @property
     def _ports_dir(self) -> Path:

@@ -15,6 +15,11 @@ URL share one request.
 
 Algorithms are RS256, ES256 and EdDSA only (never ``none``, never HMAC); the key's
 type must match the header's algorithm, so an RSA JWK cannot be "used" as HMAC secret.
+
+The token is decoded once, strictly (:func:`tenantguard.tokens.parse_compact`: no
+duplicate member names, no NaN/Infinity, bounded size and depth); the issuer that routes
+it, the claims checked and the signature all come from that one decode, and pyjwt only
+checks the signature bytes.
 """
 
 from __future__ import annotations
@@ -31,30 +36,33 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-import jwt
 from cachetools import TTLCache
 
 from .errors import (
     AlgorithmNotAllowed,
-    AudienceInvalid,
     ClaimInvalid,
     ClaimMissing,
     ConfigError,
     IssuerNotTrusted,
     KeyMaterialError,
-    SignatureInvalid,
     TokenError,
-    TokenExpired,
-    TokenMalformed,
-    TokenNotYetValid,
     TokenRevoked,
-    TokenTooLarge,
     Unavailable,
     UnknownKey,
 )
 from .keys import SUPPORTED_ALGORITHMS, PublicKey, algorithm_for, public_key_from_jwk
 from .revocations import RevocationList
-from .tokens import read_header
+from .tokens import (
+    CompactJWS,
+    check_audience,
+    check_header,
+    check_times,
+    is_jti,
+    parse_compact,
+    required_timestamp,
+    timestamp,
+    verify_signature,
+)
 
 log = logging.getLogger(__name__)
 
@@ -330,7 +338,11 @@ class JwksCache:
 
 @dataclass(frozen=True, slots=True)
 class ExternalIdentity:
-    """A user verified by a tenant's IdP, mapped onto our claims."""
+    """A user verified by a tenant's IdP, mapped onto our claims.
+
+    ``iat`` and ``jti`` travel into tokens exchanged from it (``tg_root_iat``, ``tg_chain``),
+    so revoking the IdP token's jti or its subject reaches them too.
+    """
 
     sub: str
     tenant_id: str
@@ -338,31 +350,12 @@ class ExternalIdentity:
     exp: float
     issuer: str
     claims: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    iat: float = 0.0
+    jti: str | None = None  # only a jti we can carry and revoke (see tokens.is_jti)
 
 
-_PYJWT_ERRORS: tuple[tuple[type[Exception], type[TokenError], str], ...] = (
-    (jwt.ExpiredSignatureError, TokenExpired, "token has expired"),
-    (jwt.ImmatureSignatureError, TokenNotYetValid, "token is not yet valid"),
-    (jwt.InvalidAudienceError, AudienceInvalid, "token is not for this edge"),
-    (jwt.InvalidIssuerError, IssuerNotTrusted, "issuer does not match"),
-    (jwt.MissingRequiredClaimError, ClaimMissing, "token lacks a required claim"),
-    (jwt.InvalidSignatureError, SignatureInvalid, "signature does not verify"),
-)
-
-
-def _translate(exc: jwt.PyJWTError) -> TokenError:
-    for source, target, message in _PYJWT_ERRORS:
-        if isinstance(exc, source):
-            return target(message)
-    return TokenMalformed(f"token cannot be decoded: {exc}")
-
-
-def _unverified_issuer(token: str) -> str | None:
-    try:
-        payload = jwt.decode(token, options={"verify_signature": False})
-    except jwt.PyJWTError:
-        return None
-    issuer = payload.get("iss")
+def _unverified_issuer(jws: CompactJWS) -> str | None:
+    issuer = jws.payload.get("iss")
     return issuer if isinstance(issuer, str) else None
 
 
@@ -384,8 +377,10 @@ class EdgeVerifier:
         *,
         revocations: RevocationList | None = None,
         jwks: JwksCache | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
+        self._clock = clock
         self.revocations = revocations if revocations is not None else RevocationList()
         self._by_issuer = {t.issuer: t for t in config.tenants}
         self.jwks = jwks or JwksCache(ttl=config.jwks_ttl, min_refetch_interval=config.min_refetch_interval,
@@ -396,62 +391,62 @@ class EdgeVerifier:
         return cls(EdgeConfig.load(path), revocations=revocations)
 
     def handles(self, token: str) -> bool:
-        """Whether the token *claims* a configured issuer (routing only; :meth:`verify` checks)."""
-        return len(token) <= MAX_EXTERNAL_TOKEN_BYTES and _unverified_issuer(token) in self._by_issuer
+        """Whether the token *claims* a configured issuer (routing only; :meth:`verify` checks).
+
+        A token that does not even decode strictly is not ours: the context-token verifier
+        then refuses it with its own typed error.
+        """
+        try:
+            jws = parse_compact(token, max_bytes=MAX_EXTERNAL_TOKEN_BYTES)
+        except TokenError:
+            return False
+        return _unverified_issuer(jws) in self._by_issuer
 
     async def verify(self, token: str) -> ExternalIdentity:
         """The mapped identity, or a typed :class:`TokenError` (Unavailable if keys cannot be had)."""
-        if len(token) > MAX_EXTERNAL_TOKEN_BYTES:
-            raise TokenTooLarge(f"token exceeds {MAX_EXTERNAL_TOKEN_BYTES} bytes")
-        header = read_header(token)
-        tenant = self._by_issuer.get(_unverified_issuer(token) or "")
+        jws = parse_compact(token, max_bytes=MAX_EXTERNAL_TOKEN_BYTES)
+        tenant = self._by_issuer.get(_unverified_issuer(jws) or "")
         if tenant is None:
             raise IssuerNotTrusted("token's issuer is not a configured edge tenant")
-        alg, kid = header.get("alg"), header.get("kid")
+        alg, kid = jws.header.get("alg"), jws.header.get("kid")
         if not isinstance(alg, str) or alg not in tenant.algorithms:
-            raise AlgorithmNotAllowed(f"algorithm {alg!r} is not accepted for tenant {tenant.tenant_id}")
+            raise AlgorithmNotAllowed(f"algorithm {str(alg)[:16]!r} is not accepted for tenant {tenant.tenant_id}")
         if not isinstance(kid, str) or not kid:
             raise UnknownKey("token header has no kid")
+        check_header(jws.header)
         key = await self.jwks.key(tenant.jwks_uri, kid)
         if key.alg != alg:
             raise AlgorithmNotAllowed(f"token alg {alg} does not match its key's alg {key.alg}")
-        claims = self._decode(token, key, tenant)
-        identity = self._identity(claims, tenant)
-        self._check_revoked(identity, claims, kid)
+        verify_signature(jws, key.public_key, key.alg)
+        identity = self._identity(jws.payload, tenant, self._clock())
+        self._check_revoked(identity, kid)
         return identity
 
-    def _decode(self, token: str, key: JwkKey, tenant: EdgeTenant) -> dict[str, Any]:
-        try:
-            return jwt.decode(
-                token,
-                key=key.public_key,
-                algorithms=[key.alg],
-                audience=tenant.audience,
-                issuer=tenant.issuer,
-                leeway=self.config.leeway,
-                options={"require": ["exp", "iat", "iss", "aud"]},
-            )
-        except jwt.PyJWTError as exc:
-            raise _translate(exc) from None
-
-    @staticmethod
-    def _identity(claims: Mapping[str, Any], tenant: EdgeTenant) -> ExternalIdentity:
+    def _identity(self, claims: Mapping[str, Any], tenant: EdgeTenant, now: float) -> ExternalIdentity:
+        """The registered claims (RFC 7519 4.1) checked, then ours mapped from the tenant's."""
+        for name in ("iss", "aud"):
+            if claims.get(name) is None:
+                raise ClaimMissing(f"token lacks the {name} claim")
+        if claims["iss"] != tenant.issuer:
+            raise IssuerNotTrusted("issuer does not match")
+        check_audience(claims, tenant.audience)
+        exp, iat = required_timestamp(claims, "exp"), required_timestamp(claims, "iat")
+        check_times(exp, iat, timestamp(claims, "nbf"), now, self.config.leeway)
         sub = _claim_path(claims, tenant.sub_claim)
         if not isinstance(sub, str) or not sub:
             raise ClaimMissing(f"token has no {tenant.sub_claim!r} claim for the subject")
         if len(sub) > MAX_SUB_LENGTH:
             raise ClaimInvalid("subject is too long")
-        exp = claims["exp"]
-        if isinstance(exp, bool) or not isinstance(exp, int | float):
-            raise ClaimInvalid("exp must be a number")
+        jti = claims.get("jti")
         return ExternalIdentity(sub=sub, tenant_id=tenant.tenant_id, roles=_roles(claims, tenant),
-                                exp=float(exp), issuer=tenant.issuer, claims=claims)
+                                exp=exp, issuer=tenant.issuer, claims=claims, iat=iat,
+                                jti=jti if is_jti(jti) else None)
 
-    def _check_revoked(self, identity: ExternalIdentity, claims: Mapping[str, Any], kid: str) -> None:
-        """Tenant kill switch and subject revocations apply to IdP tokens too."""
-        iat = claims.get("iat", 0)
-        why = self.revocations.reason(jti=str(claims.get("jti", "")), kid=kid, tenant=identity.tenant_id,
-                                      sub=identity.sub, iat=float(iat) if isinstance(iat, int | float) else 0.0)
+    def _check_revoked(self, identity: ExternalIdentity, kid: str) -> None:
+        """Tenant kill switch, subject revocations and the IdP token's jti apply to IdP tokens too."""
+        jti = identity.claims.get("jti")
+        why = self.revocations.reason(jti=jti if isinstance(jti, str) else "", kid=kid, tenant=identity.tenant_id,
+                                      sub=identity.sub, iat=identity.iat)
         if why is not None:
             raise TokenRevoked(why)
 

@@ -3,13 +3,16 @@
 The plane pushes revocations to every sidecar; this is the local set they land in.
 Checks are set/dict lookups so they can run on every decision, including cache hits.
 Subject and tenant revocations carry a cut-off time: tokens issued before it are dead,
-tokens issued after it (a re-login, a lifted kill switch) live.
+tokens issued after it (a re-login, a lifted kill switch) live. For an exchanged token
+"issued" means when its root token was (``tg_root_iat``), and its ancestors' jtis count
+as its own: a revocation reaches every token derived from the revoked one.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
@@ -51,10 +54,19 @@ class RevocationList:
             self.tenants.pop(tenant, None)
             self.version += 1
 
-    def reason(self, *, jti: str, kid: str, tenant: str, sub: str, iat: float) -> str | None:
-        """Why a token with these claims is revoked, or None when it is not."""
+    def reason(
+        self, *, jti: str, kid: str, tenant: str, sub: str, iat: float, chain: Iterable[str] = ()
+    ) -> str | None:
+        """Why a token with these claims is revoked, or None when it is not.
+
+        ``chain`` holds the jtis of the tokens it was exchanged from; ``iat`` is its root
+        token's ``iat`` for an exchanged token (the caller passes ``Claims.origin_iat``).
+        """
         if jti in self.jtis:
             return "jti revoked"
+        for ancestor in chain:
+            if ancestor in self.jtis:
+                return "a token it was exchanged from is revoked"
         if kid in self.kids:
             return "signing key revoked"
         cut = self.tenants.get(tenant)

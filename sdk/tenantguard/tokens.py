@@ -7,6 +7,17 @@ HMAC). Verification is local: the header's ``kid`` selects a key from the
 tried, which closes the classic HS256-with-the-public-key confusion by construction.
 Verified tokens are cached by SHA-256 until their ``exp``; revocations and removed
 keys are re-checked on every cache hit.
+
+The header and payload are decoded here with :mod:`tenantguard.jsonlimits` (no duplicate
+member names, no NaN/Infinity, bounded size and depth) and pyjwt only checks the
+signature over the exact signed bytes: it never parses the JSON, so the claims checked
+are the claims signed, with one meaning. Every time claim is a finite number of epoch
+seconds within bounds.
+
+An exchanged token names its ancestry: ``tg_chain`` lists the jtis of the tokens it was
+exchanged from (root first) and ``tg_root_iat`` is the root token's ``iat``. Revoking any
+ancestor's jti refuses it, and subject and tenant cut-offs compare the root's ``iat``, so
+a revocation reaches every token derived from the revoked one, on cache hits too.
 """
 
 from __future__ import annotations
@@ -14,7 +25,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 import re
 import threading
 import time
@@ -25,7 +35,9 @@ from typing import Any
 
 import jwt
 from cachetools import TLRUCache
+from cryptography.exceptions import InvalidSignature
 
+from . import jsonlimits
 from .errors import (
     ActorChainTooDeep,
     ActorMismatch,
@@ -35,8 +47,9 @@ from .errors import (
     ClaimMissing,
     ConfigError,
     IssuerNotTrusted,
+    JsonInvalid,
+    PayloadTooLarge,
     SignatureInvalid,
-    TokenError,
     TokenExpired,
     TokenMalformed,
     TokenMissing,
@@ -45,7 +58,7 @@ from .errors import (
     TokenTooLarge,
     UnknownKey,
 )
-from .keys import SUPPORTED_ALGORITHMS, Algorithm, SigningKey, TrustSet
+from .keys import SUPPORTED_ALGORITHMS, Algorithm, PublicKey, SigningKey, TrustSet
 from .revocations import RevocationList
 from .topology import sidecar_issuer
 
@@ -57,6 +70,18 @@ DEFAULT_MAX_ACT_DEPTH = 4
 DEFAULT_CACHE_SIZE = 10_000
 SIDECAR_ISSUER_PREFIX = sidecar_issuer("")
 ACTOR_PREFIX = "svc:"
+TOKEN_SUBJECT_TYPE = "user"
+"""The relation subject type of every context token's ``sub``: ``user:<sub>`` in tuples.
+A token names a user (services appear only in ``act``), so a request carrying a token
+cannot be asked as a group, a service or any other type."""
+TOKEN_CLAIM_NAMES = frozenset({"iss", "sub", "tenant_id", "roles", "scope", "aud", "exp", "iat", "nbf",
+                               "jti", "act", "may_act"})
+"""Claims a token defines; a body's ``subject.properties`` never supplies them next to a token."""
+MAX_TIMESTAMP = 253_402_300_799  # 9999-12-31T23:59:59Z: any time claim beyond it is nonsense
+MAX_JTI_LENGTH = 256  # the plane's revocation API accepts jtis up to this length
+TOKEN_JSON_DEPTH = 32  # act may nest 16 deep (VerifyOptions bound); IdP claims a few levels
+CHAIN_CLAIM = "tg_chain"  # jtis of the tokens this one was exchanged from, root first
+ROOT_IAT_CLAIM = "tg_root_iat"  # iat of the root token (the login), for subject/tenant cut-offs
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +102,18 @@ class Claims:
     may_act: Mapping[str, Any] | None = None
     kid: str = ""
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    chain: tuple[str, ...] = ()  # jtis of the tokens this one was exchanged from, root first
+    root_iat: float | None = None  # iat of the root token; None for a root token
+
+    @property
+    def origin_iat(self) -> float:
+        """When the session this token descends from began: what revocation cut-offs compare."""
+        return self.iat if self.root_iat is None else self.root_iat
+
+    @property
+    def subject_type(self) -> str:
+        """The relation subject type of ``sub`` (see :data:`TOKEN_SUBJECT_TYPE`)."""
+        return TOKEN_SUBJECT_TYPE
 
     @property
     def actor_chain(self) -> list[str]:
@@ -127,8 +164,14 @@ def mint(
     not_after: float | None = None,
     now: float | None = None,
     jti: str | None = None,
+    chain: Sequence[str] | None = None,
+    root_iat: float | None = None,
 ) -> str:
-    """Sign a context token; ``not_after`` caps ``exp`` (an exchanged token never outlives its source)."""
+    """Sign a context token; ``not_after`` caps ``exp`` (an exchanged token never outlives its source).
+
+    ``chain`` and ``root_iat`` are for exchanged tokens (both or neither): the jtis of the
+    tokens it descends from and the root token's ``iat`` (never later than this ``iat``).
+    """
     if not 0 < lifetime <= MAX_LIFETIME:
         raise ConfigError(f"token lifetime must be in (0, {MAX_LIFETIME:.0f}] seconds, got {lifetime}")
     if not sub or not tenant_id:
@@ -156,6 +199,11 @@ def mint(
         payload["act"] = dict(act)
     if may_act is not None:
         payload["may_act"] = dict(may_act)
+    if (chain is None) != (root_iat is None):
+        raise ConfigError("an exchanged token needs both chain and root_iat")
+    if chain is not None and root_iat is not None:
+        payload[CHAIN_CLAIM] = list(chain)
+        payload[ROOT_IAT_CLAIM] = min(int(root_iat), iat)
     return jwt.encode(payload, key.private_key, algorithm=key.alg, headers={"kid": key.kid, "typ": "JWT"})
 
 
@@ -188,41 +236,134 @@ class VerifyOptions:
             raise ConfigError(f"max_token_bytes must be within 1..{MAX_TOKEN_BYTES}")
 
 
-_JWT_ERRORS: tuple[tuple[type[Exception], type[TokenError], str], ...] = (
-    (jwt.InvalidAudienceError, AudienceInvalid, "token is not for this service"),
-    (jwt.MissingRequiredClaimError, ClaimMissing, "token lacks a required claim"),
-    (jwt.InvalidSignatureError, SignatureInvalid, "signature does not verify"),
-)
-
-
-def _translate(exc: jwt.PyJWTError) -> TokenError:
-    """pyjwt's errors become ours at the boundary, with stable codes."""
-    for source, target, message in _JWT_ERRORS:
-        if isinstance(exc, source):
-            return target(message)
-    return TokenMalformed(f"token cannot be decoded: {exc}")
-
-
 _COMPACT_JWS = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
+_JWS = jwt.PyJWS()
+_SIGNATURE_CHECKS: dict[str, jwt.algorithms.Algorithm] = {
+    alg: _JWS.get_algorithm_by_name(alg) for alg in SUPPORTED_ALGORITHMS
+}
 
 
-def read_header(token: str) -> dict[str, Any]:
-    """The unverified JOSE header, parsed once with a strict shape check.
+@dataclass(frozen=True, slots=True)
+class CompactJWS:
+    """A compact JWS split and strictly decoded, signature not yet checked."""
 
-    pyjwt parses the header again inside ``decode``; its character-by-character
-    alphabet check costs ~25 µs a call, so this pre-check (one C regex) keeps the
-    uncached path close to the bare signature verify.
-    """
+    header: dict[str, Any]
+    payload: dict[str, Any]
+    signing_input: bytes
+    signature: bytes
+
+
+def _b64(segment: str, what: str) -> bytes:
+    try:
+        return base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+    except (ValueError, binascii.Error):
+        raise TokenMalformed(f"token {what} is not base64url") from None
+
+
+def _json_segment(segment: str, what: str, max_bytes: int) -> dict[str, Any]:
+    try:
+        value = jsonlimits.loads(_b64(segment, what), max_bytes=max_bytes, max_depth=TOKEN_JSON_DEPTH)
+    except (JsonInvalid, PayloadTooLarge) as exc:
+        problem = exc.detail.get("problem", exc.code)
+        raise TokenMalformed(f"token {what} is not strict JSON ({exc.message})", problem=problem) from None
+    if not isinstance(value, dict):
+        raise TokenMalformed(f"token {what} is not a JSON object")
+    return value
+
+
+def _split(token: str, max_bytes: int) -> list[str]:
+    if len(token) > max_bytes:
+        raise TokenTooLarge(f"token exceeds {max_bytes} bytes")
     if not _COMPACT_JWS.fullmatch(token):
         raise TokenMalformed("token is not a compact JWS (three base64url segments)")
-    segment = token.split(".", 1)[0]
+    return token.split(".")
+
+
+def read_header(token: str, *, max_bytes: int = MAX_TOKEN_BYTES) -> dict[str, Any]:
+    """The unverified JOSE header, strictly decoded (routing and early refusals only)."""
+    return _json_segment(_split(token, max_bytes)[0], "header", max_bytes)
+
+
+def parse_compact(token: str, *, max_bytes: int = MAX_TOKEN_BYTES) -> CompactJWS:
+    """Split and strictly decode a compact JWS (RFC 7515 7.1); nothing is verified yet.
+
+    The one parse of a token: the claims a verifier checks are these objects, and the
+    signature is checked over ``signing_input``, the exact bytes they were decoded from.
+    """
+    header_b64, payload_b64, signature_b64 = _split(token, max_bytes)
+    return CompactJWS(
+        header=_json_segment(header_b64, "header", max_bytes),
+        payload=_json_segment(payload_b64, "payload", max_bytes),
+        signing_input=f"{header_b64}.{payload_b64}".encode("ascii"),
+        signature=_b64(signature_b64, "signature"),
+    )
+
+
+def check_header(header: Mapping[str, Any]) -> None:
+    """RFC 7515 4.1.11: ``crit`` names extensions the verifier must understand; we know none."""
+    if "crit" in header:
+        raise TokenMalformed("token header names critical extensions (crit), which are not supported")
+
+
+def verify_signature(jws: CompactJWS, public_key: PublicKey, alg: str) -> None:
+    """Check the signature with pyjwt's algorithm object (it sees bytes only, never the JSON)."""
     try:
-        header = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
-    except (ValueError, binascii.Error):
-        raise TokenMalformed("token header is not base64url JSON") from None
-    if not isinstance(header, dict):
-        raise TokenMalformed("token header is not a JSON object")
-    return header
+        ok = _SIGNATURE_CHECKS[alg].verify(jws.signing_input, public_key, jws.signature)
+    except (ValueError, TypeError, InvalidSignature):
+        ok = False
+    if not ok:
+        raise SignatureInvalid("signature does not verify")
+
+
+def required_timestamp(payload: Mapping[str, Any], name: str) -> float:
+    """:func:`timestamp`, and the claim must be there."""
+    if name not in payload:
+        raise ClaimMissing(f"token lacks the {name} claim")
+    return _epoch_seconds(payload[name], name)
+
+
+def timestamp(payload: Mapping[str, Any], name: str) -> float | None:
+    """A time claim as float, None when absent; present means a valid time (null is not)."""
+    return _epoch_seconds(payload[name], name) if name in payload else None
+
+
+def _epoch_seconds(value: Any, name: str) -> float:
+    """An int or finite float within 0..MAX_TIMESTAMP; bools refused.
+
+    ``NaN`` compares false with everything (``exp: NaN`` would never expire, ``iat: NaN``
+    would dodge every cut-off), so no non-finite or absurd value gets past here.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= MAX_TIMESTAMP:
+        raise ClaimInvalid(f"{name} must be a number of epoch seconds within 0..{MAX_TIMESTAMP}")
+    return float(value)
+
+
+def check_audience(payload: Mapping[str, Any], audience: str) -> tuple[str, ...]:
+    """``aud`` (a string or a list of strings, RFC 7519 4.1.3) must name ``audience``."""
+    aud = payload.get("aud")
+    if not aud:
+        raise ClaimMissing("token lacks the aud claim")
+    values = (aud,) if isinstance(aud, str) else tuple(aud) if isinstance(aud, list) else None
+    if values is None or not all(isinstance(a, str) for a in values):
+        raise AudienceInvalid("aud must be a string or a list of strings")
+    if audience not in values:
+        raise AudienceInvalid("token is not for this service")
+    return values
+
+
+def check_times(exp: float, iat: float | None, nbf: float | None, now: float, leeway: float) -> None:
+    """RFC 7519 4.1.4-4.1.6 against ``now``, with ``leeway`` seconds of clock skew allowed."""
+    if now - leeway >= exp:
+        raise TokenExpired("token has expired")
+    if nbf is not None and nbf > now + leeway:
+        raise TokenNotYetValid("token is not yet valid")
+    if iat is not None and iat > now + leeway:
+        raise TokenNotYetValid("token was issued in the future")
+
+
+def is_jti(value: Any) -> bool:
+    """A jti we carry and can revoke: a non-empty string of at most MAX_JTI_LENGTH characters."""
+    return isinstance(value, str) and 0 < len(value) <= MAX_JTI_LENGTH
 
 
 def token_digest(token: str) -> bytes:
@@ -290,14 +431,17 @@ class TokenVerifier:
         self._check_revoked(claims)
 
     def _check_revoked(self, claims: Claims) -> None:
+        """The token's jti, its ancestors' jtis, its key; subject/tenant cut-offs against the root's iat."""
         why = self.revocations.reason(
-            jti=claims.jti, kid=claims.kid, tenant=claims.tenant_id, sub=claims.sub, iat=claims.iat
+            jti=claims.jti, kid=claims.kid, tenant=claims.tenant_id, sub=claims.sub, iat=claims.origin_iat,
+            chain=claims.chain,
         )
         if why is not None:
             raise TokenRevoked(why)
 
     def _verify_uncached(self, token: str) -> Claims:
-        kid, alg = self._read_header(token)
+        jws = parse_compact(token, max_bytes=self.options.max_token_bytes)
+        kid, alg = self._read_header(jws.header)
         trusted = self.trust.get(kid)
         if trusted is None:
             raise UnknownKey("token is signed by an unknown key", kid=kid)
@@ -306,67 +450,53 @@ class TokenVerifier:
         now = self._clock()
         if not trusted.is_current(now):
             raise UnknownKey("signing key has passed its not-after time", kid=kid)
-        try:
-            payload = jwt.decode(
-                token,
-                key=trusted.public_key,
-                algorithms=[trusted.alg],
-                audience=self.options.audience,
-                # Time is checked below against this verifier's clock, the same clock
-                # that expires cache entries and keys, so the three can never disagree.
-                options={
-                    "require": ["exp", "iat", "iss", "sub", "aud", "jti"],
-                    "verify_exp": False,
-                    "verify_nbf": False,
-                    "verify_iat": False,
-                },
-            )
-        except jwt.PyJWTError as exc:
-            raise _translate(exc) from None
-        self._check_times(payload, now)
+        verify_signature(jws, trusted.public_key, trusted.alg)
+        payload = jws.payload
+        for name in ("iss", "sub", "jti"):
+            if payload.get(name) is None:
+                raise ClaimMissing(f"token lacks the {name} claim")
+        aud = check_audience(payload, self.options.audience)
+        exp, iat = required_timestamp(payload, "exp"), required_timestamp(payload, "iat")
+        nbf = timestamp(payload, "nbf")
+        # Checked against this verifier's clock, the same clock that expires cache entries
+        # and keys, so the three can never disagree.
+        check_times(exp, iat, nbf, now, self.options.leeway)
         if payload["iss"] != trusted.issuer:
-            raise IssuerNotTrusted(f"key {kid} may not sign for issuer {payload['iss']!r}")
-        claims = self._claims(payload, kid)
+            raise IssuerNotTrusted(f"key {kid} may not sign for issuer {str(payload['iss'])[:64]!r}")
+        claims = self._claims(payload, kid, aud=aud, exp=exp, iat=iat, nbf=nbf)
         check_sidecar_actor(claims)
         if claims.exp - claims.iat > self.options.max_lifetime:
             raise ClaimInvalid(f"token lifetime exceeds {self.options.max_lifetime:.0f} s")
         self._check_revoked(claims)
         return claims
 
-    def _check_times(self, payload: Mapping[str, Any], now: float) -> None:
-        leeway = self.options.leeway
-        times = {name: payload.get(name) for name in ("exp", "iat", "nbf")}
-        for name, value in times.items():
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-                raise ClaimInvalid(f"{name} must be a number")
-        if now - leeway >= times["exp"]:  # type: ignore[operator]
-            raise TokenExpired("token has expired")
-        if times["nbf"] is not None and times["nbf"] > now + leeway:  # type: ignore[operator]
-            raise TokenNotYetValid("token is not yet valid")
-        if times["iat"] > now + leeway:  # type: ignore[operator]
-            raise TokenNotYetValid("token was issued in the future")
-
-    def _read_header(self, token: str) -> tuple[str, str]:
-        header = read_header(token)
+    def _read_header(self, header: Mapping[str, Any]) -> tuple[str, str]:
         alg = header.get("alg")
         if not isinstance(alg, str) or alg not in self.options.algorithms:
             # Covers "none", every HS*, and asymmetric algs this service did not enable.
-            raise AlgorithmNotAllowed(f"algorithm {alg!r} is not accepted")
+            raise AlgorithmNotAllowed(f"algorithm {str(alg)[:16]!r} is not accepted")
         kid = header.get("kid")
         if not isinstance(kid, str) or not kid:
             raise UnknownKey("token header has no kid")
+        check_header(header)
         return kid, alg
 
-    def _claims(self, payload: dict[str, Any], kid: str) -> Claims:
-        sub, tenant = payload.get("sub"), payload.get("tenant_id")
+    def _claims(self, payload: dict[str, Any], kid: str, *, aud: tuple[str, ...], exp: float, iat: float,
+                nbf: float | None) -> Claims:
+        iss, sub, tenant, jti = payload["iss"], payload.get("sub"), payload.get("tenant_id"), payload["jti"]
+        if not isinstance(iss, str) or not iss:
+            raise ClaimInvalid("iss must be a non-empty string")
         if not isinstance(sub, str) or not sub:
             raise ClaimMissing("token has no sub")
         if not isinstance(tenant, str) or not tenant:
             raise ClaimMissing("token has no tenant_id")
+        if not is_jti(jti):
+            raise ClaimInvalid(f"jti must be a string of 1..{MAX_JTI_LENGTH} characters")
         act = payload.get("act")
         if act is not None and not isinstance(act, dict):
             raise ClaimInvalid("act must be an object")
-        if _act_depth(act) > self.options.max_act_depth:
+        depth = _act_depth(act)
+        if depth > self.options.max_act_depth:
             raise ActorChainTooDeep(f"actor chain is deeper than {self.options.max_act_depth}")
         roles = payload.get("roles", [])
         if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
@@ -374,25 +504,27 @@ class TokenVerifier:
         scope = payload.get("scope", "")
         if not isinstance(scope, str):
             raise ClaimInvalid("scope must be a space-separated string")
-        aud = payload["aud"]
         may_act = payload.get("may_act")
         if may_act is not None and not isinstance(may_act, dict):
             raise ClaimInvalid("may_act must be an object")
+        chain, root_iat = _ancestry(payload, iat=iat, act_depth=depth)
         return Claims(
-            iss=payload["iss"],
+            iss=iss,
             sub=sub,
             tenant_id=tenant,
-            aud=(aud,) if isinstance(aud, str) else tuple(aud),
-            exp=float(payload["exp"]),
-            iat=float(payload["iat"]),
-            nbf=float(payload["nbf"]) if "nbf" in payload else None,
-            jti=str(payload["jti"]),
+            aud=aud,
+            exp=exp,
+            iat=iat,
+            nbf=nbf,
+            jti=jti,
             roles=tuple(roles),
             scope=_scope_tuple(scope),
             act=act,
             may_act=may_act,
             kid=kid,
             raw=payload,
+            chain=chain,
+            root_iat=root_iat,
         )
 
     def invalidate(self) -> None:
@@ -416,17 +548,33 @@ def check_sidecar_actor(claims: Claims) -> None:
         raise ActorMismatch(f"a token issued by {claims.iss} must name {expected} as its actor, not {current!r}")
 
 
-def decode_unverified(token: str) -> dict[str, Any]:
-    """Header and payload without any check: for ``tenantguard token show`` only."""
-    try:
-        return {
-            "header": jwt.get_unverified_header(token),
-            "payload": jwt.decode(token, options={"verify_signature": False}),
-        }
-    except jwt.PyJWTError as exc:
-        raise TokenMalformed(f"token cannot be decoded: {exc}") from None
-    except UnicodeError:  # e.g. undecodable argv bytes, which Python turns into lone surrogates
-        raise TokenMalformed("token is not a compact JWS (three base64url segments)") from None
+def _ancestry(payload: Mapping[str, Any], *, iat: float, act_depth: int) -> tuple[tuple[str, ...], float | None]:
+    """``tg_chain`` and ``tg_root_iat``, checked; ``((), None)`` for a root token.
+
+    Each exchange adds one actor and one ancestor, so the chain is never longer than the
+    actor chain (and so bounded by ``max_act_depth``); the root is never younger than this token.
+    """
+    has_chain, has_root = CHAIN_CLAIM in payload, ROOT_IAT_CLAIM in payload
+    if not has_chain and not has_root:
+        return (), None
+    if not has_chain or not has_root:
+        raise ClaimMissing(f"{CHAIN_CLAIM} and {ROOT_IAT_CLAIM} go together")
+    chain = payload[CHAIN_CLAIM]
+    if not isinstance(chain, list) or not all(is_jti(j) for j in chain):
+        raise ClaimInvalid(f"{CHAIN_CLAIM} must be a list of jtis (strings of 1..{MAX_JTI_LENGTH} characters)")
+    if len(chain) > act_depth:
+        raise ClaimInvalid(f"{CHAIN_CLAIM} is longer than the actor chain")
+    root_iat = required_timestamp(payload, ROOT_IAT_CLAIM)
+    if root_iat > iat:
+        raise ClaimInvalid(f"{ROOT_IAT_CLAIM} is later than iat")
+    return tuple(chain), root_iat
+
+
+def decode_unverified(token: str, *, max_bytes: int = 2 * MAX_TOKEN_BYTES) -> dict[str, Any]:
+    """Header and payload, strictly decoded but not verified: ``tenantguard token show``, and the
+    SDK reading claims of a token its sidecar has just verified."""
+    jws = parse_compact(token, max_bytes=max_bytes)
+    return {"header": jws.header, "payload": jws.payload}
 
 
 __all__ = [
@@ -438,11 +586,13 @@ __all__ = [
     "ActorMismatch",
     "Algorithm",
     "Claims",
+    "CompactJWS",
     "TokenVerifier",
     "VerifyOptions",
     "actor_chain",
     "check_sidecar_actor",
     "decode_unverified",
     "mint",
+    "parse_compact",
     "token_fingerprint",
 ]

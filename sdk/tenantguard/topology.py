@@ -100,3 +100,49 @@ def decisions_subject(service: str) -> str:
 def sidecar_issuer(service: str) -> str:
     """The issuer a sidecar's own key may sign exchanged tokens as."""
     return f"sidecar:{service}"
+
+
+# --------------------------------------------------------------------------- NATS permissions
+#
+# What each tenantguard identity may do on NATS, as nats-server ``permissions`` blocks
+# (``tenantguard dev`` and deploy/ render them; tests/nats/test_permissions.py runs them
+# against a real server). Subjects were found by running the plane and a sidecar with
+# nothing allowed and reading the server's violations. JetStream and object-store calls
+# are requests on ``$JS.API.*`` whose replies come back on the client's ``_INBOX``;
+# ordered consumers deliver to an ``_INBOX`` subject too and are paced by flow-control
+# requests the client answers on ``$JS.FC.<stream>.>``.
+
+STREAMS: Final = (STREAM_RELATIONS, STREAM_SNAPSHOTS, STREAM_TRUST, STREAM_REVOCATIONS, STREAM_BUNDLES)
+BUCKETS: Final = (BUCKET_SNAPSHOTS, BUCKET_BUNDLES)
+INBOX_PREFIX: Final = "_INBOX"
+SUBJECT_ROOT: Final = "tg"
+
+
+def object_store_stream(bucket: str) -> str:
+    """The stream JetStream keeps an object store's chunks and metadata in."""
+    return f"OBJ_{bucket}"
+
+
+def plane_permissions() -> dict[str, list[str]]:
+    """The plane: publish every tg subject, manage streams and object stores (all of ``$JS.API``),
+    read the decision logs and its own followers."""
+    return {
+        "publish": [f"{SUBJECT_ROOT}.>", "$JS.API.>", "$JS.FC.>", "$O.>"],
+        "subscribe": [f"{SUBJECT_ROOT}.>", f"{INBOX_PREFIX}.>"],
+    }
+
+
+def sidecar_permissions(service: str) -> dict[str, list[str]]:
+    """A sidecar of ``service``: read-only on what it follows, publish only its own decision logs.
+
+    No ``tg.relations``/``tg.trust``/... publish, no stream create/update/purge/delete, no
+    consumer delete/list, no ``tg.decisions.>`` subscription (other services' logs).
+    """
+    followed = [*STREAMS, *(object_store_stream(b) for b in BUCKETS)]
+    # STREAM.NAMES: nats-py's object-store get looks up the chunk stream by subject (names only).
+    publish = [decisions_subject(service), "$JS.API.STREAM.NAMES"]
+    for stream in followed:
+        publish += [f"$JS.API.STREAM.INFO.{stream}", f"$JS.API.CONSUMER.CREATE.{stream}",
+                    f"$JS.API.CONSUMER.CREATE.{stream}.>", f"$JS.API.STREAM.MSG.GET.{stream}",
+                    f"$JS.API.DIRECT.GET.{stream}", f"$JS.API.DIRECT.GET.{stream}.>", f"$JS.FC.{stream}.>"]
+    return {"publish": publish, "subscribe": [SUBJECT_HEARTBEAT, f"{INBOX_PREFIX}.>"]}

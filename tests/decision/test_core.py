@@ -68,6 +68,56 @@ def test_resource_tenant_mismatch_is_denied_before_policy(core: DecisionCore) ->
     assert not d.allow and d.reasons == ("tenant_mismatch",)
 
 
+
+# With a token, who the subject is (type, id, tenant) comes from the token alone.
+IMPERSONATIONS: list[tuple[str, dict[str, Any], str]] = [
+    ("as a group with the same id", {"type": "group", "id": "alice"}, "subject_mismatch"),
+    ("as a group, id left out", {"type": "group"}, "subject_mismatch"),
+    ("as a service", {"type": "service", "id": "svc:orders"}, "subject_mismatch"),
+    ("as a userset", {"type": "group", "id": "alice#member"}, "subject_mismatch"),
+    ("type in another case", {"type": "User", "id": "alice"}, "subject_mismatch"),
+    ("another user", {"type": "user", "id": "bob"}, "subject_mismatch"),
+    ("another tenant", {"type": "user", "id": "alice", "properties": {"tenant_id": "globex"}}, "tenant_mismatch"),
+]
+
+
+@pytest.mark.parametrize(("label", "subject", "reason"), IMPERSONATIONS, ids=[i[0] for i in IMPERSONATIONS])
+def test_a_token_fixes_the_subjects_type_id_and_tenant(example_revision: PolicyRevision, label: str,
+                                                       subject: dict[str, Any], reason: str) -> None:
+    """``acme/project:p8#member@group:alice``: alice's token must not be asked as group:alice."""
+    index = RelationIndex.from_trusted(3, [("acme", "project:p8", "member", "group:alice")])
+    core = DecisionCore("billing", index)
+    core.activate(example_revision)
+    assert decide(core, question(project="p8"), claims(roles=("viewer",))).reasons == ("not_project_member",)
+    d = decide(core, question(project="p8", subject=subject), claims(roles=("viewer",)))
+    assert not d.allow and d.reasons == (reason,), label
+
+
+def test_with_a_token_the_policy_sees_the_tokens_subject_only(index: RelationIndex) -> None:
+    """Members a body adds (top-level, or properties named like claims) never reach the policy."""
+    policy = RegorusEngine().prepare(
+        {"p.rego": "package t\nimport rego.v1\n"
+                   "decision := {\"allow\": false, \"reasons\": [json.marshal(input.subject)]}\n"}, {})
+    core = DecisionCore("billing", index)
+    core.activate(PolicyRevision(revision="r", policy=policy, entrypoint="data.t.decision"))
+    stated = {"type": "user", "id": "alice", "relation": "member", "tenant_id": "globex",
+              "properties": {"sub": "bob", "iss": "edge", "act": {"sub": "svc:admin"}, "roles": ["admin"],
+                             "scope": "*", "department": "finance"}}
+    d = decide(core, question(subject=stated), claims(scope=("invoices:read",)))
+    import json
+
+    assert json.loads(d.reasons[0]) == {
+        "type": "user", "id": "alice",
+        "properties": {"tenant_id": "acme", "roles": ["editor"], "scope": "invoices:read", "department": "finance"}}
+
+
+def test_without_a_token_the_pep_states_the_subject_type(index: RelationIndex, core: DecisionCore) -> None:
+    """Same pod, no token: the service is trusted for the subject it names (type included)."""
+    d = decide(core, question(subject={"type": "service", "id": "svc:orders", "properties": {"tenant_id": "acme"}}),
+               None)
+    assert d.subject == "service:svc:orders"
+
+
 def test_missing_resource_tenant_defaults_to_the_subjects_own(core: DecisionCore) -> None:
     body = question()
     del body["resource"]["properties"]["tenant_id"]

@@ -10,6 +10,8 @@ binary is around; the whole kustomization with ``kubectl kustomize`` when kubect
 from __future__ import annotations
 
 import asyncio
+import json
+import posixpath
 import re
 import shlex
 import shutil
@@ -25,6 +27,8 @@ import pytest
 import typer
 import typer.main
 import yaml
+from tenantguard import topology
+from tenantguard.natsserver import find_nats_server
 from typer.testing import CliRunner
 
 from authz_sidecar import cli as sidecar_cli
@@ -37,6 +41,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 KUSTOMIZATION = DEPLOY / "kustomization.yaml"
 ENVOY_FILE = DEPLOY / "envoy" / "envoy.yaml"
+ENVOY_HTTP_FILE = DEPLOY / "envoy" / "envoy-http.yaml"
+ISTIO = DEPLOY / "istio"
 DOCKERFILE = DEPLOY / "Dockerfile"
 WORKLOAD_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "Job"}
 NATS_CLIENT_LABEL = "tenantguard.io/nats-client"
@@ -520,14 +526,16 @@ def test_private_keys_only_in_secrets_public_keys_in_configmaps() -> None:
     for gen in _kustomization().get("configMapGenerator", []):
         for entry in gen.get("files", []):
             key, _src = _generator_entry(entry)
-            assert not key.endswith((".pem", ".token", ".secret")), f"secret material {key} in ConfigMap"
+            secret = key.endswith((".pem", ".token", ".secret", ".nk", ".creds"))
+            assert not secret, f"secret material {key} in ConfigMap"
     plane_secrets = {v["secret"]["secretName"] for v in _plane()[1]["volumes"] if "secret" in v}
     for owner, pod, _container in _by_service("sidecar"):
         for volume in pod.get("volumes", []):
             if "secret" in volume:
                 assert volume["secret"]["secretName"] not in plane_secrets, \
                     f"{owner['metadata']['name']}: a workload must never see the plane's private keys"
-                assert _generated("Secret")[volume["secret"]["secretName"]] == {"join.secret"}
+                # its join secret and its own NATS nkey seed, nothing else
+                assert _generated("Secret")[volume["secret"]["secretName"]] == {"join.secret", "nats.nk"}
 
 
 def _generator_source(kind: str, name: str, key: str) -> str:
@@ -792,10 +800,22 @@ def test_nats_clients_are_admitted_by_the_network_policy(monkeypatch: pytest.Mon
 
 
 def _nats_conf() -> str:
-    (name,) = {v["configMap"]["name"] for v in _pod_spec(_one("StatefulSet", "nats"))["volumes"] if "configMap" in v}
-    data = _one("ConfigMap", name)["data"]
+    sts = _one("StatefulSet", "nats")
+    (container,) = _pod_spec(sts)["containers"]
+    mount = _mount_for(container, PurePosixPath(container["command"][-1]))
+    (volume,) = [v for v in _pod_spec(sts)["volumes"] if v["name"] == mount["name"]]
+    data = _one("ConfigMap", volume["configMap"]["name"])["data"]
     (text,) = data.values()
     return text
+
+
+def _nats_include() -> PurePosixPath:
+    """Where nats.conf's ``include`` points (relative to the config file's directory)."""
+    sts = _one("StatefulSet", "nats")
+    (container,) = _pod_spec(sts)["containers"]
+    match = re.search(r'^include\s+"?([^"\s]+)"?', _nats_conf(), re.M)
+    assert match, "nats.conf includes no authorization file: NATS would run without authorization"
+    return PurePosixPath(posixpath.normpath(PurePosixPath(container["command"][-1]).parent / match.group(1)))
 
 
 def _nats_block(name: str) -> str:
@@ -844,14 +864,45 @@ def test_nats_is_a_three_node_jetstream_cluster() -> None:
 
 
 def test_nats_conf_is_valid_for_nats_server(tmp_path: Path) -> None:
-    binary = shutil.which("nats-server")
-    if binary is None:
-        pytest.skip("nats-server not installed")
-    conf = tmp_path / "nats.conf"
+    binary = str(find_nats_server())
+    root = _deploy_with_secrets(tmp_path)
+    conf = tmp_path / "etc" / "nats" / "nats.conf"
+    conf.parent.mkdir(parents=True)
     conf.write_text(_nats_conf())
+    include = tmp_path / _nats_include().relative_to("/")
+    include.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(root / "secrets" / "plane" / "nats" / "users.conf", include)
     result = subprocess.run([binary, "-t", "-c", str(conf)], capture_output=True, text=True, timeout=30,
                             env={"POD_NAME": "nats-0", "PATH": "/usr/bin:/bin"})
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_nats_authorization_is_mounted_and_every_client_has_its_own_identity(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sts = _one("StatefulSet", "nats")
+    (container,) = _pod_spec(sts)["containers"]
+    include = _nats_include()
+    mount = _mount_for(container, include)
+    (volume,) = [v for v in _pod_spec(sts)["volumes"] if v["name"] == mount["name"]]
+    auth = {g["name"]: g for g in _kustomization()["configMapGenerator"]}[volume["configMap"]["name"]]
+    key = include.relative_to(mount["mountPath"]).as_posix()
+    sources = dict(_generator_entry(e) for e in auth["files"])
+    assert sources[key] == "secrets/plane/nats/users.conf"
+    # users.conf as `plane init` writes it: the plane's and each sidecar's permissions from topology
+    root = _deploy_with_secrets(tmp_path)
+    users = (root / sources[key]).read_text()
+    for service in _join_services():
+        assert json.dumps(topology.decisions_subject(service)) in users
+    seeds = {}
+    for workload, pod, tg in _tenantguard_containers():
+        _path, params = _parse(tg, monkeypatch)
+        seed = params["nats_nkey_seed_file"]
+        assert seed is not None, f"{workload['metadata']['name']} connects to NATS without an identity"
+        seeds[workload["metadata"]["name"]] = _source_file(pod, tg, PurePosixPath(seed.as_posix()))
+    assert seeds["tenantguard-plane"] == "secrets/plane/nats/plane.nk"
+    for name, source in seeds.items():
+        if name != "tenantguard-plane":
+            assert source == f"secrets/plane/nats/{name}.nk", f"{name} must use its own NATS identity"
 
 
 def test_nats_probes_hit_the_monitor_port() -> None:
@@ -900,8 +951,9 @@ def test_envoy_config_is_valid_v3() -> None:
     from envoy.extensions.upstreams.http.v3 import http_protocol_options_pb2  # noqa: F401
     from google.protobuf import json_format
 
-    bootstrap = json_format.ParseDict(_envoy(), bootstrap_pb2.Bootstrap())  # unknown fields raise
-    assert bootstrap.static_resources.listeners
+    for path in (ENVOY_FILE, ENVOY_HTTP_FILE):
+        bootstrap = json_format.ParseDict(_load_docs(path)[0], bootstrap_pb2.Bootstrap())  # unknown fields raise
+        assert bootstrap.static_resources.listeners, path
 
 
 def test_envoy_ext_authz_fails_closed_over_grpc_v3() -> None:
@@ -987,6 +1039,66 @@ def test_envoy_tenant_header_comes_from_the_sidecar_only() -> None:
     assert _hcm()["normalize_path"] is True
     # ...and the gRPC server answering is the Envoy Authorization service.
     assert grpc_ext_authz.SERVICE_NAME == "envoy.service.auth.v3.Authorization"
+
+
+def test_envoy_http_mode_config_matches_the_sidecar_http_door(monkeypatch: pytest.MonkeyPatch) -> None:
+    from authz_sidecar.http import envoy_http
+
+    config = _load_docs(ENVOY_HTTP_FILE)[0]
+    (listener,) = config["static_resources"]["listeners"]
+    hcm = listener["filter_chains"][0]["filters"][0]["typed_config"]
+    (ext,) = [f["typed_config"] for f in hcm["http_filters"] if f["name"] == "envoy.filters.http.ext_authz"]
+    assert ext["failure_mode_allow"] is False and "grpc_service" not in ext
+    service = ext["http_service"]
+    assert service["path_prefix"] == envoy_http.PREFIX
+    _workload, _pod, container = _sidecar()
+    _path, params = _parse(container, monkeypatch)
+    (cluster,) = [c for c in config["static_resources"]["clusters"] if c["name"] == service["server_uri"]["cluster"]]
+    assert _endpoint(cluster) == (params["host"], params["port"])
+    assert urlsplit(service["server_uri"]["uri"]).netloc == f"{params['host']}:{params['port']}"
+    upstream = {p["exact"] for p in service["authorization_response"]["allowed_upstream_headers"]["patterns"]}
+    assert upstream == {grpc_ext_authz.TENANT_HEADER, grpc_ext_authz.SUBJECT_HEADER, "x-tenantguard-decision-id"}
+    sent = {p["exact"] for p in ext["allowed_headers"]["patterns"]}
+    assert {"authorization", grpc_ext_authz.TENANT_HEADER} <= sent
+    assert hcm["path_with_escaped_slashes_action"] == _hcm()["path_with_escaped_slashes_action"] == "REJECT_REQUEST"
+
+
+# ================================================================================== Istio
+
+
+def _istio(name: str) -> dict[str, Any]:
+    (doc,) = _load_docs(ISTIO / name)
+    return doc
+
+
+def test_istio_provider_points_at_the_sidecar_grpc_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    mesh = _istio("mesh-config.yaml")
+    assert mesh["kind"] == "IstioOperator"
+    (provider,) = mesh["spec"]["meshConfig"]["extensionProviders"]
+    grpc_provider = provider["envoyExtAuthzGrpc"]
+    assert grpc_provider["failOpen"] is False
+    assert mesh["spec"]["meshConfig"]["pathNormalization"]["normalization"] == "MERGE_SLASHES"
+    _workload, _pod, container = _sidecar()
+    _path, params = _parse(container, monkeypatch)
+    assert int(grpc_provider["port"]) == params["grpc_port"]
+    # the provider's host resolves, through the ServiceEntry, to the sidecar's bind address in the pod
+    entry = _istio("service-entry.yaml")
+    assert entry["kind"] == "ServiceEntry" and grpc_provider["service"] in entry["spec"]["hosts"]
+    assert [e["address"] for e in entry["spec"]["endpoints"]] == [params["host"]]
+    assert [(p["number"], p["protocol"]) for p in entry["spec"]["ports"]] == [(params["grpc_port"], "GRPC")]
+    assert entry["metadata"]["namespace"] == _objects("Namespace")[0]["metadata"]["name"]
+    assert entry["spec"]["exportTo"] == ["."]
+
+
+def test_istio_policy_sends_every_request_of_the_workload_to_tenantguard() -> None:
+    policy = _istio("authorization-policy.yaml")
+    (provider,) = _istio("mesh-config.yaml")["spec"]["meshConfig"]["extensionProviders"]
+    assert policy["kind"] == "AuthorizationPolicy" and policy["spec"]["action"] == "CUSTOM"
+    assert policy["spec"]["provider"]["name"] == provider["name"]
+    assert policy["spec"]["rules"] == [{}], "an empty rule: every request, no path or method left out"
+    workload, _pod, _container = _sidecar()
+    assert _selects(policy["spec"]["selector"]["matchLabels"], _pod_labels(workload))
+    assert policy["metadata"]["namespace"] == workload["metadata"]["namespace"]
 
 
 # ============================================================================== kustomize

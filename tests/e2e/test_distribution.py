@@ -146,6 +146,30 @@ def test_exchange_chain_works_with_trust_distributed_by_the_plane(cluster: Clust
     assert r.status_code == 401 and r.json()["error"] == "audience_invalid", r.text
 
 
+def test_revoking_the_parent_jti_through_the_plane_refuses_the_token_exchanged_from_it(cluster: Cluster) -> None:
+    """orders exchanges alice's token for billing; the parent's jti is revoked at the plane;
+    billing, which never saw the parent, refuses the derived token (already cached there)."""
+    seq = cluster.write("acme/project:p9#member@user:alice")
+    parent = cluster.token("alice", "orders", age=1)
+    r = cluster.exchange("orders", parent, "billing", scope="invoices:read")
+    assert r.status_code == 200, r.text
+    derived = r.json()["access_token"]
+    parent_claims = jwt.decode(parent, options={"verify_signature": False})
+    assert jwt.decode(derived, options={"verify_signature": False})["tg_chain"] == [parent_claims["jti"]]
+    for _ in range(2):  # the second answer comes from billing's verified-token cache
+        r = cluster.check("billing", derived, project="p9", at_least=seq)
+        assert r.status_code == 200 and r.json()["allow"] is True, r.text
+
+    cluster.revoke(kind="jti", jti=parent_claims["jti"], exp=parent_claims["exp"])
+    eventually(lambda: cluster.check("billing", derived, project="p9").status_code == 401,
+               "billing refuses the token exchanged from the revoked one")
+    assert cluster.check("billing", derived, project="p9").json()["error"] == "token_revoked"
+    assert cluster.check("orders", parent, project="p9").json()["error"] == "token_revoked"
+    other = cluster.exchange("orders", cluster.token("alice", "orders", age=1), "billing", scope="invoices:read")
+    r = cluster.check("billing", other.json()["access_token"], project="p9")  # alice's other tokens live
+    assert r.status_code == 200 and r.json()["allow"] is True, r.text
+
+
 def test_a_wrong_join_secret_is_refused_and_the_key_never_published(cluster: Cluster, tmp_path: Path) -> None:
     """exports presents a wrong join secret. It still serves (bundle, trust from NATS), keeps retrying,
     and its key never reaches the JWKS. It also had a local trust file: the plane's set replaced it."""

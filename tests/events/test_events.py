@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tenantguard.events import (
     DEFAULT_MAX_BYTES,
+    MAX_EVENT_DEPTH,
     RELATIONS_BATCH,
     REVOCATION,
     SIGNING_PREFIX,
@@ -397,3 +398,31 @@ def test_lone_surrogate_escapes_are_refused(genuine: bytes, trust: TrustSet) -> 
     assert b"\\ud800" in tampered
     with pytest.raises(EventMalformed, match="surrogate"):
         verify_event(tampered, trust)
+
+
+def _nested(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("levels", [MAX_EVENT_DEPTH + 1, 990, 5000, 100_000])
+def test_deep_events_are_typed_rejections(genuine: bytes, trust: TrustSet, levels: int) -> None:
+    """Nested past the bound, signed or not: EventMalformed before json.loads recurses.
+
+    Byte-built (json.dumps itself would recurse); 990 levels stays under Python's
+    recursion limit, so only the explicit bound refuses it."""
+    payload = b"[" * levels + b"1" + b"]" * levels
+    data = genuine.replace(b'"payload":', b'"payload":{"x":' + payload + b"},", 1)
+    with pytest.raises(EventMalformed, match="deeper than"):
+        verify_event(data, trust)
+    with pytest.raises(EventMalformed, match="deeper than"):
+        verify_event(b"[" * levels + b"]" * levels, trust)
+
+
+def test_payloads_up_to_the_bound_sign_and_verify(plane_key: SigningKey, trust: TrustSet) -> None:
+    fits = {"x": _nested(MAX_EVENT_DEPTH - 3)}  # envelope, payload, x's array: MAX_EVENT_DEPTH - 1 + 1
+    assert verify_event(sign_event(plane_key, TRUST_UPDATE, fits, 1, now=NOW), trust).payload == fits
+    with pytest.raises(EventMalformed, match="deeper than"):
+        sign_event(plane_key, TRUST_UPDATE, {"x": _nested(MAX_EVENT_DEPTH - 1)}, 1, now=NOW)

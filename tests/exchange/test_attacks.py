@@ -6,7 +6,9 @@ sidecar key, an untrusted key) or by the real edge issuer, then presented at the
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
 from typing import Any
 
 import httpx
@@ -15,9 +17,10 @@ import pytest
 from tenantguard.keys import SigningKey
 from tenantguard.tokens import mint
 
-from ..tokens.attacks import split, with_payload
+from ..tokens.attacks import b64, signed_text, split, with_payload
 from .conftest import ORDERS_AUTH
-from .mesh import GRANT, JWT, TOKEN_URL, Mesh
+from .idp import LocalIdP
+from .mesh import GRANT, ID_TOKEN, JWT, TOKEN_URL, Mesh
 
 
 def user_token(mesh: Mesh, aud: str = "orders", **kw: Any) -> str:
@@ -211,3 +214,71 @@ def test_keys_and_propagation_endpoints(mesh: Mesh) -> None:
     assert modes == {"billing": "exchange", "exports": "deny", "orders": "deny"}
     assert httpx.get(mesh.url("edge") + "/v1/propagation", params={"target": "orders"}).json()["mode"] == "forward"
     assert httpx.get(mesh.url("edge") + "/v1/propagation", params={"target": "x/../y"}).status_code == 400
+
+
+# -- tokens whose JSON says two things, at every door of real sidecars -------------------
+
+
+def _invoice() -> dict[str, Any]:
+    return {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": "acme", "project": "p1"}}
+
+
+def _claims_text(aud: str, tail: str = "", **raw: str) -> str:
+    now = int(time.time())
+    members = {"iss": '"edge"', "sub": '"alice"', "tenant_id": '"acme"', "aud": f'"{aud}"', "iat": str(now),
+               "exp": str(now + 300), "jti": f'"{uuid.uuid4().hex}"', "roles": '["editor"]',
+               "scope": '"invoices:read"'}
+    members.update(raw)
+    return "{" + ",".join(f'"{k}":{v}' for k, v in members.items()) + tail + "}"
+
+
+def _edge_signed(mesh: Mesh, body: str) -> str:
+    edge = mesh.world.edge
+    return signed_text(edge.private_key, f'{{"alg":"EdDSA","kid":"{edge.kid}"}}', body)
+
+
+@pytest.mark.parametrize(("tail", "raw"), [
+    (',"tenant_id":"globex"', {}),
+    (',"aud":"billing"', {}),
+    ("", {"exp": "NaN"}),
+    ("", {"iat": "NaN"}),
+    ("", {"exp": "1e400"}),
+])
+def test_double_meaning_tokens_are_refused_at_the_decision_and_exchange_doors(
+        mesh: Mesh, tail: str, raw: dict[str, str]) -> None:
+    """Signed with the real edge key: only the JSON is wrong, and every door says so, typed."""
+    at_billing = _edge_signed(mesh, _claims_text("billing", tail, **raw))
+    r = mesh.check("billing", at_billing, "invoices:read", _invoice())
+    assert r.status_code == 401 and r.json()["error"] == "token_malformed", r.text
+    at_orders = _edge_signed(mesh, _claims_text("orders", tail, **raw))
+    refused(mesh.exchange("orders", at_orders, "billing", auth=ORDERS_AUTH), "invalid_request", "token_malformed")
+
+
+def test_deeply_nested_tokens_are_a_typed_refusal_not_a_crash(mesh: Mesh) -> None:
+    """No key needed for the header: 5,000 ``[`` there reached json.loads' recursion limit."""
+    unsigned = f"{b64(b'[' * 5000)}.{b64(b'{}')}.c2ln"
+    signed = _edge_signed(mesh, "[" * 5000)
+    for token in (unsigned, signed):
+        r = mesh.check("billing", token, "invoices:read", _invoice())
+        assert r.status_code == 401 and r.json()["error"] == "token_malformed", r.text
+        refused(mesh.exchange("orders", token, "billing", auth=ORDERS_AUTH), "invalid_request", "token_malformed")
+        refused(mesh.exchange("edge", token, "orders", token_type=ID_TOKEN), "invalid_request", "token_malformed")
+
+
+@pytest.mark.parametrize(("tail", "raw"), [
+    (',"iss":"https://elsewhere.example"', {}),  # two issuers: which tenant would it be?
+    (',"sub":"admin"', {}),
+    ("", {"exp": "NaN"}),
+    ("", {"iat": "Infinity"}),
+])
+def test_double_meaning_idp_tokens_are_refused_at_the_edge_door(mesh: Mesh, idp: LocalIdP, tail: str,
+                                                                 raw: dict[str, str]) -> None:
+    """An IdP token (acme's real RS256 key) built as text: the edge decodes it strictly too."""
+    realm = idp.realms["acme"]
+    kid, (alg, key) = next(iter(realm.keys.items()))
+    now = int(time.time())
+    members = {"iss": json.dumps(realm.issuer), "sub": '"alice"', "aud": '"edge-app"', "iat": str(now),
+               "exp": str(now + 300), "groups": '["editor"]', **raw}
+    body = "{" + ",".join(f'"{k}":{v}' for k, v in members.items()) + tail + "}"
+    token = signed_text(key, json.dumps({"alg": alg, "kid": kid}), body)
+    refused(mesh.exchange("edge", token, "orders", token_type=ID_TOKEN), "invalid_request", "token_malformed")

@@ -17,6 +17,7 @@ from tenantguard import errors
 from tenantguard.oidc import EdgeConfig, EdgeTenant, EdgeVerifier, JwksCache
 from tenantguard.revocations import RevocationList
 
+from ..tokens.attacks import signed_text
 from .idp import LocalIdP
 
 
@@ -231,3 +232,61 @@ def test_one_issuer_one_tenant_and_file_loading(server: LocalIdP, tmp_path: Path
     path.write_text("{")
     with pytest.raises(errors.ConfigError):
         EdgeConfig.load(path)
+
+
+def _text_token(realm: Any, tail: str = "", **raw: str) -> str:
+    """An IdP token built as JSON text and signed with the realm's real key (initech: Ed25519)."""
+    kid, (alg, key) = next(iter(realm.keys.items()))
+    now = int(time.time())
+    members = {"iss": json.dumps(realm.issuer), "sub": '"alice"', "aud": '"edge-app"', "iat": str(now),
+               "exp": str(now + 300), "groups": '["editor"]', **raw}
+    body = "{" + ",".join(f'"{k}":{v}' for k, v in members.items()) + tail + "}"
+    return signed_text(key, json.dumps({"alg": alg, "kid": kid}), body)
+
+
+async def test_hand_built_idp_token_control(server: LocalIdP, verifier: Any) -> None:
+    v, _ = verifier
+    assert (await v.verify(_text_token(server.realms["initech"]))).tenant_id == "initech"
+
+
+@pytest.mark.parametrize(("tail", "raw", "error"), [
+    (',"iss":"https://elsewhere.example"', {}, errors.TokenMalformed),
+    (',"sub":"admin"', {}, errors.TokenMalformed),
+    (',"aud":"edge-app"', {}, errors.TokenMalformed),
+    ("", {"exp": "NaN"}, errors.TokenMalformed),
+    ("", {"iat": "NaN"}, errors.TokenMalformed),
+    ("", {"nbf": "-Infinity"}, errors.TokenMalformed),
+    ("", {"exp": "1e400"}, errors.TokenMalformed),
+    ("", {"exp": "true"}, errors.ClaimInvalid),
+    ("", {"iat": '"now"'}, errors.ClaimInvalid),
+    ("", {"nbf": "null"}, errors.ClaimInvalid),
+    ("", {"exp": "99999999999999"}, errors.ClaimInvalid),
+])
+async def test_idp_tokens_are_decoded_strictly(server: LocalIdP, verifier: Any, tail: str, raw: dict[str, str],
+                                               error: type[Exception]) -> None:
+    v, _ = verifier
+    token = _text_token(server.realms["initech"], tail, **raw)
+    with pytest.raises(error) as info:
+        await v.verify(token)
+    assert type(info.value) is error
+
+
+def test_routing_a_deeply_nested_token_is_no_crash(server: LocalIdP) -> None:
+    """handles() reads the issuer before any key is known: it must survive anything."""
+    v = EdgeVerifier(config(server))
+    assert not v.handles(f"{_b64(b'{}')}.{_b64(b'[' * 5000)}.c2ln")
+    assert not v.handles(_text_token(server.realms["initech"], ',"iss":"x"'))
+    assert v.handles(_text_token(server.realms["initech"]))
+
+
+async def test_revoked_idp_jti(server: LocalIdP) -> None:
+    revocations = RevocationList()
+    v = EdgeVerifier(config(server), revocations=revocations)
+    try:
+        identity = await v.verify(server.realms["acme"].token(jti="idp-1"))
+        assert (identity.jti, identity.iat) == ("idp-1", float(int(identity.iat)))
+        revocations.revoke_jti("idp-1", time.time() + 600)
+        with pytest.raises(errors.TokenRevoked):
+            await v.verify(server.realms["acme"].token(jti="idp-1"))
+    finally:
+        await v.aclose()

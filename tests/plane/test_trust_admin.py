@@ -127,8 +127,16 @@ def test_decision_logs_are_collected(world: World, plane: PlaneProcess) -> None:
     records = [{"decision_id": "d1", "tenant": "acme", "allow": True, "service": "billing"},
                {"decision_id": "d2", "tenant": "globex", "allow": False, "service": "billing"}]
     publish_core(world.nats.url, topo.decisions_subject("billing"), json.dumps({"decisions": records}).encode())
-    publish_core(world.nats.url, topo.decisions_subject("billing"), b"not json")
-    plane.wait_until(lambda s: s["decisions"]["received"] == 2 and s["decisions"]["malformed"] == 1)
+    hostile = [b"not json",
+               b'{"decisions": [' + b"[" * 5000 + b"]" * 5000 + b"]}",  # json.loads: RecursionError
+               b'{"decisions": [{"tenant": "acme", "x": ' + b"[" * 900 + b"]" * 900 + b"}]}",  # kept, then 500
+               b'{"decisions": [{"tenant": "acme", "allow": NaN}]}',  # kept, then unrenderable
+               b'{"decisions": [], "decisions": [{"tenant": "acme"}]}']  # which one counts?
+    for message in hostile:
+        publish_core(world.nats.url, topo.decisions_subject("billing"), message)
+    plane.wait_until(lambda s: s["decisions"]["received"] == 2 and s["decisions"]["malformed"] == len(hostile))
+    everything = plane.client().get("/v1/decisions")
+    assert everything.status_code == 200, everything.text
     acme = plane.client().get("/v1/decisions", params={"tenant": "acme"}).json()
     assert [d["decision_id"] for d in acme["decisions"]] == ["d1"]
     assert acme["stats"]["by_outcome"] == {"billing:allow": 1, "billing:deny": 1}
@@ -172,3 +180,33 @@ def test_ops_endpoints(plane: PlaneProcess) -> None:
     assert "tg_plane_relations_seq" in anonymous.get("/metrics").text
     assert anonymous.get("/openapi.json").json()["info"]["title"] == "tenantguard policy plane"
     assert anonymous.get("/docs").status_code == 200
+
+
+JSON_ENDPOINTS = ["/v1/relations", "/v1/revocations", "/v1/trust/issuers", "/v1/trust/sidecars/billing/keys"]
+HOSTILE_BODIES = [
+    (b"[" * 5000 + b"]" * 5000, "application/json", 400, "json_too_deep"),
+    (b'{"changes": [], "changes": [{"op": "write"}]}', "application/json", 400, "json_not_interoperable"),
+    (b'{"kind": "tenant", "tenant": "acme", "not_after": NaN}', "application/json", 400, "json_not_interoperable"),
+    (b'{"not_after": 1' + b"0" * 5000 + b"}", "application/json", 400, "json_not_interoperable"),
+    (b'{"kind": "tenant"}', "text/plain", 415, "unsupported_media_type"),
+    (b'{"kind": "tenant"}', "application/x-www-form-urlencoded", 415, "unsupported_media_type"),
+]
+
+
+def test_plane_json_bodies_and_queries_are_bounded_i_json(world: World, plane: PlaneProcess) -> None:
+    """Every JSON endpoint, with and without credentials: a typed 4xx, never a 500."""
+    for credential in (ADMIN_TOKEN, JOIN_SECRET, None):
+        http = plane.client(credential)
+        for path in JSON_ENDPOINTS:
+            for body, content_type, status, code in HOSTILE_BODIES:
+                r = http.post(path, content=body, headers={"content-type": content_type})
+                assert (r.status_code, r.json()["error"]) == (status, code), (path, body[:40], r.text)
+    import base64
+
+    for raw in (b"[" * 3000, b'{"tenant": "acme", "tenant": "globex"}'):
+        cursor = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        r = plane.client().get("/v1/relations", params={"tenant": "acme", "cursor": cursor})
+        assert (r.status_code, r.json()["error"]) == (400, "invalid_request"), r.text
+    ok = plane.client().post("/v1/relations", content=json.dumps(ADMIN_CALLS[0][2]).encode(),
+                             headers={"content-type": "application/json; charset=utf-8"})
+    assert ok.status_code == 200, ok.text

@@ -20,6 +20,7 @@ RELATIONSHIPS = [
     "acme/project:p2#member@group:eng#member",
     "globex/project:p1#member@user:mallory",
     "globex/project:p1#member@user:alice",  # a different alice, in another tenant
+    "acme/project:p8#member@group:carol",  # a group whose id is also a user's sub
 ]
 
 

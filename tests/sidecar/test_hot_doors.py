@@ -87,6 +87,9 @@ def cases(world: World) -> list[tuple[str, str, bytes, dict[str, str]]]:
          editor),
         ("opa other document", "/v1/data/tenantguard/config", json.dumps({"input": {}}).encode(), editor),
         ("opa no input", "/v1/data/tenantguard/decision", b"{}", editor),
+        ("not announced as JSON", "/v1/check", read, {**editor, "content-type": "text/plain"}),
+        ("too deep", "/access/v1/evaluation", b"[" * 5000 + b"]" * 5000, editor),
+        ("duplicate keys", "/v1/data/tenantguard/decision", b'{"input": {}, "input": {}}', editor),
     ]
 
 
@@ -100,7 +103,8 @@ def test_front_and_framework_routes_answer_identically(app: SidecarApp, world: W
 
 def test_front_answers_the_expected_outcomes(app: SidecarApp, world: World) -> None:
     """Guard against both paths being wrong the same way: pin a few outcomes."""
-    outcome = {label: ask(app, path, body, headers) for label, path, body, headers in cases(world)}
+    outcome = {label: ask(app, path, body, {"content-type": "application/json", **headers})
+               for label, path, body, headers in cases(world)}
     assert outcome["allow"].json()["allow"] is True
     assert outcome["deny"].json()["allow"] is False
     assert outcome["cross-tenant deny"].json()["reasons"] == ["tenant_mismatch"]
@@ -113,6 +117,9 @@ def test_front_answers_the_expected_outcomes(app: SidecarApp, world: World) -> N
     assert [e["decision"] for e in outcome["authzen boxcar"].json()["evaluations"]] == [True, False]
     assert outcome["opa member"].json()["result"] is True
     assert outcome["opa other document"].status_code == 404
+    assert outcome["not announced as JSON"].json()["error"] == "unsupported_media_type"
+    assert outcome["too deep"].json()["error"] == "json_too_deep"
+    assert outcome["duplicate keys"].json()["error"] == "json_not_interoperable"
 
 
 def test_unexpected_failure_is_a_bare_json_500(app: SidecarApp, caplog: pytest.LogCaptureFixture) -> None:

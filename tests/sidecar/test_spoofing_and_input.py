@@ -9,7 +9,7 @@ import httpx
 import pytest
 from tenantguard.tokens import mint
 
-from .conftest import World
+from .conftest import RELATIONSHIPS, World
 from .process import SidecarProcess, start_sidecar
 from .test_doors import envoy_request, invoice, token
 
@@ -126,7 +126,7 @@ def test_status_ready_health_and_metrics(sidecar: SidecarProcess, world: World) 
     ready = httpx.get(f"{sidecar.base_url}/ready")
     assert ready.status_code == 200 and ready.json()["bundle_revision"] == "1"
     status = httpx.get(f"{sidecar.base_url}/v1/status").json()
-    assert status["relations_seq"] == 7 and status["relations_count"] == 5
+    assert status["relations_seq"] == 7 and status["relations_count"] == len(RELATIONSHIPS)
     assert status["bundle_revision"] == "1" and status["feed"] == "file"
     assert status["staleness_seconds"] >= 0 and status["decision_log"]["submitted"] >= 1
     metrics = httpx.get(f"{sidecar.base_url}/metrics").text

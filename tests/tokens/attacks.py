@@ -8,6 +8,10 @@ import hmac
 import json
 from typing import Any
 
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
 
 def b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
@@ -33,3 +37,23 @@ def with_payload(token: str, payload: dict[str, Any]) -> str:
     """Keep the original header and signature, swap the payload (a tampering attempt)."""
     h, _, s = token.split(".")
     return f"{h}.{segment(payload)}.{s}"
+
+
+def signed_text(private_key: Any, header_json: str, payload_json: str) -> str:
+    """A token whose header and payload are exactly the JSON text given (duplicates, NaN,
+    anything), signed for real with ``private_key`` (Ed25519, RSA or P-256) via cryptography."""
+    signing_input = f"{b64(header_json.encode())}.{b64(payload_json.encode())}"
+    data = signing_input.encode()
+    if isinstance(private_key, ed25519.Ed25519PrivateKey):
+        signature = private_key.sign(data)
+    elif isinstance(private_key, rsa.RSAPrivateKey):
+        signature = private_key.sign(data, padding.PKCS1v15(), hashes.SHA256())
+    else:
+        r, s = decode_dss_signature(private_key.sign(data, ec.ECDSA(hashes.SHA256())))
+        signature = r.to_bytes(32, "big") + s.to_bytes(32, "big")
+    return f"{signing_input}.{b64(signature)}"
+
+
+def claims_text(**claims: Any) -> str:
+    """Claims as compact JSON text, members in the order given; splice more text in by hand."""
+    return json.dumps(claims, separators=(",", ":"))

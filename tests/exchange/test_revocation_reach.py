@@ -1,0 +1,293 @@
+"""A revocation reaches every token exchanged from the revoked one, at once, cache hits included.
+
+Real keys, real TokenVerifiers and TokenExchangers (one per service, each with its own
+RevocationList, as each sidecar has), the example bundle compiled by the real engine.
+A revocation is applied to every service's list, the way the plane's event reaches
+every sidecar.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import jwt
+import pytest
+from tenantguard import errors
+from tenantguard import exchange as ex
+from tenantguard.decision import PolicyRevision
+from tenantguard.engine import RegorusEngine
+from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.oidc import EdgeConfig, EdgeTenant, EdgeVerifier
+from tenantguard.policytest import load_bundle_dir
+from tenantguard.revocations import RevocationList
+from tenantguard.tokens import CHAIN_CLAIM, ROOT_IAT_CLAIM, Claims, TokenVerifier, VerifyOptions, mint
+from tenantguard.topology import sidecar_issuer
+
+from ..sidecar.conftest import REPO
+from ..tokens.attacks import signed_text, split, with_payload
+from .idp import LocalIdP
+
+
+@pytest.fixture(scope="module")
+def revision() -> PolicyRevision:
+    modules, data = load_bundle_dir(REPO / "bundles" / "tenantguard", include_tests=False)
+    return PolicyRevision("test", RegorusEngine().prepare(modules, data))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Mesh:
+    """Services each with a key, a verifier, a revocation list and an exchanger; all trust
+    the edge issuer and each other's sidecar keys."""
+
+    SERVICES = ("edge", "orders", "billing", "reports", "exports")
+
+    def __init__(self, revision: PolicyRevision, edge: EdgeVerifier | None = None) -> None:
+        self.clock = Clock()
+        self.edge_key = SigningKey.generate()
+        self.keys = {s: SigningKey.generate() for s in self.SERVICES}
+        trust = TrustSet()
+        trust.add_public_key(self.edge_key.public_key, "edge")
+        for service, key in self.keys.items():
+            trust.add_public_key(key.public_key, sidecar_issuer(service))
+        self.revocations = {s: RevocationList() for s in self.SERVICES}
+        self.verifiers = {s: TokenVerifier(trust, VerifyOptions(audience=s), revocations=self.revocations[s],
+                                           clock=self.clock) for s in self.SERVICES}
+        self.exchangers = {s: ex.TokenExchanger(s, self.keys[s], self.verifiers[s], lambda: revision,
+                                                clock=self.clock, edge=edge if s == "edge" else None)
+                           for s in self.SERVICES}
+
+    def user(self, audience: str = "orders", *, age: float = 0, **kw: Any) -> str:
+        args: dict[str, Any] = {"issuer": "edge", "sub": "alice", "tenant_id": "acme", "audience": audience,
+                                "roles": ["editor"], "now": self.clock.now - age}
+        args.update(kw)
+        return mint(self.edge_key, **args)
+
+    def exchange(self, at: str, token: str, audience: str, token_type: str = ex.TOKEN_TYPE_JWT) -> str:
+        request = ex.ExchangeRequest(token, token_type, audience, None)
+        return asyncio.run(self.exchangers[at].exchange(request)).access_token
+
+    def verify(self, at: str, token: str) -> Claims:
+        return self.verifiers[at].verify(token)
+
+    def refused(self, at: str, token: str) -> str:
+        with pytest.raises(errors.TokenRevoked) as info:
+            self.verify(at, token)
+        return info.value.message
+
+    def everywhere(self, revoke: str, *args: Any) -> None:
+        """One revocation event, applied by every sidecar."""
+        for revocations in self.revocations.values():
+            getattr(revocations, revoke)(*args)
+
+
+def payload(token: str) -> dict[str, Any]:
+    return split(token)[1]
+
+
+def test_exchanged_token_names_its_ancestry(revision: PolicyRevision) -> None:
+    m = Mesh(revision)
+    root = m.user()
+    for_billing = m.exchange("orders", root, "billing")
+    p, r = payload(for_billing), payload(root)
+    assert p[CHAIN_CLAIM] == [r["jti"]] and p[ROOT_IAT_CLAIM] == r["iat"]
+    claims = m.verify("billing", for_billing)
+    assert claims.chain == (r["jti"],) and claims.origin_iat == r["iat"]
+    assert CHAIN_CLAIM not in r and m.verify("orders", root).chain == ()  # an edge token needs no claim
+
+
+def test_revoking_the_parent_jti_refuses_the_derived_token_on_a_cache_hit(revision: PolicyRevision) -> None:
+    """The attack as found: T is refused at orders, but the token exchanged from it lived on at billing."""
+    m = Mesh(revision)
+    parent = m.user()
+    derived = m.exchange("orders", parent, "billing")
+    assert m.verify("billing", derived).sub == "alice"
+    assert m.verify("billing", derived).sub == "alice"  # now cached at billing
+    hits = m.verifiers["billing"].cache_hits
+    m.everywhere("revoke_jti", payload(parent)["jti"], payload(parent)["exp"])
+    assert m.refused("orders", parent) == "jti revoked"
+    assert m.refused("billing", derived) == "a token it was exchanged from is revoked"
+    assert m.verifiers["billing"].cache_hits == hits + 1  # refused on the cache hit, not after a re-verify
+    fresh = TokenVerifier(m.verifiers["billing"].trust, VerifyOptions(audience="billing"),
+                          revocations=m.revocations["billing"], clock=m.clock)
+    with pytest.raises(errors.TokenRevoked):
+        fresh.verify(derived)  # and on a cache miss
+
+
+def test_revocation_reaches_every_hop_below_it_and_nothing_above(revision: PolicyRevision) -> None:
+    """edge token -> (edge sidecar) -> orders token -> (orders sidecar) -> billing token."""
+    m = Mesh(revision)
+    root = m.user("edge")
+    for_orders = m.exchange("edge", root, "orders")
+    for_billing = m.exchange("orders", for_orders, "billing")
+    jtis = [payload(t)["jti"] for t in (root, for_orders)]
+    assert payload(for_billing)[CHAIN_CLAIM] == jtis
+    assert payload(for_billing)[ROOT_IAT_CLAIM] == payload(root)["iat"]
+    assert m.verify("billing", for_billing).actor_chain == ["svc:orders", "svc:edge"]
+
+    m.everywhere("revoke_jti", payload(for_orders)["jti"], payload(for_orders)["exp"])  # the middle hop
+    m.refused("orders", for_orders)
+    m.refused("billing", for_billing)
+    assert m.verify("edge", root).sub == "alice"  # its parent is untouched
+    with pytest.raises(ex.InvalidRequest) as err:
+        m.exchange("orders", for_orders, "billing")  # and it cannot be exchanged again
+    assert err.value.reason == "token_revoked"
+
+    m2 = Mesh(revision)
+    root = m2.user("edge")
+    for_billing = m2.exchange("orders", m2.exchange("edge", root, "orders"), "billing")
+    m2.everywhere("revoke_jti", payload(root)["jti"], payload(root)["exp"])  # the root, two hops up
+    m2.refused("billing", for_billing)
+
+
+def test_a_subject_cut_off_after_the_login_reaches_tokens_exchanged_later(revision: PolicyRevision) -> None:
+    """The derived token's own iat is after the cut-off (it was exchanged after it, e.g. at a
+    sidecar the revocation had not reached yet); its root's iat is not, so it is refused."""
+    m = Mesh(revision)
+    root = m.user(age=120)
+    derived = m.exchange("orders", root, "billing")
+    assert payload(derived)["iat"] > m.clock.now - 60 > payload(derived)[ROOT_IAT_CLAIM]
+    assert m.verify("billing", derived).sub == "alice"
+    m.everywhere("revoke_subject", "acme", "alice", m.clock.now - 60)
+    assert m.refused("billing", derived) == "subject revoked"
+    # a login after the cut-off is a new session: its exchanged tokens live
+    again = m.exchange("orders", m.user(), "billing")
+    assert m.verify("billing", again).sub == "alice"
+
+
+def test_a_tenant_kill_switch_reaches_tokens_exchanged_from_older_logins(revision: PolicyRevision) -> None:
+    m = Mesh(revision)
+    derived = m.exchange("orders", m.user(age=120), "billing")
+    assert m.verify("billing", derived).tenant_id == "acme"
+    m.everywhere("revoke_tenant", "acme", m.clock.now - 60)
+    assert m.refused("billing", derived) == "tenant revoked"
+
+
+def test_no_exchange_under_the_kill_switch_even_for_tokens_issued_after_the_cut_off(
+        revision: PolicyRevision) -> None:
+    """docs/security.md listed this as not covered; the exchanger refuses while the switch is on."""
+    m = Mesh(revision)
+    m.everywhere("revoke_tenant", "acme", m.clock.now - 3600)
+    fresh = m.user()  # issued after the cut-off: verification alone would accept it
+    assert m.verify("orders", fresh).tenant_id == "acme"
+    with pytest.raises(ex.InvalidRequest) as err:
+        m.exchange("orders", fresh, "billing")
+    assert err.value.reason == "tenant_revoked"
+    m.everywhere("lift_tenant", "acme")
+    assert m.exchange("orders", fresh, "billing")
+
+
+def test_the_chain_cannot_be_edited_without_the_key(revision: PolicyRevision) -> None:
+    m = Mesh(revision)
+    parent = m.user()
+    derived = m.exchange("orders", parent, "billing")
+    stripped = {k: v for k, v in payload(derived).items() if k not in (CHAIN_CLAIM, ROOT_IAT_CLAIM)}
+    with pytest.raises(errors.SignatureInvalid):
+        m.verify("billing", with_payload(derived, stripped))
+
+
+@pytest.mark.parametrize(("edit", "error"), [
+    ({CHAIN_CLAIM: "j1"}, errors.ClaimInvalid),
+    ({CHAIN_CLAIM: [1]}, errors.ClaimInvalid),
+    ({CHAIN_CLAIM: [""]}, errors.ClaimInvalid),
+    ({CHAIN_CLAIM: ["j" * 257]}, errors.ClaimInvalid),
+    ({CHAIN_CLAIM: ["a", "b"]}, errors.ClaimInvalid),  # longer than the actor chain (one hop)
+    ({CHAIN_CLAIM: None}, errors.ClaimInvalid),
+    ({ROOT_IAT_CLAIM: None}, errors.ClaimInvalid),
+    ({ROOT_IAT_CLAIM: True}, errors.ClaimInvalid),
+    ({ROOT_IAT_CLAIM: "0"}, errors.ClaimInvalid),
+    ({ROOT_IAT_CLAIM: "later"}, errors.ClaimInvalid),  # after the token's own iat
+    ({ROOT_IAT_CLAIM: "drop"}, errors.ClaimMissing),  # one without the other
+    ({CHAIN_CLAIM: "drop"}, errors.ClaimMissing),
+])
+def test_malformed_ancestry_signed_with_the_real_sidecar_key(revision: PolicyRevision, edit: dict[str, Any],
+                                                             error: type[errors.TokenError]) -> None:
+    """What a buggy (or stolen) sidecar key could sign is still checked strictly."""
+    m = Mesh(revision)
+    claims = payload(m.exchange("orders", m.user(), "billing"))
+    for name, value in edit.items():
+        if value == "drop":
+            del claims[name]
+        else:
+            claims[name] = claims["iat"] + 1 if value == "later" else value
+    head = json.dumps({"alg": "EdDSA", "kid": m.keys["orders"].kid, "typ": "JWT"})
+    token = signed_text(m.keys["orders"].private_key, head, json.dumps(claims))
+    with pytest.raises(error):
+        m.verify("billing", token)
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "1e400"])
+def test_root_iat_nan_cannot_dodge_cut_offs(revision: PolicyRevision, value: str) -> None:
+    m = Mesh(revision)
+    claims = payload(m.exchange("orders", m.user(), "billing"))
+    text = json.dumps(claims).replace(f'"{ROOT_IAT_CLAIM}": {claims[ROOT_IAT_CLAIM]}', f'"{ROOT_IAT_CLAIM}": {value}')
+    assert value in text
+    head = json.dumps({"alg": "EdDSA", "kid": m.keys["orders"].kid})
+    with pytest.raises(errors.TokenMalformed):
+        m.verify("billing", signed_text(m.keys["orders"].private_key, head, text))
+
+
+# -- edge mode: the IdP token is the root ----------------------------------------------
+
+
+@pytest.fixture()
+def idp() -> Any:
+    server = LocalIdP()
+    server.realm("acme", "EdDSA")
+    yield server
+    server.close()
+
+
+def edge_mesh(revision: PolicyRevision, idp: LocalIdP) -> tuple[Mesh, EdgeVerifier]:
+    config = EdgeConfig(tenants=(EdgeTenant.from_wire(idp.tenant_config("acme", "acme")),), http_timeout=2)
+    edge = EdgeVerifier(config)
+    m = Mesh(revision, edge)
+    edge.revocations = m.revocations["edge"]  # the sidecar hands one list to both verifiers
+    return m, edge
+
+
+def test_revoking_the_idp_tokens_jti_reaches_every_token_exchanged_from_it(revision: PolicyRevision,
+                                                                            idp: LocalIdP) -> None:
+    m, edge = edge_mesh(revision, idp)
+    try:
+        idp_token = idp.realms["acme"].token(jti="idp-jti-1", groups=["editor"])
+        for_orders = m.exchange("edge", idp_token, "orders", ex.TOKEN_TYPE_ID_TOKEN)
+        for_billing = m.exchange("orders", for_orders, "billing")
+        idp_claims = jwt.decode(idp_token, options={"verify_signature": False})
+        assert payload(for_billing)[CHAIN_CLAIM] == ["idp-jti-1", payload(for_orders)["jti"]]
+        assert payload(for_billing)[ROOT_IAT_CLAIM] == idp_claims["iat"]
+        m.verify("billing", for_billing)
+        m.everywhere("revoke_jti", "idp-jti-1", idp_claims["exp"])
+        m.refused("orders", for_orders)
+        m.refused("billing", for_billing)
+        with pytest.raises(ex.InvalidRequest) as err:
+            m.exchange("edge", idp_token, "orders", ex.TOKEN_TYPE_ID_TOKEN)
+        assert err.value.reason == "token_revoked"
+    finally:
+        asyncio.run(edge.aclose())
+
+
+def test_a_subject_cut_off_after_the_idp_login_reaches_exchanged_tokens(revision: PolicyRevision,
+                                                                        idp: LocalIdP) -> None:
+    m, edge = edge_mesh(revision, idp)
+    try:
+        idp_token = idp.realms["acme"].token(groups=["editor"])  # no jti: the chain starts below it
+        for_orders = m.exchange("edge", idp_token, "orders", ex.TOKEN_TYPE_ID_TOKEN)
+        assert payload(for_orders)[CHAIN_CLAIM] == []
+        idp_iat = jwt.decode(idp_token, options={"verify_signature": False})["iat"]
+        m.clock.now += 30  # a later exchange, after the cut-off below
+        for_billing = m.exchange("orders", for_orders, "billing")
+        assert payload(for_billing)["iat"] > idp_iat + 10
+        m.everywhere("revoke_subject", "acme", "alice", idp_iat + 10)
+        assert m.refused("billing", for_billing) == "subject revoked"
+    finally:
+        asyncio.run(edge.aclose())

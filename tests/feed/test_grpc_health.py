@@ -1,0 +1,102 @@
+"""The gRPC health service follows readiness, also when the bundle arrives over NATS.
+
+Envoy (and Istio, and kubelet gRPC probes) ask ``grpc.health.v1.Health/Check``; before this
+was fixed it stayed NOT_SERVING forever for a sidecar fed by NATS, while ``/ready`` said ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+import httpx
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from tenantguard.keys import SigningKey
+from tenantguard.natsserver import NatsServer
+
+from authz_sidecar.config import SidecarConfig
+from authz_sidecar.grpc_ext_authz import SERVICE_NAME, start_grpc
+from authz_sidecar.runtime import Sidecar
+from tests.sidecar.process import start_sidecar
+
+from .conftest import eventually_async, make_bundle
+from .plane import TestPlane
+
+pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+@pytest.fixture
+async def empty_plane(nats_server: NatsServer, plane_key: SigningKey) -> AsyncIterator[TestPlane]:
+    """The topology, and no bundle yet."""
+    publisher = await TestPlane.connect(nats_server.url, plane_key)
+    await publisher.create_topology()
+    yield publisher
+    await publisher.close()
+
+
+async def health_status(channel: grpc.aio.Channel, service: str = "") -> int:
+    stub = health_pb2_grpc.HealthStub(channel)
+    response = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
+    return int(response.status)
+
+
+async def test_health_turns_serving_when_the_bundle_arrives_over_nats(
+    empty_plane: TestPlane, nats_server: NatsServer, plane_pem: Path, bundle_pem: Path, bundle_key: SigningKey,
+    tmp_path: Path,
+) -> None:
+    running = start_sidecar(["--service", "billing", "--nats", nats_server.url, "--plane-key", str(plane_pem),
+                             "--bundle-key", str(bundle_pem), "--state-dir", str(tmp_path / "state"),
+                             "--port", "0", "--grpc-port", "0"])
+    try:
+        assert running.grpc is not None
+        async with grpc.aio.insecure_channel(running.grpc) as channel, \
+                httpx.AsyncClient(base_url=running.base_url, timeout=5) as http:
+            # nothing published yet: both say not ready
+            assert (await http.get("/ready")).status_code == 503
+            assert await health_status(channel) == NOT_SERVING
+            assert await health_status(channel, SERVICE_NAME) == NOT_SERVING
+
+            await empty_plane.bundle(make_bundle(bundle_key, 1), "1")
+
+            async def serving() -> bool:
+                return await health_status(channel) == SERVING
+
+            await eventually_async(serving, "gRPC health SERVING after the bundle arrived over NATS")
+            assert await health_status(channel, SERVICE_NAME) == SERVING
+            assert (await http.get("/ready")).status_code == 200
+    finally:
+        running.stop()
+    assert running.proc.returncode == 0
+
+
+async def test_health_follows_readiness_both_ways(bundle_pem: Path, bundle_key: SigningKey) -> None:
+    """In-process, on a real gRPC server: ready -> SERVING, not ready again -> NOT_SERVING.
+
+    No production path takes a sidecar's bundle away today, so the test does (the core's
+    active revision), once with the readiness signal and once without it (the bounded poll).
+    """
+    sidecar = Sidecar.from_config(SidecarConfig(service="billing", bundle_keys=(bundle_pem,), grpc_port=0))
+    door = await start_grpc(sidecar, "127.0.0.1", 0)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{door.port}") as channel:
+            assert await health_status(channel) == NOT_SERVING
+
+            async def shows(status: int) -> bool:
+                return await health_status(channel) == status and \
+                    await health_status(channel, SERVICE_NAME) == status
+
+            await sidecar.activate_bundle_async(make_bundle(bundle_key, 1))
+            await eventually_async(lambda: shows(SERVING), "SERVING once a bundle is active")
+
+            sidecar.core.active = None  # unsignalled: the poll must notice
+            await eventually_async(lambda: shows(NOT_SERVING), "NOT_SERVING once no bundle is active")
+
+            await sidecar.activate_bundle_async(make_bundle(bundle_key, 2))
+            await eventually_async(lambda: shows(SERVING), "SERVING again")
+    finally:
+        await door.stop(grace=0)
+    assert door.follower is not None and door.follower.done()
