@@ -2,12 +2,24 @@
 
 Each replay asserts its failure still happens exactly as listed; when it stops (the owning
 branch landed), the replay fails on purpose so that the entry and its exclusion are
-deleted and the fuzzers cover the class again. The list is empty today.
-"""
+deleted and the fuzzers cover the class again. """
 
 from __future__ import annotations
 
 from . import known
+from .conftest import FuzzSidecar
+from .wire import send
+
+STILL = "no longer reproduces: the fix landed; delete it from tests/fuzz/known.py and its exclusion"
+
+
+def test_envoy_http_empty_allow(fuzz_sidecar: FuzzSidecar) -> None:
+    answer = send(fuzz_sidecar.address, "GET", "/envoy/ext_authz/0",
+                  headers={"Authorization": "Bearer " + fuzz_sidecar.token()})
+    documented = send(fuzz_sidecar.address, "GET", "/openapi.json").json()["paths"]["/envoy/ext_authz/{path}"]["get"]
+    declares_json = "application/json" in documented["responses"].get("200", {}).get("content", {})
+    assert answer.status == 200 and answer.body == b"" and declares_json, \
+        f"{known.ENVOY_HTTP_EMPTY_ALLOW.name} {STILL}"
 
 
 def test_every_known_entry_has_a_replay() -> None:
