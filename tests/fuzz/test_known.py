@@ -26,3 +26,9 @@ def test_every_known_entry_has_a_replay() -> None:
     names = {k.name for k in known.KNOWN}
     replays = {name.removeprefix("test_") for name in globals() if name.startswith("test_")}
     assert names <= replays, names - replays
+
+
+def test_opa_get_newline_path(fuzz_sidecar: FuzzSidecar) -> None:
+    answer = send(fuzz_sidecar.address, "GET", "/v1/data/a%0Ab",
+                  headers={"Authorization": "Bearer " + fuzz_sidecar.token()})
+    assert answer.status == 404 and "code" not in answer.json(), f"{known.OPA_GET_NEWLINE_PATH.name} {STILL}"

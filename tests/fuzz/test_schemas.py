@@ -51,9 +51,18 @@ def no_untyped_server_error(ctx: Any, response: Any, case: Any) -> bool | None:
     return True
 
 
-CHECKS = [no_untyped_server_error, response_schema_conformance, typed_refusal]
-# Known (tests/fuzz/known.py, branch envoy): the Envoy HTTP door answers an allow as 200 with an
-# empty body, while its OpenAPI operation declares a JSON response; conformance is not checked there.
+def conforms(ctx: Any, response: Any, case: Any) -> bool | None:
+    """Responses match the documented schema; except the two known gaps (tests/fuzz/known.py):
+    the Envoy HTTP door's empty 200 (branch envoy) and GET /v1/data 404s from the framework
+    (branch opa)."""
+    if case.path.startswith(ENVOY_PREFIX):
+        return None
+    if case.method.upper() == "GET" and case.path.startswith("/v1/data") and response.status_code == 404:
+        return None
+    return response_schema_conformance(ctx, response, case)
+
+
+CHECKS = [no_untyped_server_error, conforms, typed_refusal]
 ENVOY_PREFIX = "/envoy/ext_authz/"
 
 
@@ -97,9 +106,7 @@ def fuzz_operations(schema: Any, authorization: str) -> list[str]:
         @given(case=operation.as_strategy())
         @SETTINGS
         def run(case: Any) -> None:
-            checks = [c for c in CHECKS if c is not response_schema_conformance] \
-                if case.path.startswith(ENVOY_PREFIX) else CHECKS
-            case.call_and_validate(headers=_headers(case, authorization), checks=checks, timeout=15)
+            case.call_and_validate(headers=_headers(case, authorization), checks=CHECKS, timeout=15)
 
         run()
         ran.append(f"{operation.method.upper()} {operation.path}")
