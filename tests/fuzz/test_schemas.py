@@ -53,11 +53,11 @@ def no_untyped_server_error(ctx: Any, response: Any, case: Any) -> bool | None:
 
 def conforms(ctx: Any, response: Any, case: Any) -> bool | None:
     """Responses match the documented schema; except the two known gaps (tests/fuzz/known.py):
-    the Envoy HTTP door's empty 200 (branch envoy) and GET /v1/data 404s from the framework
+    the Envoy HTTP door's empty 200 (branch envoy) and /v1/data 404s from the framework
     (branch opa)."""
     if case.path.startswith(ENVOY_PREFIX):
         return None
-    if case.method.upper() == "GET" and case.path.startswith("/v1/data") and response.status_code == 404:
+    if case.path.startswith("/v1/data") and response.status_code == 404:
         return None
     return response_schema_conformance(ctx, response, case)
 
