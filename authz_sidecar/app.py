@@ -17,7 +17,7 @@ from tenantguard.asgi import RequestGuard, install_error_handlers
 
 from .http import authzen, envoy_http, exchange, native, opa_api, opa_compat, ops, search
 from .http.hot import HotDoors
-from .http.limits import OPEN_PATHS
+from .http.limits import OAUTH_PATHS, OPEN_PATHS
 from .http.wire import Door
 from .runtime import Sidecar
 
@@ -40,7 +40,8 @@ class SidecarApp:
         doors = HotDoors(self.api, sidecar, {**HOT_DOORS, **(extra_doors or {})}, HOT_PREFIXED, realm=REALM,
                          routed=HOT_ROUTED)
         self._entry: ASGIApp = RequestGuard(doors, max_body_bytes=sidecar.config.max_body_bytes,
-                                            loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS)
+                                            loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS,
+                                            oauth_paths=OAUTH_PATHS)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._entry(scope, receive, send)
@@ -75,7 +76,7 @@ def create_api(sidecar: Sidecar) -> FastAPI:
     # Guarded on its own too, so this app is never served unguarded by mistake (the
     # front's guard has already judged what reaches it through SidecarApp: ~2 µs again).
     app.add_middleware(RequestGuard, max_body_bytes=sidecar.config.max_body_bytes,
-                       loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS)
+                       loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS, oauth_paths=OAUTH_PATHS)
     install_error_handlers(app, realm=REALM)
     for router in (native.router, authzen.router, search.router, opa_compat.router, opa_api.router,
                    envoy_http.router, ops.probes, ops.router, exchange.router):

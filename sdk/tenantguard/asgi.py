@@ -107,21 +107,32 @@ def is_loopback(host: str | None) -> bool:
         return False
 
 
-async def reject(send: Send, status: int, code: str, message: str, **detail: Any) -> None:
-    """Answer straight from the middleware, in the same JSON shape as the handlers."""
-    payload: dict[str, Any] = {"error": code, "message": message}
-    if detail:
-        payload["detail"] = detail
+async def reject(send: Send, status: int, code: str, message: str, *, oauth: bool = False, **detail: Any) -> None:
+    """Answer straight from the middleware, in the same JSON shape as the handlers.
+
+    ``oauth``: the path is an OAuth endpoint, whose clients read RFC 6749 5.2 errors
+    (``{"error": "invalid_request", "error_description"}``, never cached) instead.
+    """
+    headers = [(b"content-type", b"application/json")]
+    payload: dict[str, Any]
+    if oauth:
+        payload = {"error": "invalid_request", "error_description": message}
+        headers += [(b"cache-control", b"no-store"), (b"pragma", b"no-cache")]
+    else:
+        payload = {"error": code, "message": message}
+        if detail:
+            payload["detail"] = detail
     body = json.dumps(payload).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
 class RequestGuard:
     """Pure ASGI middleware: bound bodies (per path if needed) and, optionally, loopback only.
 
-    ``open_paths`` stay reachable from anywhere (health checks, metrics scrapes).
+    ``open_paths`` stay reachable from anywhere (health checks, metrics scrapes);
+    refusals on ``oauth_paths`` are RFC 6749 error bodies (see :func:`reject`).
     """
 
     def __init__(
@@ -132,8 +143,10 @@ class RequestGuard:
         path_limits: Mapping[str, int] | None = None,
         loopback_only: bool = False,
         open_paths: frozenset[str] = frozenset(),
+        oauth_paths: frozenset[str] = frozenset(),
     ) -> None:
         self.app = app
+        self.oauth_paths = oauth_paths
         self.max_body_bytes = max_body_bytes
         self.path_limits = dict(path_limits or {})
         self.loopback_only = loopback_only
@@ -143,19 +156,23 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        oauth = scope["path"] in self.oauth_paths
         if self.loopback_only and scope["path"] not in self.open_paths:
             client = scope.get("client")
             if not is_loopback(client[0] if client else None):
-                await reject(send, 403, "caller_not_local", "this service answers callers on loopback only")
+                await reject(send, 403, "caller_not_local", "this service answers callers on loopback only",
+                             oauth=oauth)
                 return
         limit = self.path_limits.get(scope["path"], self.max_body_bytes)
         declared = content_length(scope)
         if declared is not None and declared > limit:
-            await reject(send, 413, "payload_too_large", f"request body exceeds {limit} bytes", limit=limit)
+            await reject(send, 413, "payload_too_large", f"request body exceeds {limit} bytes", oauth=oauth,
+                         limit=limit)
             return
         body = await read_body(receive, limit)
         if body is None:
-            await reject(send, 413, "payload_too_large", f"request body exceeds {limit} bytes", limit=limit)
+            await reject(send, 413, "payload_too_large", f"request body exceeds {limit} bytes", oauth=oauth,
+                         limit=limit)
             return
         await self.app(scope, replay(body, receive), send)
 

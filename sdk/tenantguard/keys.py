@@ -34,6 +34,7 @@ SUPPORTED_ALGORITHMS: tuple[Algorithm, ...] = ("EdDSA", "ES256", "RS256")
 DEFAULT_ALGORITHM: Algorithm = "EdDSA"
 MIN_RSA_BITS = 2048
 MAX_JWKS_KEYS = 1024
+MAX_EXP = 2**63  # a JWK exp beyond this is no time at all (and would overflow a float)
 
 # RFC 7638 section 3.2: the required members per key type, in lexicographic order.
 _THUMBPRINT_MEMBERS = {"OKP": ("crv", "kty", "x"), "EC": ("crv", "kty", "x", "y"), "RSA": ("e", "kty", "n")}
@@ -192,8 +193,10 @@ def load_public_key_file(path: str | os.PathLike[str]) -> PublicKey:
 
 def public_key_from_jwk(jwk: Mapping[str, Any]) -> PublicKey:
     """Parse one public JWK; refuses private members and symmetric (``oct``) keys."""
+    if not isinstance(jwk, Mapping):
+        raise KeyMaterialError("a JWK is a JSON object")
     kty = jwk.get("kty")
-    if kty not in _THUMBPRINT_MEMBERS:
+    if not isinstance(kty, str) or kty not in _THUMBPRINT_MEMBERS:
         raise KeyMaterialError(f"JWK kty {kty!r} is not allowed (asymmetric keys only)")
     if "d" in jwk:
         raise KeyMaterialError("JWK carries private key material; publish public keys only")
@@ -242,8 +245,9 @@ class TrustedKey:
         if jwk.get("alg", algorithm_for(key)) != algorithm_for(key):
             raise KeyMaterialError(f"JWK alg {jwk.get('alg')!r} does not match the key type")
         exp = jwk.get("exp")
-        if exp is not None and not isinstance(exp, int | float):
-            raise KeyMaterialError("JWK 'exp' must be a number")
+        if exp is not None and (isinstance(exp, bool) or not isinstance(exp, int | float)
+                                or not 0 <= exp < MAX_EXP or exp != exp):
+            raise KeyMaterialError("JWK 'exp' must be epoch seconds (a finite, non-negative number)")
         return cls(kid, issuer, key, algorithm_for(key), float(exp) if exp is not None else None)
 
 
@@ -316,7 +320,7 @@ class TrustSet:
 
     @classmethod
     def from_jwks(cls, jwks: Mapping[str, Any]) -> TrustSet:
-        keys = jwks.get("keys")
+        keys = jwks.get("keys") if isinstance(jwks, Mapping) else None
         if not isinstance(keys, list):
             raise KeyMaterialError("a JWKS is an object with a 'keys' list")
         if len(keys) > MAX_JWKS_KEYS:

@@ -406,6 +406,8 @@ class TokenVerifier:
             raise TokenMissing("no context token was presented")
         if len(token) > self.options.max_token_bytes:
             raise TokenTooLarge(f"token exceeds {self.options.max_token_bytes} bytes")
+        if not token.isascii():  # a compact JWS is ASCII; other text cannot even be hashed (surrogates)
+            raise TokenMalformed("token is not a compact JWS (three base64url segments)")
         digest = token_digest(token)
         with self._lock:
             claims = self._cache.get(digest)

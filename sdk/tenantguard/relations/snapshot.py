@@ -150,8 +150,8 @@ def _split(data: bytes) -> tuple[SnapshotHeader, bytes]:
         raise SnapshotInvalid("no snapshot header in the first 4096 bytes")
     try:
         raw = json.loads(data[:end])
-    except ValueError as exc:
-        raise SnapshotInvalid(f"header is not JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than json.loads can go
+        raise SnapshotInvalid(f"header is not JSON: {str(exc)[:120]}") from None
     return _header_from(raw), data[end + 1 :]
 
 
@@ -204,8 +204,8 @@ def _tuples(lines: Iterator[bytes], header: SnapshotHeader) -> Iterator[tuple[st
         seen += 1
         try:
             item = json.loads(line)
-        except ValueError as exc:
-            raise SnapshotInvalid(f"tenant line {seen} is not JSON") from exc
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than json.loads can go
+            raise SnapshotInvalid(f"tenant line {seen} is not JSON") from None
         _expect_list(item, 2)
         tenant, rows = item
         _expect(NAME_RE, tenant, "tenant")
