@@ -6,7 +6,7 @@ from fastapi import FastAPI
 from tenantguard import __version__
 from tenantguard.asgi import JsonBodies, RequestGuard, install_error_handlers
 
-from .api import admin, bundles, ops, relations, revocations, trust
+from .api import admin, bundles, ops, relations, revocations, rollouts, trust
 from .runtime import Plane
 
 REALM = "tenantguard-plane"
@@ -21,7 +21,7 @@ def create_app(plane: Plane) -> FastAPI:
     )
     app.state.plane = plane
     install_error_handlers(app, realm=REALM)
-    for module in (relations, bundles, trust, revocations, admin, ops):
+    for module in (relations, bundles, rollouts, trust, revocations, admin, ops):
         app.include_router(module.router)
     # Inside the guard (added first = inner): JSON bodies are announced as JSON and bounded I-JSON.
     app.add_middleware(JsonBodies, realm=REALM, raw_paths=frozenset({bundles.UPLOAD_PATH}))

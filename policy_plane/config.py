@@ -60,6 +60,9 @@ class PlaneConfig:
     request_timeout: float = 5.0
     bootstrap_timeout: float = 60.0
     stream_replicas: int = 1  # 3 on a production JetStream cluster (R3)
+    impact_gate: str = "off"  # off | report | enforce: replay the decision sample before each publish
+    impact_max_undeclared: int = 0
+    impact_sample: int = 5000
     replica: str = field(default_factory=lambda: os.urandom(4).hex())
     nats: NatsConnection | None = None  # credentials and TLS; built from nats_url when not given
 
@@ -75,6 +78,10 @@ class PlaneConfig:
         for name in ("max_body_bytes", "max_bundle_bytes", "decisions_kept", "audit_kept"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be positive")
+        if self.impact_gate not in ("off", "report", "enforce"):
+            raise ConfigError("impact_gate must be off, report or enforce")
+        if self.impact_max_undeclared < 0 or not 1 <= self.impact_sample <= 100_000:
+            raise ConfigError("impact_max_undeclared must be >= 0 and impact_sample 1-100000")
         if self.stream_replicas not in (1, 3, 5):
             raise ConfigError("stream_replicas must be 1, 3 or 5 (JetStream replication factors)")
         if self.event_key.kid == self.bundle_key.kid:

@@ -109,6 +109,7 @@ def stream_configs(*, relations_max_age: float, replicas: int) -> list[StreamCon
         cfg(topo.STREAM_TRUST, [topo.SUBJECT_TRUST], **history),
         cfg(topo.STREAM_REVOCATIONS, [topo.SUBJECT_REVOCATIONS], duplicate_window=DUPLICATE_WINDOW),
         cfg(topo.STREAM_BUNDLES, [f"{topo.SUBJECT_BUNDLES_PREFIX}.*"], **history),
+        cfg(topo.STREAM_ROLLOUTS, [topo.SUBJECT_ROLLOUT], **history),
     ]
 
 

@@ -17,15 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from nats.aio.msg import Msg
 from tenantguard import topology as topo
 from tenantguard.errors import InvalidInput, TenantGuardError, Unavailable
 from tenantguard.events import REVOCATION, TRUST_UPDATE, sign_batch, sign_event, verify_batch, verify_event
 from tenantguard.keys import TrustedKey, TrustSet
 from tenantguard.natsconn import ServerInfoCollector
 from tenantguard.relations import ChangeBatch, RelationChange
+from tenantguard.rollout import FleetView
 
 from .audit import AuditLog
-from .bundles import BundleService
+from .bundles import BundleService, ImpactGate
 from .config import PlaneConfig
 from .decisions import DecisionSink
 from .errors import IdempotencyKeyReused, NotReady
@@ -88,6 +90,7 @@ class Plane:
             "revocations": Follower(p, topo.STREAM_REVOCATIONS, topo.SUBJECT_REVOCATIONS, s.apply_revocation),
             "bundles": Follower(p, topo.STREAM_BUNDLES, f"{topo.SUBJECT_BUNDLES_PREFIX}.*", s.apply_bundle),
             "snapshots": Follower(p, topo.STREAM_SNAPSHOTS, topo.SUBJECT_SNAPSHOT, s.apply_snapshot),
+            "rollouts": Follower(p, topo.STREAM_ROLLOUTS, topo.SUBJECT_ROLLOUT, s.apply_rollout),
         }
         timeout = config.request_timeout * 2
         self.writers = {
@@ -97,9 +100,15 @@ class Plane:
                                            timeout=timeout),
             "snapshots": SequencedWriter(p, self.followers["snapshots"], topo.SUBJECT_SNAPSHOT, timeout=timeout,
                                          compact=True),
+            "rollouts": SequencedWriter(p, self.followers["rollouts"], topo.SUBJECT_ROLLOUT, timeout=timeout,
+                                        compact=True),
         }
         self._bundle_writers: dict[str, SequencedWriter] = {}
-        self.bundles = BundleService(s, p, config.event_key, config.bundle_key, self._bundle_writer)
+        self.fleet = FleetView()
+        self.bundles = BundleService(
+            s, p, config.event_key, config.bundle_key, self._bundle_writer, rollout_writer=self.writers["rollouts"],
+            sample=lambda: self.decisions.records,
+            gate=ImpactGate(config.impact_gate, config.impact_max_undeclared, config.impact_sample))
         self.snapshotter = Snapshotter(s, p, self.followers["relations"], self.writers["snapshots"],
                                        config.event_key, self.metrics, every=config.snapshot_every,
                                        seconds=config.snapshot_seconds)
@@ -126,6 +135,7 @@ class Plane:
         for name, follower in self.followers.items():
             await follower.start(resume_at if name == "relations" else 1)
         await self.publisher.subscribe_core(f"{topo.SUBJECT_DECISIONS_PREFIX}.>", self.decisions.on_message)
+        await self.publisher.subscribe_core(f"{topo.SUBJECT_STATUS_PREFIX}.*", self._on_status)
         for follower in self.followers.values():  # consume what is stored before answering anything
             target = await self.publisher.stream_last_seq(follower.stream)
             await follower.wait_for(target, self.config.bootstrap_timeout)
@@ -167,6 +177,10 @@ class Plane:
                 if behind > LAG_NOT_READY:
                     lagging[name] = round(behind, 1)
             self.lagging = lagging
+
+    async def _on_status(self, msg: Msg) -> None:
+        """A sidecar's report (``tg.status.<service>``): the service is the subject's, never the body's."""
+        self.fleet.receive(msg.subject.rsplit(".", 1)[-1], msg.data)
 
     @property
     def ready(self) -> bool:
@@ -293,6 +307,8 @@ class Plane:
             "conflicts": {name: w.conflicts for name, w in self.writers.items()}
             | {f"bundles:{k}": w.conflicts for k, w in self._bundle_writers.items()},
             "decisions": self.decisions.stats(),
+            "rollout": s.rollout.to_wire() if s.rollout else None,
+            "fleet": self.fleet.summary(),
             "heartbeats_sent": self.heartbeat.sent,
         }
 

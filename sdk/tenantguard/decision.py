@@ -356,13 +356,7 @@ class DecisionCore:
         """Steps 3-5: the resource's tenant (with ``act_as``), then the decision rule.
 
         Raises on evaluation errors (never memoized: the caller fails closed)."""
-        input_doc = self._policy_input(view, request, tenant, subject)
-        act_as = input_doc["resource"]["properties"]["tenant_id"] != tenant
-        if act_as and active.policy.evaluate(active.act_as_entrypoint, input_doc) is not True:
-            return Verdict(False, ("tenant_mismatch",))
-        # a cross-tenant request the act-as rule let through: the decision rule must grant it too
-        allow, reasons, high_risk = self._evaluate(active, view, input_doc)
-        return Verdict(allow, reasons, high_risk, act_as)
+        return policy_verdict(active, view, self._policy_input(view, request, tenant, subject), tenant)
 
     def _policy_input(self, view: TenantRelations, request: DecisionRequest, tenant: str,
                       subject: str) -> dict[str, Any]:
@@ -393,16 +387,6 @@ class DecisionCore:
             "actor_chain": claims.actor_chain if claims is not None else [],
             "relations": view.relations_of(subject),
         }
-
-    def _evaluate(
-        self, active: PolicyRevision, view: TenantRelations, input_doc: Mapping[str, Any]
-    ) -> tuple[bool, tuple[str, ...], bool]:
-        token = _related_scope.set(view)
-        try:
-            result = active.policy.evaluate(active.entrypoint, input_doc)
-        finally:
-            _related_scope.reset(token)
-        return interpret(result)
 
     def _confirm_high_risk(
         self, request: DecisionRequest, tenant: str, reasons: tuple[str, ...]
@@ -440,6 +424,27 @@ class DecisionCore:
             self.on_decision(record)
         except Exception:  # a log sink must never change or block a decision
             log.exception("decision log sink failed")
+
+
+def policy_verdict(active: PolicyRevision, view: TenantRelations, input_doc: Mapping[str, Any],
+                   tenant: str) -> Verdict:
+    """What ``active`` concludes on one policy input: the ``act_as`` rule when the resource's
+    tenant is not ``tenant``, then the decision rule, with ``tg.related`` bound to ``view``.
+
+    Public because impact analysis and shadow evaluation (``tenantguard.rollout``) must
+    replay a recorded input exactly as the core decides it. Raises on evaluation errors.
+    """
+    act_as = input_doc["resource"]["properties"]["tenant_id"] != tenant
+    if act_as and active.policy.evaluate(active.act_as_entrypoint, input_doc) is not True:
+        return Verdict(False, ("tenant_mismatch",))
+    # a cross-tenant request the act-as rule let through: the decision rule must grant it too
+    token = _related_scope.set(view)
+    try:
+        result = active.policy.evaluate(active.entrypoint, input_doc)
+    finally:
+        _related_scope.reset(token)
+    allow, reasons, high_risk = interpret(result)
+    return Verdict(allow, reasons, high_risk, act_as)
 
 
 def interpret(result: Any) -> tuple[bool, tuple[str, ...], bool]:

@@ -44,6 +44,14 @@ TG_BUNDLES          tg.bundles.<scope>           ``bundle.announce`` events (new
                                                  freeze.
 (core NATS)         tg.decisions.<service>       decision-log batches from sidecars
                                                  (plain JSON, never tokens).
+(core NATS)         tg.status.<service>          a sidecar's status (plain JSON): its
+                                                 instance, active bundle revision, serial
+                                                 and digest (``tenantguard.rollout.fleet``);
+                                                 what the plane shows a staged rollout by.
+TG_ROLLOUTS         tg.rollouts.state            ``rollout.state`` events (newest wins):
+                                                 the staged rollout's state machine
+                                                 (``tenantguard.rollout.plan``); read by
+                                                 the plane only.
 ==================  ===========================  ==========================================
 
 "Newest wins" streams (snapshots, trust, bundles) keep their history and discard *new*
@@ -74,8 +82,12 @@ SUBJECT_BUNDLES_PREFIX: Final = "tg.bundles"
 BUCKET_BUNDLES: Final = "tg-bundles"
 BUNDLE_SCOPE_ALL: Final = "all"
 
+STREAM_ROLLOUTS: Final = "TG_ROLLOUTS"
+SUBJECT_ROLLOUT: Final = "tg.rollouts.state"
+
 SUBJECT_HEARTBEAT: Final = "tg.plane.heartbeat"
 SUBJECT_DECISIONS_PREFIX: Final = "tg.decisions"
+SUBJECT_STATUS_PREFIX: Final = "tg.status"
 
 # Event types beyond those defined in tenantguard.events.
 PLANE_HEARTBEAT: Final = "plane.heartbeat"
@@ -97,6 +109,11 @@ def decisions_subject(service: str) -> str:
     return f"{SUBJECT_DECISIONS_PREFIX}.{service}"
 
 
+def status_subject(service: str) -> str:
+    """``tg.status.<service>``: where a sidecar of ``service`` reports what it runs."""
+    return f"{SUBJECT_STATUS_PREFIX}.{service}"
+
+
 def sidecar_issuer(service: str) -> str:
     """The issuer a sidecar's own key may sign exchanged tokens as."""
     return f"sidecar:{service}"
@@ -113,6 +130,7 @@ def sidecar_issuer(service: str) -> str:
 # requests the client answers on ``$JS.FC.<stream>.>``.
 
 STREAMS: Final = (STREAM_RELATIONS, STREAM_SNAPSHOTS, STREAM_TRUST, STREAM_REVOCATIONS, STREAM_BUNDLES)
+PLANE_STREAMS: Final = (STREAM_ROLLOUTS,)  # the plane's own state: no sidecar reads it
 BUCKETS: Final = (BUCKET_SNAPSHOTS, BUCKET_BUNDLES)
 INBOX_PREFIX: Final = "_INBOX"
 SUBJECT_ROOT: Final = "tg"
@@ -133,14 +151,15 @@ def plane_permissions() -> dict[str, list[str]]:
 
 
 def sidecar_permissions(service: str) -> dict[str, list[str]]:
-    """A sidecar of ``service``: read-only on what it follows, publish only its own decision logs.
+    """A sidecar of ``service``: read-only on what it follows, publish only its own decision logs
+    and status (``tg.status.<service>``: one service cannot report for another).
 
     No ``tg.relations``/``tg.trust``/... publish, no stream create/update/purge/delete, no
     consumer delete/list, no ``tg.decisions.>`` subscription (other services' logs).
     """
     followed = [*STREAMS, *(object_store_stream(b) for b in BUCKETS)]
     # STREAM.NAMES: nats-py's object-store get looks up the chunk stream by subject (names only).
-    publish = [decisions_subject(service), "$JS.API.STREAM.NAMES"]
+    publish = [decisions_subject(service), status_subject(service), "$JS.API.STREAM.NAMES"]
     for stream in followed:
         publish += [f"$JS.API.STREAM.INFO.{stream}", f"$JS.API.CONSUMER.CREATE.{stream}",
                     f"$JS.API.CONSUMER.CREATE.{stream}.>", f"$JS.API.STREAM.MSG.GET.{stream}",
