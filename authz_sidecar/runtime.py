@@ -24,8 +24,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import hashlib
 import json
 import logging
+import os
+import socket
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -65,6 +68,7 @@ from tenantguard.keys import SigningKey, TrustedKey, TrustSet, load_public_key_f
 from tenantguard.oidc import EdgeConfig, EdgeVerifier
 from tenantguard.relations import RelationIndex, Relationship
 from tenantguard.revocations import RevocationList
+from tenantguard.rollout import SidecarStatus
 from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions
 from tenantguard.topology import sidecar_issuer
 from tenantguard.verdicts import VerdictMemo
@@ -152,6 +156,10 @@ class Sidecar:
         # Set whenever readiness may have changed (a bundle swap), so the gRPC health
         # service follows it at once; set on the serving loop's thread only.
         self.readiness_changed = asyncio.Event()
+        # Set on every bundle swap: the feed reports the new revision on tg.status.<service> at once.
+        self.status_changed = asyncio.Event()
+        self.instance = f"{socket.gethostname()[:64]}-{os.getpid()}"
+        self._bundle_sha: tuple[object, str] | None = None
         self.settle_heap_on_reload = False  # set when serving: see settle_heap()
         self._register_metric_callbacks()
 
@@ -281,6 +289,7 @@ class Sidecar:
     def _swap(self, revision: PolicyRevision) -> None:
         self.core.activate(revision)
         self.readiness_changed.set()
+        self.status_changed.set()
         self.last_update = time.time()
         self.metrics.bundles_activated.inc()
         self.metrics.set_revision(revision.revision)
@@ -477,6 +486,19 @@ class Sidecar:
             "decision_log": self.decision_log.stats(),
             "uptime_seconds": round(time.time() - self.started_at, 3),
         }
+
+    def fleet_status(self) -> SidecarStatus:
+        """What this instance reports on ``tg.status.<service>`` (``tenantguard.rollout.fleet``)."""
+        active = self.bundles.active
+        digest = None
+        if active is not None:
+            cached = self._bundle_sha
+            if cached is None or cached[0] is not active:
+                cached = self._bundle_sha = (active, hashlib.sha256(active.archive).hexdigest())
+            digest = cached[1]
+        return SidecarStatus(service=self.config.service, instance=self.instance, bundle_revision=self.bundle_revision,
+                             bundle_serial=active.order if active is not None else None, bundle_sha256=digest,
+                             relations_seq=self.relations.applied_seq, ready=self.core.ready, sent_at=time.time())
 
     def _memo_status(self) -> dict[str, Any]:
         """Verdict memo counters, and whether the active policy may use it at all."""

@@ -62,6 +62,7 @@ def raise_for_body(status: int, body: Any) -> None:
         if isinstance(error, BundleRejected):
             error.file = detail.get("file")
         raise error
+    detail = {k: v for k, v in detail.items() if k not in ("code", "status")}  # never collide with our arguments
     raise PlaneError(message, code=code, status=status, **detail)
 
 

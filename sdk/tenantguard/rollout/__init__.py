@@ -10,6 +10,7 @@ The library half of rollouts; the plane, the sidecar and the CLI only do I/O aro
 * :mod:`.fleet`: what a sidecar reports on ``tg.status.<service>`` and the plane's view.
 """
 
+from ..errors import ImpactUndeclared, ReplayRecordInvalid, RollbackTargetMissing, RolloutConflict, RolloutNotFound
 from .fleet import FleetView, SidecarStatus
 from .impact import (
     ALLOW_TO_DENY,
@@ -17,7 +18,6 @@ from .impact import (
     ExpectedFlip,
     ImpactAnalyzer,
     ImpactReport,
-    ImpactUndeclared,
     analyze,
     load_bundle,
     manifest_expectations,
@@ -26,9 +26,6 @@ from .impact import (
 )
 from .plan import (
     ROLLOUT_STATE,
-    RollbackTargetMissing,
-    RolloutConflict,
-    RolloutNotFound,
     RolloutState,
     next_serial,
     parse_stages,
@@ -47,6 +44,7 @@ __all__ = [
     "ImpactReport",
     "ImpactUndeclared",
     "ReplayRecord",
+    "ReplayRecordInvalid",
     "RollbackTargetMissing",
     "RolloutConflict",
     "RolloutNotFound",

@@ -50,13 +50,6 @@ DEFAULT_MAX_EXAMPLES: Final = 3
 MAX_EXPECTATIONS: Final = 1000
 
 
-class ImpactUndeclared(TenantGuardError):
-    """The candidate flips decisions nobody declared; ``detail.report`` says which (409)."""
-
-    code = "impact_undeclared_flips"
-    http_status = 409
-
-
 # --------------------------------------------------------------------------- expectations
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from ..bundle import Bundle, Signer, build_bundle, order_key
-from ..errors import InvalidInput, TenantGuardError
+from ..errors import InvalidInput, RolloutConflict
 
 ROLLOUT_STATE: Final = "rollout.state"
 IN_PROGRESS: Final = "in_progress"
@@ -38,25 +38,6 @@ MAX_SCOPES_PER_STAGE: Final = 256
 MAX_HISTORY: Final = 64
 SCOPE_RE: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
 ROLLOUT_ID_RE: Final = re.compile(r"[A-Za-z0-9._-]{1,160}")
-
-
-class RolloutConflict(TenantGuardError):
-    """The rollout is not in a state that allows this step (e.g. advance while halted)."""
-
-    code = "rollout_conflict"
-    http_status = 409
-
-
-class RolloutNotFound(TenantGuardError):
-    code = "rollout_not_found"
-    http_status = 404
-
-
-class RollbackTargetMissing(TenantGuardError):
-    """There is no earlier revision to return to, or its archive is gone or was replaced."""
-
-    code = "rollback_target_missing"
-    http_status = 404
 
 
 def parse_stages(text: str | Sequence[Sequence[str]]) -> tuple[tuple[str, ...], ...]:
@@ -96,7 +77,7 @@ class RolloutState:
     stages: tuple[tuple[str, ...], ...]
     stage: int = 0
     status: str = IN_PROGRESS
-    updated_at: float = 0.0
+    updated_at_ms: int = 0  # events carry integers only
     history: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
 
     @property
@@ -109,17 +90,17 @@ class RolloutState:
         return self.status in OPEN
 
     def _step(self, action: str, actor: str, **changes: Any) -> RolloutState:
-        entry = {"action": action, "by": actor[:128], "at": round(time.time(), 3),
+        entry = {"action": action, "by": actor[:128], "at_ms": int(time.time() * 1000),
                  "stage": changes.get("stage", self.stage)}
         history = (*self.history, entry)[-MAX_HISTORY:]
-        return replace(self, updated_at=entry["at"], history=history, **changes)
+        return replace(self, updated_at_ms=entry["at_ms"], history=history, **changes)
 
     def advance(self, actor: str) -> RolloutState:
         if self.status != IN_PROGRESS:
             raise RolloutConflict(f"rollout {self.id} is {self.status}; only one in progress can advance",
-                                  status=self.status)
+                                  rollout_status=self.status)
         if self.stage + 1 >= len(self.stages):
-            raise RolloutConflict(f"rollout {self.id} has announced its last stage", status=self.status)
+            raise RolloutConflict(f"rollout {self.id} has announced its last stage", rollout_status=self.status)
         stage = self.stage + 1
         return self._step("advance", actor, stage=stage,
                           status=COMPLETED if stage == len(self.stages) - 1 else IN_PROGRESS)
@@ -127,25 +108,25 @@ class RolloutState:
     def halt(self, actor: str) -> RolloutState:
         if self.status != IN_PROGRESS:
             raise RolloutConflict(f"rollout {self.id} is {self.status}; only one in progress can be halted",
-                                  status=self.status)
+                                  rollout_status=self.status)
         return self._step("halt", actor, status=HALTED)
 
     def resume(self, actor: str) -> RolloutState:
         if self.status != HALTED:
             raise RolloutConflict(f"rollout {self.id} is {self.status}; only a halted one can resume",
-                                  status=self.status)
+                                  rollout_status=self.status)
         return self._step("resume", actor, status=IN_PROGRESS)
 
     def abort(self, actor: str) -> RolloutState:
         if not self.open:
-            raise RolloutConflict(f"rollout {self.id} is already {self.status}", status=self.status)
+            raise RolloutConflict(f"rollout {self.id} is already {self.status}", rollout_status=self.status)
         return self._step("abort", actor, status=ABORTED)
 
     def to_wire(self) -> dict[str, Any]:
         return {"id": self.id, "revision": self.revision, "serial": self.serial, "sha256": self.sha256,
                 "size": self.size, "object": self.object, "stages": [list(s) for s in self.stages],
                 "stage": self.stage, "status": self.status, "reached": list(self.reached),
-                "pending": [list(s) for s in self.stages[self.stage + 1:]], "updated_at": self.updated_at,
+                "pending": [list(s) for s in self.stages[self.stage + 1:]], "updated_at_ms": self.updated_at_ms,
                 "history": [dict(h) for h in self.history]}
 
     @classmethod
@@ -156,7 +137,7 @@ class RolloutState:
                         serial=raw["serial"] if isinstance(raw.get("serial"), int) else None,
                         sha256=str(raw["sha256"]), size=int(raw["size"]), object=str(raw["object"]),
                         stages=stages, stage=int(raw["stage"]), status=str(raw["status"]),
-                        updated_at=float(raw.get("updated_at") or 0.0),
+                        updated_at_ms=int(raw.get("updated_at_ms") or 0),
                         history=tuple(h for h in raw.get("history") or () if isinstance(h, Mapping)))
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidInput(f"rollout state is malformed: {exc}") from None

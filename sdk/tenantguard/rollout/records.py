@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import InvalidInput, JsonInvalid, TenantGuardError
+from ..errors import ReplayRecordInvalid as RecordInvalid
 from ..jsonlimits import loads
 from ..relations import RelationIndex, Relationship, index_from_snapshot_bytes
 
@@ -47,12 +48,6 @@ FORMAT_VERSION: Final = 1
 MAX_LINE_BYTES: Final = 256 * 1024
 MAX_RECORDS: Final = 1_000_000
 MAX_RELATIONS_FILE: Final = 256 * 1024 * 1024
-
-
-class RecordInvalid(InvalidInput):
-    """A recorded decision is not in the replay format; ``detail.line`` says where."""
-
-    code = "replay_record_invalid"
 
 
 @dataclass(frozen=True, slots=True)
