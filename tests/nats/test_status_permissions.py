@@ -37,8 +37,8 @@ pytestmark = [pytest.mark.nats, pytest.mark.timeout(90)]
 
 
 async def test_a_sidecar_reports_its_revision_and_only_for_its_own_service(
-        tmp_path: Path, secure_nats: Any, creds: dict[str, Path], plane: TestPlane, plane_pem: Path,
-        bundle_pem: Path) -> None:
+        tmp_path: Path, secure_nats: Any, creds: dict[str, Path], plane: TestPlane,  # noqa: F811
+        plane_pem: Path, bundle_pem: Path) -> None:  # noqa: F811
     config = SidecarConfig(service="billing", nats=sidecar_conn(secure_nats, creds), plane_key=plane_pem,
                            bundle_keys=(bundle_pem,), state_dir=tmp_path / "state", grpc_port=None)
     sidecar = Sidecar.from_config(config)
