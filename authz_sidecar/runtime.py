@@ -68,7 +68,8 @@ from tenantguard.keys import SigningKey, TrustedKey, TrustSet, load_public_key_f
 from tenantguard.oidc import EdgeConfig, EdgeVerifier
 from tenantguard.relations import RelationIndex, Relationship
 from tenantguard.revocations import RevocationList
-from tenantguard.rollout import SidecarStatus
+from tenantguard.rollout import ShadowEvaluator, ShadowSettings, SidecarStatus
+from tenantguard.rollout.shadow import REPORTED_EXAMPLES
 from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions
 from tenantguard.topology import sidecar_issuer
 from tenantguard.verdicts import VerdictMemo
@@ -133,6 +134,7 @@ class Sidecar:
         self.memo = VerdictMemo(config.decision_memo_size) if config.decision_memo_size else None
         self.core = DecisionCore(config.service, self.relations, revocations=self.revocations,
                                  on_decision=self.decision_log.submit, memo=self.memo)
+        self.shadow = ShadowEvaluator(self.core)  # idle (and off the core's path) until a shadow is announced
         self.exchange = self._build_exchange(exchange_key, edge_config, client_secret)
         self.own_key = TrustedKey.of(self.exchange.key.public_key, sidecar_issuer(config.service))
         if self.own_key.kid not in self.trust:
@@ -231,6 +233,27 @@ class Sidecar:
                 activation = await asyncio.to_thread(self.bundles.activate, archive, force=force,
                                                      prepare=lambda _bundle: revision)
             return self._adopt(activation.prepared)
+
+    async def set_shadow(self, archive: bytes, settings: ShadowSettings, scope: str) -> PolicyRevision:
+        """Verify and compile a shadow candidate (as a bundle, never through the bundle store) and judge
+        decisions with it from now on; the decision path only gains an O(1) hand-off."""
+        with self._counting_rejections():
+            bundle = await asyncio.to_thread(verify_bundle, archive, self._bundle_verifier)
+            revision = await self._prepare_async(bundle)
+        self.shadow.set_candidate(revision, settings, scope)
+        self.core.observer = self.shadow.offer
+        self.status_changed.set()
+        log.info("shadow revision %s (scope %s) evaluated beside %s", revision.revision, scope, self.bundle_revision)
+        return revision
+
+    def stop_shadow(self, scope: str) -> None:
+        """End the shadow announced on ``scope`` (a shadow from the other scope keeps running)."""
+        if self.shadow.candidate is None or self.shadow.scope != scope:
+            return
+        self.core.observer = None
+        self.shadow.set_candidate(None)
+        self.status_changed.set()
+        log.info("shadow on scope %s stopped", scope)
 
     @contextlib.contextmanager
     def _counting_rejections(self) -> Iterator[None]:
@@ -484,6 +507,7 @@ class Sidecar:
             "token_cache": {"hits": self.verifier.cache_hits, "misses": self.verifier.cache_misses},
             "decision_memo": self._memo_status(),
             "decision_log": self.decision_log.stats(),
+            "shadow": self.shadow.stats(),
             "uptime_seconds": round(time.time() - self.started_at, 3),
         }
 
@@ -498,7 +522,8 @@ class Sidecar:
             digest = cached[1]
         return SidecarStatus(service=self.config.service, instance=self.instance, bundle_revision=self.bundle_revision,
                              bundle_serial=active.order if active is not None else None, bundle_sha256=digest,
-                             relations_seq=self.relations.applied_seq, ready=self.core.ready, sent_at=time.time())
+                             relations_seq=self.relations.applied_seq, ready=self.core.ready, sent_at=time.time(),
+                             shadow=self.shadow.stats(examples=REPORTED_EXAMPLES))
 
     def _memo_status(self) -> dict[str, Any]:
         """Verdict memo counters, and whether the active policy may use it at all."""

@@ -64,6 +64,7 @@ from tenantguard.rollout import (
     restored_archive,
 )
 from tenantguard.rollout.plan import COMPLETED
+from tenantguard.rollout.shadow import ShadowSettings
 
 from .config import SERVICE_RE
 from .errors import PolicyTestsFailed
@@ -139,13 +140,15 @@ def compile_and_test(bundle: Bundle, *, run: bool) -> int:
 class BundleService:
     def __init__(self, state: PlaneState, publisher: Publisher, event_key: SigningKey, bundle_key: SigningKey,
                  writer_for: Any, *, rollout_writer: SequencedWriter | None = None,
-                 sample: Callable[[], Iterable[Mapping[str, Any]]] = tuple, gate: ImpactGate | None = None) -> None:
+                 sample: Callable[[], Iterable[Mapping[str, Any]]] = tuple, gate: ImpactGate | None = None,
+                 shadow_writer_for: Any = None) -> None:
         self.state = state
         self.publisher = publisher
         self.event_key = event_key
         self.signer = JwtSigner(bundle_key, issuer=topo.PLANE_ISSUER)
         self._writer_for = writer_for  # scope -> SequencedWriter
         self._rollout_writer = rollout_writer
+        self._shadow_writer_for = shadow_writer_for  # scope -> SequencedWriter on tg.shadows.<scope>
         self._sample = sample  # the decision records kept by this replica (newest last)
         self.gate = gate or ImpactGate()
 
@@ -258,6 +261,50 @@ class BundleService:
         for analyzer in analyzers.values():
             _merge(merged, analyzer.report)
         return merged
+
+    # ------------------------------------------------------------------ shadows
+
+    async def publish_shadow(self, archive: bytes, *, admin: bool, sample_rate: float = 1.0,
+                             max_per_second: int = 50) -> dict[str, Any]:
+        """Announce a candidate as a shadow for its scopes: signed as ``bundle.shadow``, a type no
+        reader activates, with its bytes under ``shadows/<scope>/<revision>``. Sidecars evaluate it
+        beside the active bundle and report agreements and disagreements."""
+        if self._shadow_writer_for is None:
+            raise Unavailable("shadow evaluation is not available on this replica")
+        if not 0.0 < sample_rate <= 1.0 or not 0 < max_per_second <= 1000:
+            raise BundleMalformed("sample_rate must be in (0, 1] and max_per_second in (0, 1000]")
+        bundle, archive, signed_upload, passed = await self._accept(archive, admin=admin)
+        scopes = bundle_scopes(bundle)
+        digest = hashlib.sha256(archive).hexdigest()
+        results = []
+        for scope in scopes:
+            name = f"shadows/{scope}/{bundle.revision}"
+            await self.publisher.put_object(topo.BUCKET_BUNDLES, name, archive)
+            payload = {"scope": scope, "revision": bundle.revision, "sha256": digest, "size": len(archive),
+                       "object": name, "serial": order_key(bundle.manifest),
+                       **ShadowSettings(sample_rate, max_per_second).to_wire()}
+            results.append(await self._commit_shadow(scope, payload))
+        return {"revision": bundle.revision, "shadow": True, "signed_by_plane": not signed_upload,
+                "tests_passed": passed, "scopes": results}
+
+    async def stop_shadow(self, scope: str) -> dict[str, Any]:
+        current = self.state.shadows.get(scope)
+        if current is None or current.get("stop"):
+            raise RollbackTargetMissing(f"scope {scope} has no shadow running")
+        return await self._commit_shadow(scope, {"scope": scope, "stop": True})
+
+    async def _commit_shadow(self, scope: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if self._shadow_writer_for is None:
+            raise Unavailable("shadow evaluation is not available on this replica")
+        chosen: list[int] = []
+
+        def build() -> bytes:
+            current = self.state.shadows.get(scope)
+            chosen.append((current["seq"] if current else 0) + 1)
+            return sign_event(self.event_key, topo.BUNDLE_SHADOW, payload, chosen[-1])
+
+        await self._shadow_writer_for(scope).commit(build)
+        return {"scope": scope, "seq": chosen[-1], **{k: v for k, v in payload.items() if k != "scope"}}
 
     # ------------------------------------------------------------------ rollback
 

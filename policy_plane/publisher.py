@@ -110,7 +110,7 @@ def stream_configs(*, relations_max_age: float, replicas: int) -> list[StreamCon
         cfg(topo.STREAM_SNAPSHOTS, [topo.SUBJECT_SNAPSHOT], **history),
         cfg(topo.STREAM_TRUST, [topo.SUBJECT_TRUST], **history),
         cfg(topo.STREAM_REVOCATIONS, [topo.SUBJECT_REVOCATIONS], duplicate_window=DUPLICATE_WINDOW),
-        cfg(topo.STREAM_BUNDLES, [f"{topo.SUBJECT_BUNDLES_PREFIX}.*"], **history),
+        cfg(topo.STREAM_BUNDLES, [f"{topo.SUBJECT_BUNDLES_PREFIX}.*", f"{topo.SUBJECT_SHADOWS_PREFIX}.*"], **history),
         # rollout states are small and compacted after each commit: bounded by count and message size,
         # without a byte reservation (JetStream reserves max_bytes against the account's store)
         cfg(topo.STREAM_ROLLOUTS, [topo.SUBJECT_ROLLOUT], **{**history, "max_msgs": ROLLOUT_MAX_MSGS,

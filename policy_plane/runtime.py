@@ -88,7 +88,9 @@ class Plane:
             "relations": Follower(p, topo.STREAM_RELATIONS, topo.SUBJECT_RELATIONS, s.apply_relations),
             "trust": Follower(p, topo.STREAM_TRUST, topo.SUBJECT_TRUST, s.apply_trust),
             "revocations": Follower(p, topo.STREAM_REVOCATIONS, topo.SUBJECT_REVOCATIONS, s.apply_revocation),
-            "bundles": Follower(p, topo.STREAM_BUNDLES, f"{topo.SUBJECT_BUNDLES_PREFIX}.*", s.apply_bundle),
+            # one consumer for the whole stream (announces and shadows), so it is never "behind" a message
+            # of the other kind that it would not be delivered
+            "bundles": Follower(p, topo.STREAM_BUNDLES, f"{topo.SUBJECT_ROOT}.>", self._apply_bundles_stream),
             "snapshots": Follower(p, topo.STREAM_SNAPSHOTS, topo.SUBJECT_SNAPSHOT, s.apply_snapshot),
             "rollouts": Follower(p, topo.STREAM_ROLLOUTS, topo.SUBJECT_ROLLOUT, s.apply_rollout),
         }
@@ -107,7 +109,7 @@ class Plane:
         self.fleet = FleetView()
         self.bundles = BundleService(
             s, p, config.event_key, config.bundle_key, self._bundle_writer, rollout_writer=self.writers["rollouts"],
-            sample=lambda: self.decisions.records,
+            sample=lambda: self.decisions.records, shadow_writer_for=self._shadow_writer,
             gate=ImpactGate(config.impact_gate, config.impact_max_undeclared, config.impact_sample))
         self.snapshotter = Snapshotter(s, p, self.followers["relations"], self.writers["snapshots"],
                                        config.event_key, self.metrics, every=config.snapshot_every,
@@ -118,6 +120,20 @@ class Plane:
         self.started_at = time.time()
         self._tasks: list[asyncio.Task[None]] = []
         self._register_metrics()
+
+    async def _apply_bundles_stream(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+        if subject.startswith(topo.SUBJECT_SHADOWS_PREFIX + "."):
+            await self.state.apply_shadow(subject, stream_seq, data, headers)
+        else:
+            await self.state.apply_bundle(subject, stream_seq, data, headers)
+
+    def _shadow_writer(self, scope: str) -> SequencedWriter:
+        key = f"shadow:{scope}"
+        if key not in self._bundle_writers:
+            self._bundle_writers[key] = SequencedWriter(
+                self.publisher, self.followers["bundles"], topo.shadow_subject(scope),
+                timeout=self.config.request_timeout * 2, compact=True)
+        return self._bundle_writers[key]
 
     def _bundle_writer(self, scope: str) -> SequencedWriter:
         if scope not in self._bundle_writers:
@@ -308,6 +324,7 @@ class Plane:
             | {f"bundles:{k}": w.conflicts for k, w in self._bundle_writers.items()},
             "decisions": self.decisions.stats(),
             "rollout": s.rollout.to_wire() if s.rollout else None,
+            "shadows": {scope: shadow for scope, shadow in sorted(s.shadows.items()) if not shadow.get("stop")},
             "fleet": self.fleet.summary(),
             "heartbeats_sent": self.heartbeat.sent,
         }

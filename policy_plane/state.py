@@ -107,6 +107,7 @@ class PlaneState:
         self.announces: dict[str, Announce] = {}
         self.snapshot: SnapshotManifest | None = None
         self.rollout: RolloutState | None = None
+        self.shadows: dict[str, dict[str, Any]] = {}  # scope -> the newest verified bundle.shadow payload (+ seq)
         self.rollout_seq = 0
         self.rejected: Counter[tuple[str, str]] = Counter()
         self.publisher: Publisher | None = None  # set by the runtime; bundle bytes are fetched through it
@@ -233,6 +234,20 @@ class PlaneState:
             log.error("cannot load announced bundle %s: %s", announce.object, exc)
             return False
         return True
+
+    async def apply_shadow(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+        """A scope's shadow candidate (or its end): the newest signed ``bundle.shadow`` wins."""
+        scope = subject.removeprefix(topo.SUBJECT_SHADOWS_PREFIX + ".")
+        try:
+            event = verify_event(data, self.event_trust, expected_type=topo.BUNDLE_SHADOW)
+            if event.payload.get("scope") != scope:
+                raise EventMalformed(f"shadow for scope {str(event.payload.get('scope'))[:64]!r} on {subject}")
+        except EventRejected as exc:
+            self._refuse(topo.STREAM_BUNDLES, stream_seq, exc)
+            return
+        current = self.shadows.get(scope)
+        if current is None or event.seq > current["seq"]:
+            self.shadows[scope] = {**event.payload, "seq": event.seq}
 
     async def apply_rollout(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
         """The staged rollout's state: the newest signed ``rollout.state`` wins."""

@@ -44,7 +44,7 @@ from tenantguard.rollout.fleet import STATUS_INTERVAL
 
 from .base import FeedContext, FeedOptions, Follower
 from .confirm import FreshnessConfirmer
-from .control import BundleFollower, PlaneView, RevocationsFollower, TrustFollower
+from .control import BundleFollower, PlaneView, RevocationsFollower, ShadowFollower, TrustFollower
 from .errors import FeedUnavailable
 from .gate import EventGate, FeedMetrics
 from .relations import RelationsFollower
@@ -100,6 +100,8 @@ class Feed:
         self.revocations = RevocationsFollower(self._ctx)
         self.bundles = [BundleFollower(self._ctx, topology.BUNDLE_SCOPE_ALL),
                         BundleFollower(self._ctx, sidecar.config.service)]
+        self.shadows = [ShadowFollower(self._ctx, topology.BUNDLE_SCOPE_ALL),
+                        ShadowFollower(self._ctx, sidecar.config.service)]
         self.plane = PlaneView()
         self._nc: Client | None = None
         self._task: asyncio.Task[None] | None = None
@@ -260,7 +262,7 @@ class Feed:
         log.info("feed connected to %s", natsconn.connected_server(nc) or self.server)
         self.sidecar.feed_state = "resyncing"
         js = nc.jetstream(timeout=self.options.request_timeout)
-        followers: list[Follower] = [self.relations, self.trust, self.revocations, *self.bundles]
+        followers: list[Follower] = [self.relations, self.trust, self.revocations, *self.bundles, *self.shadows]
         tasks = [asyncio.create_task(self._follow(nc, js, f), name=f"feed-{f.kind}") for f in followers]
         tasks.append(asyncio.create_task(self._report_status(nc), name="feed-status"))
         try:

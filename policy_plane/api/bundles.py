@@ -37,6 +37,12 @@ async def upload(
         "enforce (409 impact_undeclared_flips). Can only make the plane's --impact-gate stricter")] = None,
     max_undeclared: Annotated[int | None, Query(ge=0, description="With impact=enforce: undeclared flips "
                                                 "tolerated (never more than the plane's setting)")] = None,
+    shadow: Annotated[bool, Query(description="Announce as a SHADOW instead (signed bundle.shadow, never "
+                                  "activated): sidecars evaluate it beside the active bundle and report "
+                                  "disagreements")] = False,
+    sample_rate: Annotated[float, Query(gt=0, le=1, description="With shadow: share of decisions judged")] = 1.0,
+    max_per_second: Annotated[int, Query(gt=0, le=1000, description="With shadow: judged decisions per "
+                                         "second and sidecar, at most")] = 50,
 ) -> dict[str, Any]:
     """Publish a bundle to its scopes (``metadata.services``, default ``all``), or start a staged
     rollout (``stages``); 409 on rollback, on an open rollout, or on undeclared impact."""
@@ -45,6 +51,15 @@ async def upload(
     archive = await request.body()  # bounded by the body-limit middleware
     if not archive:
         raise InvalidInput("send the bundle archive as the request body")
+    if shadow:
+        if stages is not None:
+            raise InvalidInput("a shadow is not rolled out in stages; publish it, then start the rollout")
+        result = await plane.bundles.publish_shadow(archive, admin=who.kind == "admin", sample_rate=sample_rate,
+                                                    max_per_second=max_per_second)
+        plane.audit.record(who.actor, "bundles.shadow", revision=result["revision"],
+                           scopes=[s["scope"] for s in result["scopes"]])
+        plane.metrics.admin_changes.labels("bundles.shadow").inc()
+        return result
     plan = parse_stages(stages) if stages is not None else None
     result = await plane.bundles.publish(archive, admin=who.kind == "admin", stages=plan, impact=impact,
                                          max_undeclared=max_undeclared, actor=who.actor)
@@ -85,3 +100,20 @@ async def active(request: Request) -> dict[str, Any]:
     """The active (last announced) bundle of every scope."""
     plane = plane_of(request)
     return {"scopes": [a.to_wire() for _, a in sorted(plane.state.announces.items())]}
+
+
+class ShadowStop(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    scope: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$")
+
+
+@router.post("/shadow/stop")
+async def stop_shadow(request: Request, body: ShadowStop,
+                      who: Annotated[Principal, Depends(require_admin)]) -> dict[str, Any]:
+    """End the scope's shadow evaluation (a newer signed ``bundle.shadow`` with ``stop``)."""
+    plane = plane_of(request)
+    plane.require_ready()
+    result = await plane.bundles.stop_shadow(body.scope)
+    plane.audit.record(who.actor, "bundles.shadow_stop", scope=body.scope)
+    plane.metrics.admin_changes.labels("bundles.shadow_stop").inc()
+    return result

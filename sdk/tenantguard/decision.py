@@ -248,6 +248,9 @@ class DecisionCore:
         self.on_decision = on_decision
         self.active: PolicyRevision | None = None
         self._clock = clock
+        # Sees every decision that reached the policy, after it is made (shadow evaluation,
+        # ``tenantguard.rollout.shadow``); must be O(1) and never block. None: no cost at all.
+        self.observer: Callable[[DecisionRequest, Decision, TenantRelations], None] | None = None
 
     def activate(self, revision: PolicyRevision) -> None:
         """Swap the policy: one reference assignment, so each decision sees one revision."""
@@ -264,6 +267,7 @@ class DecisionCore:
         seq = relations.applied_seq
         decision_id = os.urandom(16).hex()  # 128 random bits, like uuid4, at a fraction of the cost
         tenant = subject = None
+        view: TenantRelations | None = None
         act_as = high_risk = False
         try:
             tenant, subject = self._subject(request)
@@ -298,6 +302,12 @@ class DecisionCore:
             act_as=act_as,
         )
         self._record(request, decision)
+        observer = self.observer
+        if observer is not None and view is not None:
+            try:
+                observer(request, decision, view)
+            except Exception:  # an observer must never change or block a decision
+                log.exception("decision observer failed")
         return decision
 
     # -- built-in checks ---------------------------------------------------------------
@@ -357,6 +367,11 @@ class DecisionCore:
 
         Raises on evaluation errors (never memoized: the caller fails closed)."""
         return policy_verdict(active, view, self._policy_input(view, request, tenant, subject), tenant)
+
+    def policy_input(self, view: TenantRelations, request: DecisionRequest, tenant: str,
+                     subject: str) -> dict[str, Any]:
+        """The input the policy sees for ``request`` (shadow evaluation rebuilds it off the path)."""
+        return self._policy_input(view, request, tenant, subject)
 
     def _policy_input(self, view: TenantRelations, request: DecisionRequest, tenant: str,
                       subject: str) -> dict[str, Any]:

@@ -114,9 +114,16 @@ def check_call(rel: Relationship, *, at_least: int | None = None) -> Call:
 
 
 def bundle_call(archive: bytes, *, stages: str | None = None, impact: str | None = None,
-                max_undeclared: int | None = None) -> Call:
+                max_undeclared: int | None = None, shadow: bool = False, sample_rate: float | None = None,
+                max_per_second: int | None = None) -> Call:
     return Call("POST", "/v1/bundles", content=archive, headers={"Content-Type": "application/gzip"},
-                params=_params(stages=stages, impact=impact, max_undeclared=max_undeclared))
+                params=_params(stages=stages, impact=impact, max_undeclared=max_undeclared,
+                               shadow="true" if shadow else None, sample_rate=sample_rate,
+                               max_per_second=max_per_second))
+
+
+def shadow_stop_call(scope: str) -> Call:
+    return Call("POST", "/v1/bundles/shadow/stop", json={"scope": scope})
 
 
 def rollback_call(scope: str, to: str | None = None) -> Call:
@@ -178,9 +185,15 @@ class PlaneClient:
         return bool(body["allowed"]), int(body["consistency_token"])
 
     def push_bundle(self, archive: bytes, *, stages: str | None = None, impact: str | None = None,
-                    max_undeclared: int | None = None) -> dict[str, Any]:
+                    max_undeclared: int | None = None, shadow: bool = False, sample_rate: float | None = None,
+                    max_per_second: int | None = None) -> dict[str, Any]:
         result: dict[str, Any] = self.send(bundle_call(archive, stages=stages, impact=impact,
-                                                       max_undeclared=max_undeclared))
+                                                       max_undeclared=max_undeclared, shadow=shadow,
+                                                       sample_rate=sample_rate, max_per_second=max_per_second))
+        return result
+
+    def stop_shadow(self, scope: str) -> dict[str, Any]:
+        result: dict[str, Any] = self.send(shadow_stop_call(scope))
         return result
 
     def rollback_bundle(self, scope: str, to: str | None = None) -> dict[str, Any]:

@@ -36,6 +36,12 @@ TG_BUNDLES          tg.bundles.<scope>           ``bundle.announce`` events (new
                                                  bytes in bucket
                                                  ``tg-bundles``. Bundles are also signed
                                                  as OPA bundles (``.signatures.json``).
+TG_BUNDLES          tg.shadows.<scope>           ``bundle.shadow`` events (newest wins, per
+                                                 scope): a candidate sidecars evaluate
+                                                 beside the active bundle and never
+                                                 activate (its own signed type); same
+                                                 fields as an announce plus sample_rate,
+                                                 max_per_second; ``stop`` ends it.
 (core NATS)         tg.plane.heartbeat           ``plane.heartbeat`` events every few
                                                  seconds: {relations_seq, trust_seq,
                                                  revocations_seq, bundles, expires_at_ms}
@@ -81,6 +87,7 @@ STREAM_BUNDLES: Final = "TG_BUNDLES"
 SUBJECT_BUNDLES_PREFIX: Final = "tg.bundles"
 BUCKET_BUNDLES: Final = "tg-bundles"
 BUNDLE_SCOPE_ALL: Final = "all"
+SUBJECT_SHADOWS_PREFIX: Final = "tg.shadows"
 
 STREAM_ROLLOUTS: Final = "TG_ROLLOUTS"
 SUBJECT_ROLLOUT: Final = "tg.rollouts.state"
@@ -91,6 +98,7 @@ SUBJECT_STATUS_PREFIX: Final = "tg.status"
 
 # Event types beyond those defined in tenantguard.events.
 PLANE_HEARTBEAT: Final = "plane.heartbeat"
+BUNDLE_SHADOW: Final = "bundle.shadow"  # never "bundle.announce": a shadow cannot be activated by mistake
 
 # The issuer name the plane's event and bundle keys are trusted for.
 PLANE_ISSUER: Final = "plane"
@@ -99,6 +107,11 @@ PLANE_ISSUER: Final = "plane"
 def bundle_subject(scope: str) -> str:
     """``tg.bundles.<scope>``; ``scope`` is ``all`` or a service name (validated by callers)."""
     return f"{SUBJECT_BUNDLES_PREFIX}.{scope}"
+
+
+def shadow_subject(scope: str) -> str:
+    """``tg.shadows.<scope>``: where a scope's shadow candidate is announced."""
+    return f"{SUBJECT_SHADOWS_PREFIX}.{scope}"
 
 
 def snapshot_object(seq: int) -> str:

@@ -130,6 +130,46 @@ def test_the_impact_gate_refuses_a_candidate_that_locks_members_out(cluster: Clu
     assert group["examples"][0]["subject"] == "user:alice"
 
 
+def test_shadow_evaluation_reports_the_lockout_beside_the_active_bundle(cluster: Cluster, baseline: dict[str, str],
+                                                                        tmp_path: Path) -> None:
+    done = cli(cluster, "publish", str(lockout_candidate(tmp_path, "shadow-1")), "--shadow",
+               "--max-per-second", "1000")
+    assert done.returncode == 0, done.stderr
+    announced = json.loads(done.stdout)
+    assert announced["shadow"] is True and [s["scope"] for s in announced["scopes"]] == ["all"]
+    eventually(lambda: all((cluster.status(s)["shadow"] or {}).get("revision") == "shadow-1" for s in SERVICES),
+               "every sidecar evaluates shadow-1")
+
+    def disagreements() -> bool:  # alice keeps being allowed; the shadow would have denied her
+        assert all(cluster.allowed(s, "alice") for s in SERVICES)
+        return all(cluster.status(s)["shadow"]["disagreed"]["allow->deny"] >= 1 for s in SERVICES)
+
+    eventually(disagreements, "every sidecar counted the shadow's allow->deny")
+    assert revisions(cluster) == baseline  # never activated
+    example = cluster.status("orders")["shadow"]["examples"][-1]
+    assert (example["subject"], example["active"]["allow"], example["shadow"]["allow"],
+            example["shadow"]["reasons"]) == ("user:alice", True, False, ["not_project_member"])
+
+    def plane_view() -> dict[str, Any] | None:
+        shadow = json.loads(cli(cluster, "rollout", "status").stdout)["fleet"]["shadow"].get("shadow-1")
+        ok = shadow and all(shadow["services"].get(s, {}).get("allow->deny", 0) >= 1 for s in SERVICES)
+        return shadow if ok else None
+
+    shadow = eventually(plane_view, "the plane shows the disagreements of every service")
+    assert any(e["subject"] == "user:alice" for e in shadow["examples"])
+
+    # the signed shadow event replayed as an announce: refused by type, nothing activates
+    rejected = {s: metric(cluster.metrics(s), "tg_events_rejected_total") for s in SERVICES}
+    shadow_event = get_last_msg(cluster.nats.url, topology.STREAM_BUNDLES, topology.shadow_subject("all"))
+    publish_js(cluster.nats.url, topology.bundle_subject("all"), shadow_event, topology.STREAM_BUNDLES)
+    eventually(lambda: all(metric(cluster.metrics(s), "tg_events_rejected_total") > rejected[s] for s in SERVICES),
+               "every sidecar refused the shadow event on the announce subject")
+    assert revisions(cluster) == baseline and all(cluster.allowed(s, "alice") for s in SERVICES)
+
+    assert cli(cluster, "shadow-stop", "--scope", "all").returncode == 0
+    eventually(lambda: all(cluster.status(s)["shadow"] is None for s in SERVICES), "the shadow ended everywhere")
+
+
 def test_a_staged_rollout_reaches_one_scope_then_more_and_can_be_halted(cluster: Cluster, baseline: dict[str, str],
                                                                         tmp_path: Path) -> None:
     declared = [{"direction": "allow->deny", "tenant": "acme", "action": "invoices:*"}]

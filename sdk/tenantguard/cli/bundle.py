@@ -398,6 +398,13 @@ ImpactOpt = Annotated[ImpactMode | None, typer.Option(
     help="Have the plane replay its decision sample against the bundle first: report the flips, or enforce "
          "(refused with impact_undeclared_flips when undeclared flips exceed --max-undeclared)")]
 MaxUndeclaredOpt = Annotated[int | None, typer.Option(min=0, help="With --impact enforce: flips tolerated")]
+ShadowOpt = Annotated[bool, typer.Option(
+    "--shadow", help="Announce as a shadow: sidecars evaluate it beside the active bundle (never activating it) "
+    "and report disagreements (`bundle rollout status`); end it with `bundle shadow-stop`")]
+SampleRateOpt = Annotated[float | None, typer.Option(min=0.0, max=1.0, help="With --shadow: share of decisions "
+                                                     "judged (default 1)")]
+MaxPerSecondOpt = Annotated[int | None, typer.Option(min=1, max=1000, help="With --shadow: judged decisions "
+                                                       "per second and sidecar, at most (default 50)")]
 
 
 @app.command()
@@ -409,6 +416,9 @@ def push(
     stages: StagesOpt = None,
     impact: ImpactOpt = None,
     max_undeclared: MaxUndeclaredOpt = None,
+    shadow: ShadowOpt = False,
+    sample_rate: SampleRateOpt = None,
+    max_per_second: MaxPerSecondOpt = None,
 ) -> None:
     """Upload a bundle archive to the policy plane, which announces it to the sidecars.
 
@@ -422,7 +432,8 @@ def push(
 
     with PlaneClient(plane, token=read_token(token_file)) as client:
         print_json(client.push_bundle(archive.read_bytes(), stages=stages, impact=impact and impact.value,
-                                      max_undeclared=max_undeclared))
+                                      max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
+                                      max_per_second=max_per_second))
 
 
 @app.command()
@@ -437,6 +448,9 @@ def publish(
     stages: StagesOpt = None,
     impact: ImpactOpt = None,
     max_undeclared: MaxUndeclaredOpt = None,
+    shadow: ShadowOpt = False,
+    sample_rate: SampleRateOpt = None,
+    max_per_second: MaxPerSecondOpt = None,
 ) -> None:
     """Test DIR locally, build it unsigned and upload it for the plane to test again and sign.
 
@@ -461,7 +475,8 @@ def publish(
     archive = build_bundle(directory, revision or _manifest_revision(directory))
     with PlaneClient(plane, token=token) as client:
         print_json(client.push_bundle(archive, stages=stages, impact=impact and impact.value,
-                                      max_undeclared=max_undeclared))
+                                      max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
+                                      max_per_second=max_per_second))
 
 
 @app.command()
@@ -485,6 +500,20 @@ def rollback(
 
     with PlaneClient(plane, token=read_token(token_file)) as client:
         print_json(client.rollback_bundle(scope, to))
+
+
+@app.command("shadow-stop")
+def shadow_stop(
+    scope: Annotated[str, typer.Option(help="The scope whose shadow ends: 'all' or a service name")],
+    plane: PlaneOpt,
+    token_file: TokenFileOpt,
+) -> None:
+    """End a scope's shadow evaluation (announced with `publish --shadow`)."""
+    from ..plane_client import PlaneClient
+    from .relation import read_token
+
+    with PlaneClient(plane, token=read_token(token_file)) as client:
+        print_json(client.stop_shadow(scope))
 
 
 @app.command()

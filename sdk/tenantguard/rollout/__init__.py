@@ -7,6 +7,7 @@ The library half of rollouts; the plane, the sidecar and the CLI only do I/O aro
 * :mod:`.impact`: replay against a candidate (and a baseline), flips grouped by
   tenant/service/action/reason, declared expectations, the report;
 * :mod:`.plan`: the staged-rollout state machine and rollback archives;
+* :mod:`.shadow`: a candidate judged beside the active revision, off the decision path;
 * :mod:`.fleet`: what a sidecar reports on ``tg.status.<service>`` and the plane's view.
 """
 
@@ -33,6 +34,7 @@ from .plan import (
     rollback_revision,
 )
 from .records import ReplayRecord, from_decision_log, load_relations, read_records, read_records_file, write_records
+from .shadow import ShadowEvaluator, ShadowSettings
 
 __all__ = [
     "ALLOW_TO_DENY",
@@ -49,6 +51,8 @@ __all__ = [
     "RolloutConflict",
     "RolloutNotFound",
     "RolloutState",
+    "ShadowEvaluator",
+    "ShadowSettings",
     "SidecarStatus",
     "analyze",
     "from_decision_log",

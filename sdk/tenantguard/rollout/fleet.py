@@ -21,7 +21,9 @@ from ..jsonlimits import loads_object
 MAX_STATUS_BYTES: Final = 16 * 1024
 DEFAULT_MAX_INSTANCES: Final = 10_000
 DEFAULT_EXPIRE: Final = 30.0
-STATUS_INTERVAL: Final = 5.0  # seconds between a sidecar's reports (and one right after each bundle swap)
+STATUS_INTERVAL: Final = 5.0
+_SHADOW_COUNTS: Final = ("offered", "evaluated", "agreed", "sampled_out", "rate_limited", "dropped")
+MAX_SHADOW_EXAMPLES: Final = 10  # seconds between a sidecar's reports (and one right after each bundle swap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +38,13 @@ class SidecarStatus:
     relations_seq: int
     ready: bool
     sent_at: float
+    shadow: Mapping[str, Any] | None = None  # ShadowEvaluator.stats(examples=5) while a shadow runs
 
     def to_wire(self) -> dict[str, Any]:
         return {"service": self.service, "instance": self.instance, "bundle_revision": self.bundle_revision,
                 "bundle_serial": self.bundle_serial, "bundle_sha256": self.bundle_sha256,
-                "relations_seq": self.relations_seq, "ready": self.ready, "sent_at": self.sent_at}
+                "relations_seq": self.relations_seq, "ready": self.ready, "sent_at": self.sent_at,
+                "shadow": self.shadow}
 
     @classmethod
     def from_wire(cls, raw: Mapping[str, Any], *, service: str) -> SidecarStatus:
@@ -56,9 +60,14 @@ class SidecarStatus:
             raise InvalidInput("status bundle_sha256 must be 64 hex digits")
         if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
             raise InvalidInput("status relations_seq must be a non-negative integer")
-        sent = raw.get("sent_at")
+        sent, shadow = raw.get("sent_at"), raw.get("shadow")
+        if shadow is not None and not (isinstance(shadow, Mapping) and isinstance(shadow.get("revision"), str)
+                                       and all(isinstance(shadow.get(k, 0), int) for k in _SHADOW_COUNTS)
+                                       and isinstance(shadow.get("disagreed", {}), Mapping)):
+            raise InvalidInput("status shadow must be the shadow evaluator's stats")
         return cls(service, instance, revision, serial, digest, seq, raw.get("ready") is True,
-                   float(sent) if isinstance(sent, int | float) and not isinstance(sent, bool) else 0.0)
+                   float(sent) if isinstance(sent, int | float) and not isinstance(sent, bool) else 0.0,
+                   shadow)
 
 
 class FleetView:
@@ -112,5 +121,29 @@ class FleetView:
             counts = by_service.setdefault(s["service"], {})
             counts[str(s["bundle_revision"])] = counts.get(str(s["bundle_revision"]), 0) + 1
         return {"instances": len(sidecars), "by_revision": dict(sorted(by_revision.items())),
-                "by_service": dict(sorted(by_service.items())), "received": self.received,
-                "malformed": self.malformed, "dropped": self.dropped}
+                "by_service": dict(sorted(by_service.items())), "shadow": _shadows(sidecars),
+                "received": self.received, "malformed": self.malformed, "dropped": self.dropped}
+
+
+def _shadows(sidecars: list[dict[str, Any]]) -> dict[str, Any]:
+    """Shadow counters summed per shadow revision and service, with a few disagreement examples."""
+    out: dict[str, Any] = {}
+    for s in sidecars:
+        shadow = s.get("shadow")
+        if not shadow:
+            continue
+        entry = out.setdefault(str(shadow["revision"]), {"services": {}, "examples": []})
+        per = entry["services"].setdefault(s["service"], {"instances": 0, "evaluated": 0, "agreed": 0,
+                                                           "allow->deny": 0, "deny->allow": 0})
+        per["instances"] += 1
+        per["evaluated"] += int(shadow.get("evaluated", 0))
+        per["agreed"] += int(shadow.get("agreed", 0))
+        disagreed = shadow.get("disagreed") or {}
+        for direction in ("allow->deny", "deny->allow"):
+            value = disagreed.get(direction, 0)
+            per[direction] += value if isinstance(value, int) else 0
+        examples = shadow.get("examples")
+        if isinstance(examples, list):
+            room = MAX_SHADOW_EXAMPLES - len(entry["examples"])
+            entry["examples"].extend(e for e in examples[:room] if isinstance(e, Mapping))
+    return out
