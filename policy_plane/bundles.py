@@ -243,7 +243,8 @@ class BundleService:
         expected = manifest_expectations(bundle)
         baselines: dict[str, Any] = {}
         for scope in {*scopes, topo.BUNDLE_SCOPE_ALL}:
-            active = self.state.store(scope).active
+            store = self.state.stores.get(scope)  # read only: this runs in a worker thread
+            active = store.active if store is not None else None
             if active is not None:
                 baselines[scope] = prepare_revision(active.bundle)
         fallback = baselines.get(topo.BUNDLE_SCOPE_ALL)
