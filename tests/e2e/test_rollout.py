@@ -15,12 +15,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import httpx
 import nats
 import pytest
 from tenantguard import topology
 
-from .cluster import BUNDLE_DIR, SERVICES, TENANTGUARD, Cluster, eventually, metric, publish_js
+from .cluster import BUNDLE_DIR, SERVICES, TENANTGUARD, Cluster, eventually, get_object, metric, publish_js
 
 pytestmark = pytest.mark.timeout(300)
 ALICE = "acme/project:p1#member@user:alice"
@@ -251,9 +250,12 @@ def test_rollback_restores_every_sidecar_and_a_replayed_announce_changes_nothing
     eventually(lambda: cluster.status("reports")["bundle_revision"] == restored, "a cold sidecar on the rollback")
     assert cluster.allowed("reports", "alice")
 
-    # the plane refuses to announce the staged-1 content with its old serial again (ordering intact)
-    with httpx.Client(base_url=cluster.plane.url if cluster.plane else "", timeout=10) as client:
+    # the genuine, plane-signed staged-1 archive pushed again: older serial than the rollback, refused
+    signed = get_object(cluster.nats.url, topology.BUCKET_BUNDLES, "bundles/all/staged-1")
+    with cluster.plane_http() as client:
+        r = client.post("/v1/bundles", content=signed, headers={"Content-Type": "application/gzip"})
         listed = client.get("/v1/bundles").json()["scopes"]
+    assert r.status_code == 409 and r.json()["error"] == "bundle_rollback", r.text
     assert {s["scope"]: s["revision"] for s in listed}["all"] == restored
 
 
