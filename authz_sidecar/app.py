@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from tenantguard import __version__
 from tenantguard.asgi import RequestGuard, install_error_handlers
 
-from .http import authzen, envoy_http, exchange, native, opa_api, opa_compat, ops
+from .http import authzen, envoy_http, exchange, native, opa_api, opa_compat, ops, search
 from .http.hot import HotDoors
 from .http.limits import OPEN_PATHS
 from .http.wire import Door
@@ -83,8 +83,8 @@ def create_api(sidecar: Sidecar) -> FastAPI:
     app.add_middleware(RequestGuard, max_body_bytes=sidecar.config.max_body_bytes,
                        loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS)
     install_error_handlers(app, realm=REALM)
-    for router in (native.router, authzen.router, opa_compat.router, opa_api.router, envoy_http.router, ops.probes,
-                   ops.router, exchange.router):
+    for router in (native.router, authzen.router, search.router, opa_compat.router, opa_api.router,
+                   envoy_http.router, ops.probes, ops.router, exchange.router):
         app.include_router(router)
     return app
 

@@ -40,6 +40,12 @@ class SidecarMetrics:
         self.bundles_activated = Counter("tg_bundles_activated", "Bundles activated", registry=self.registry)
         self.tokens_rejected = Counter("tg_tokens_rejected", "Context tokens refused, by error code",
                                        ["code"], registry=self.registry)
+        self.searches = Counter("tg_search_requests", "Search and lookup requests, by kind and outcome (ok or a code)",
+                                ["kind", "outcome"], registry=self.registry)
+        self.search_latency = Histogram("tg_search_duration_seconds", "Time to answer one search page, by kind",
+                                        ["kind"], buckets=LATENCY_BUCKETS, registry=self.registry)
+        self.search_decisions = Counter("tg_search_decisions", "Candidates decided by searches, by kind",
+                                        ["kind"], registry=self.registry)
         self._children: dict[tuple[str, bool], tuple[Any, Any]] = {}
         self.bundle_revision = Gauge("tg_bundle_info", "Active bundle revision (value is always 1)",
                                      ["revision"], registry=self.registry)

@@ -70,6 +70,7 @@ from tenantguard.relations import RelationIndex, Relationship
 from tenantguard.revocations import RevocationList
 from tenantguard.rollout import ShadowEvaluator, ShadowSettings, SidecarStatus
 from tenantguard.rollout.shadow import REPORTED_EXAMPLES
+from tenantguard.search import Searcher
 from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions
 from tenantguard.topology import sidecar_issuer
 from tenantguard.verdicts import VerdictMemo
@@ -135,6 +136,7 @@ class Sidecar:
         self.core = DecisionCore(config.service, self.relations, revocations=self.revocations,
                                  on_decision=self.decision_log.submit, memo=self.memo)
         self.shadow = ShadowEvaluator(self.core)  # idle (and off the core's path) until a shadow is announced
+        self.searcher = Searcher(self.core)  # reads core.relations and core.active live; pins per search
         self.exchange = self._build_exchange(exchange_key, edge_config, client_secret)
         self.own_key = TrustedKey.of(self.exchange.key.public_key, sidecar_issuer(config.service))
         if self.own_key.kid not in self.trust:

@@ -23,6 +23,7 @@ SUITE: dict[str, tuple[list[str], list[str] | None]] = {
     "tokens": ([], ["--iterations", "300"]),
     "policy": ([], ["--quick"]),
     "relations": ([], ["--quick"]),
+    "search": ([], ["--quick"]),
     "pauses": ([], ["--quick"]),
     "events": ([], ["--iterations", "200"]),
     "exchange": ([], ["--iterations", "200"]),

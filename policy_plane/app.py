@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 from tenantguard import __version__
 from tenantguard.asgi import JsonBodies, RequestGuard, install_error_handlers
+from tenantguard.plane_client import PLANE_TITLE
 
 from .api import admin, bundles, ops, relations, revocations, rollouts, trust
 from .runtime import Plane
@@ -15,7 +16,7 @@ REALM = "tenantguard-plane"
 def create_app(plane: Plane) -> FastAPI:
     """The FastAPI app of one replica; the caller starts and stops ``plane`` (see server.py)."""
     app = FastAPI(
-        title="tenantguard policy plane",
+        title=PLANE_TITLE,  # clients recognise the plane by it (a wrong --plane URL gets a clear error)
         version=__version__,
         description="Relationships, signed bundles, trust keys, revocations and decision logs, over NATS JetStream.",
     )

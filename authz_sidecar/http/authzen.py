@@ -103,11 +103,17 @@ async def evaluations(request: Request) -> Response:
 
 
 CONFIGURATION_PATH = "/.well-known/authzen-configuration"
+SEARCH_SUBJECT_PATH = "/access/v1/search/subject"  # served by .search
+SEARCH_RESOURCE_PATH = "/access/v1/search/resource"
+SEARCH_ACTION_PATH = "/access/v1/search/action"
 # metadata member -> the path it names; list a member here only once its route is served
-# (the search endpoints join when they are built).
+# (tests/authzen/test_spec.py compares the two).
 SERVED_ENDPOINTS = {
     "access_evaluation_endpoint": EVALUATION_PATH,
     "access_evaluations_endpoint": EVALUATIONS_PATH,
+    "search_subject_endpoint": SEARCH_SUBJECT_PATH,
+    "search_resource_endpoint": SEARCH_RESOURCE_PATH,
+    "search_action_endpoint": SEARCH_ACTION_PATH,
 }
 
 

@@ -96,6 +96,95 @@ class OpaDataRequest(BaseModel):
     input: dict[str, Any] | None = None
 
 
+class SearchPage(BaseModel):
+    """AuthZEN 1.0 search pagination: ``token`` from the previous page's ``next_token``."""
+
+    model_config = ConfigDict(extra="allow")
+    token: Annotated[str, Field(max_length=1024)] | None = None
+    limit: int | None = Field(default=None, ge=0, description="Results per page (default 100, at most 1000)")
+
+
+class SubjectSearchRequest(BaseModel):
+    """Which subjects of ``subject.type`` may perform ``action`` on ``resource`` (type and id)."""
+
+    model_config = ConfigDict(extra="ignore")
+    subject: Entity
+    action: Action
+    resource: Entity
+    context: dict[str, Any] | None = None
+    page: SearchPage | None = None
+
+
+class ResourceSearchRequest(BaseModel):
+    """Which resources of ``resource.type`` the subject may perform ``action`` on."""
+
+    model_config = ConfigDict(extra="ignore")
+    subject: Entity | None = None
+    action: Action
+    resource: Entity
+    context: dict[str, Any] | None = None
+    page: SearchPage | None = None
+
+
+class ActionSearchRequest(BaseModel):
+    """Which actions the subject may perform on ``resource``."""
+
+    model_config = ConfigDict(extra="ignore")
+    subject: Entity | None = None
+    resource: Entity
+    context: dict[str, Any] | None = None
+    page: SearchPage | None = None
+
+
+class SearchResponse(BaseModel):
+    results: list[dict[str, Any]]
+    page: dict[str, Any]
+    context: dict[str, Any] | None = None
+
+
+_AT_LEAST = Field(default=None, ge=0, description="Start from at least this relations sequence (first page)")
+
+
+class LookupResourcesRequest(ResourceSearchRequest):
+    at_least: int | None = _AT_LEAST
+
+
+class LookupSubjectsRequest(SubjectSearchRequest):
+    at_least: int | None = _AT_LEAST
+
+
+class FilterRequest(BaseModel):
+    """The values of ``resource.properties[attribute]`` the subject may act on, for a
+    list endpoint's own query; candidates are the ids of objects of type ``via``."""
+
+    model_config = ConfigDict(extra="ignore")
+    subject: Entity | None = None
+    action: Action
+    resource: Entity
+    context: dict[str, Any] | None = None
+    attribute: Name
+    via: Name | None = None
+    at_least: int | None = _AT_LEAST
+
+
+class LookupResponse(BaseModel):
+    results: list[str]
+    next_token: str
+    relations_seq: int
+    bundle_revision: str | None
+    partial: bool
+    broadened: bool
+
+
+class FilterResponse(BaseModel):
+    attribute: str
+    values: list[str]
+    include_null: bool
+    any_value: bool
+    relations_seq: int
+    bundle_revision: str | None
+
+
 class ErrorBody(BaseModel):
     error: str = Field(description="Stable machine-readable code")
     message: str

@@ -66,3 +66,6 @@ decision := {"allow": allow, "reasons": reasons}
 
 # No cross-tenant access in this scenario (the sidecar asks this before a cross-tenant question).
 act_as := false
+
+# Candidate actions for AuthZEN action search: each is then decided by `decision`.
+search_actions := ["can_create_todo", "can_delete_todo", "can_read_todos", "can_read_user", "can_update_todo"]

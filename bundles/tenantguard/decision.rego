@@ -70,7 +70,131 @@ decision := {"allow": true, "reasons": [], "high_risk": false} if {
 
 	# Relations: the resource belongs to no project, or to one the subject is a member of.
 	fast_path_project_ok(input.resource.properties, cfg.project_relations)
+} else := {"allow": false, "reasons": ["missing_role"], "high_risk": false} if {
+	# Denies are as cheap as allows, so a flood of denied requests costs no more than
+	# allowed ones. A user calling directly in its own tenant, everything well formed
+	# and nothing else wrong, whose roles do not hold the verb.
+	input.actor_chain == []
+	input.resource.properties.tenant_id == input.subject.properties.tenant_id
+	fast_common_shape
+	not fast_role_grants
+	fast_no_scope
+	fast_path_project_ok(input.resource.properties, data.tenantguard.config.project_relations)
+} else := {"allow": false, "reasons": ["tenant_mismatch"], "high_risk": false} if {
+	# Another tenant's resource, asked directly, with no act-as request.
+	input.actor_chain == []
+	resource_tenant_id := input.resource.properties.tenant_id
+	resource_tenant_id != input.subject.properties.tenant_id
+	"" < resource_tenant_id
+	resource_tenant_id < []
+	not input.context.act_as != null
+	fast_common_shape
+	fast_no_scope
+	fast_project_well_formed(input.resource.properties)
+} else := {"allow": true, "reasons": [], "high_risk": false} if {
+	# Allowed in its own tenant through services on the user's behalf (an actor chain),
+	# or with a scope on the token or the subject that covers the action.
+	input.resource.properties.tenant_id == input.subject.properties.tenant_id
+	fast_common_shape
+	fast_caller_ok
+	fast_scopes_cover
+	fast_role_grants
+	fast_path_project_ok(input.resource.properties, data.tenantguard.config.project_relations)
 } else := full_decision
+
+# ---------------------------------------------------------------- fast path pieces
+# Each is a cheap, total check; together they describe requests for which the complete
+# rules can give only one answer (fast_path_test.rego and tests/policy pin that).
+
+# Well-formed fields every fast branch needs: a subject tenant and id and an action that
+# are non-empty strings, an ordinary "<resource>:<verb>" action with a known verb (not
+# listed in config.actions, so not high-risk), roles an array, a user subject.
+fast_common_shape if {
+	subject := input.subject
+	tenant := subject.properties.tenant_id
+	"" < tenant
+	tenant < []
+	"" < subject.id
+	subject.id < []
+	subject.type != "service"
+	action := input.action.name
+	"" < action
+	action < []
+	cfg := data.tenantguard.config
+	not cfg.actions[action]
+	[_, verb_name] := split(action, ":")
+	cfg.verbs[verb_name]
+	roles := subject.properties.roles
+	[] <= roles
+	roles < {}
+	roles < set()
+}
+
+# A user calling directly, or through services the callee accepts for the action.
+fast_caller_ok if input.actor_chain == []
+
+fast_caller_ok if fast_service_call_allowed
+
+fast_no_scope if {
+	not input.token.scope != null
+	not input.subject.properties.scope != null
+}
+
+fast_role_grants if {
+	cfg := data.tenantguard.config
+	[_, verb_name] := split(input.action.name, ":")
+	cfg.verbs[verb_name] in cfg.roles[input.subject.properties.roles[_]]
+}
+
+# A project that is absent, null or a non-empty string (anything else is invalid_input).
+fast_project_well_formed(resource_props) if {
+	not resource_props.project != null
+} else := true if {
+	"" < resource_props.project
+	resource_props.project < []
+}
+
+# An actor chain of 1..max_actor_chain "svc:<name>" entries whose nearest caller may call
+# this service (context.service) for the action: config.calls, as services.rego reads it.
+fast_service_call_allowed if {
+	chain := input.actor_chain
+	[] <= chain
+	chain < {}
+	chain < set()
+	count(chain) > 0
+	cfg := data.tenantguard.config
+	count(chain) <= cfg.max_actor_chain
+	not fast_chain_has_non_service(chain)
+	callee := input.context.service
+	"" < callee
+	callee < []
+	scopes := cfg.calls[callee][lib.service_name(chain[0])]
+	[] <= scopes
+	scopes < {}
+	scopes < set()
+	some scope in scopes
+	lib.scope_covers(scope, input.action.name)
+}
+
+fast_chain_has_non_service(chain) if {
+	some actor in chain
+	not lib.service_name(actor)
+}
+
+# Every scope present (the token's, the subject's) covers the action; absent or null
+# scopes limit nothing, as in scope.rego.
+fast_scopes_cover if {
+	fast_token_scope_ok
+	fast_subject_scope_ok
+}
+
+fast_token_scope_ok if not input.token.scope != null
+
+fast_token_scope_ok if lib.any_covers(lib.scope_set(input.token.scope), input.action.name)
+
+fast_subject_scope_ok if not input.subject.properties.scope != null
+
+fast_subject_scope_ok if lib.any_covers(lib.scope_set(input.subject.properties.scope), input.action.name)
 
 # The fast path's "or", as in relations.rego: a resource with no project (absent or
 # null: `resource_project == null` there) needs no relation; one with a project needs

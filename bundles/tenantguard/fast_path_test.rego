@@ -110,12 +110,37 @@ test_no_project_needs_no_relations if {
 
 # ---------------------------------------------------------------- beside the fast path
 
+# Allowed service calls and scoped requests take the second fast branch: still exactly
+# what the complete rules give.
+test_service_calls_and_scoped_requests_take_a_fast_path if {
+	every request in [
+		fx.request({"actor_chain": ["svc:orders"]}),
+		fx.request({"actor_chain": ["svc:orders", "svc:edge"], "token": {"scope": "invoices:*"}}),
+		fx.request({"token": {"scope": "invoices:read"}}),
+		fx.request({"token": {"scope": ["invoices:read", "orders:read"]}}),
+		fx.request({"subject": {"properties": {"scope": "invoices:read"}}}),
+	] {
+		answered_by_fast_path(request)
+		same_as_full_decision(request)
+	}
+}
+
+# Common denies are answered fast too, with exactly the complete rules' reasons.
+test_common_denies_take_a_fast_path if {
+	every request in [
+		json.patch(fx.with_roles(["viewer"]), [{"op": "replace", "path": "/action/name", "value": "invoices:write"}]),
+		fx.request({"resource": {"properties": {"tenant_id": "globex"}}}),
+	] {
+		d := decision with input as request with data.tenantguard.full_decision as "full"
+		d != "full"
+		same_as_full_decision(request)
+	}
+}
+
 # Requests that are allowed, but by the complete rules only.
 test_other_allowed_requests_take_the_full_path if {
 	not answered_by_fast_path(fx.support_request({}))
-	not answered_by_fast_path(fx.request({"actor_chain": ["svc:orders"]}))
-	not answered_by_fast_path(fx.request({"token": {"scope": "invoices:read"}}))
-	not answered_by_fast_path(fx.request({"subject": {"properties": {"scope": "invoices:read"}}}))
+	not answered_by_fast_path(fx.request({"actor_chain": ["svc:reports"]}))
 	not answered_by_fast_path(fx.without(["subject/type"]))
 	not answered_by_fast_path(fx.without(["actor_chain"]))
 	not answered_by_fast_path(json.patch(fx.with_roles(["admin"]), [{"op": "replace", "path": "/relations", "value": {}}]))
@@ -232,7 +257,6 @@ test_requests_beside_the_fast_path_get_the_full_decision if {
 
 test_requests_without_a_project_beside_the_fast_path_get_the_full_decision if {
 	every request in beside_the_fast_path_without_a_project {
-		not answered_by_fast_path(request)
 		same_as_full_decision(request)
 	}
 }

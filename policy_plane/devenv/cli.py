@@ -40,6 +40,7 @@ def dev(
 
 @demo_app.callback(invoke_without_command=True)
 def demo(
+    ctx: typer.Context,
     directory: Annotated[Path | None, typer.Option(
         "--dir", file_okay=False, help="Run folder (kept); default: a temporary one, removed after a good run")
     ] = None,
@@ -56,10 +57,13 @@ def demo(
     from .ui import make_console
 
     dsn = None if no_pg else (pg_dsn or DEFAULT_DSN)
-    raise typer.Exit(run_demo(make_console(), root=directory, keep=keep, pg_dsn=dsn, bundle_dir=bundle))
+    source = ctx.get_parameter_source("pg_dsn")  # by name: typer and click each have their own enum
+    chosen = source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+    raise typer.Exit(run_demo(make_console(), root=directory, keep=keep, pg_dsn=dsn, bundle_dir=bundle,
+                              pg_required=chosen and pg_dsn is not None))
 
 
 app = typer.Typer(help="tenantguard dev and demo (also registered as `tenantguard dev` / `tenantguard demo`).",
-                  no_args_is_help=True, pretty_exceptions_enable=False)
-app.add_typer(dev_app, name="dev")
-app.add_typer(demo_app, name="demo")
+                  no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None)
+app.command("dev", help=dev_app.info.help)(dev)
+app.command("demo", help=demo_app.info.help)(demo)

@@ -19,14 +19,16 @@ from pathlib import Path
 from typing import Final
 
 from rich.console import Console
+from rich.markup import escape
+from tenantguard.errors import TenantGuardError
 
 from .idp import DemoIdP
-from .pgdemo import DemoDatabase
+from .pgdemo import DemoDatabase, DemoDatabaseUnavailable
 from .procs import Child, ignore_signals, signals_interrupt, start_child
 from .scenario import Outcome, Scenario, World, summary_table
 from .stack import SidecarSpec, Stack
 from .trust import KeyRegistration, sidecar_registers_itself
-from .ui import Steps, write_pids
+from .ui import Steps, StepSkipped, write_pids
 
 SERVICES: Final = ("edge", "orders", "billing")
 RELATIONSHIPS: Final = (
@@ -38,13 +40,18 @@ RELATIONSHIPS: Final = (
 
 
 def run_demo(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None,
-             bundle_dir: Path | None) -> int:
-    """Run the demo; return the exit status (0: every step as expected)."""
+             bundle_dir: Path | None, pg_required: bool = False) -> int:
+    """Run the demo; return the exit status (0: every step as expected).
+
+    ``pg_required``: the user named ``pg_dsn`` (flag or environment), so a database that cannot be
+    used fails the demo; only the default DSN may be skipped.
+    """
     with signals_interrupt():
-        return _run(console, root=root, keep=keep, pg_dsn=pg_dsn, bundle_dir=bundle_dir)
+        return _run(console, root=root, keep=keep, pg_dsn=pg_dsn, bundle_dir=bundle_dir, pg_required=pg_required)
 
 
-def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None, bundle_dir: Path | None) -> int:
+def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None, bundle_dir: Path | None,
+         pg_required: bool) -> int:
     started = time.monotonic()
     own_root = root is None
     run_dir = Path(tempfile.mkdtemp(prefix="tenantguard-demo-")) if root is None else root
@@ -59,23 +66,28 @@ def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None,
         outcomes: list[Outcome] = []
         failure: BaseException | None = None
         try:
-            with steps.step("demo IdP: tenant acme (RS256) and tenant globex (ES256), JWKS over HTTP"):
+            with steps.step("demo IdP (identity provider: where users sign in) for tenants acme (RS256) "
+                            "and globex (ES256), public keys (JWKS) over HTTP"):
                 idp = DemoIdP()
                 acme, globex = idp.add_realm("acme", "RS256"), idp.add_realm("globex", "ES256")
             pg_note = None
             if pg_dsn is None:
                 pg_note = "disabled with --no-pg"
             else:
-                with steps.step("PostgreSQL: unique schema, non-superuser role, row-level security"):
+                with steps.step("PostgreSQL: unique schema, non-superuser role, row-level security (RLS)"):
                     try:
                         db = DemoDatabase.provision(pg_dsn)
-                    except RuntimeError as exc:
-                        pg_note = str(exc)
-                if db is None:
-                    steps.note(f"PostgreSQL step will be skipped: {pg_note}")
+                    except DemoDatabaseUnavailable as exc:
+                        if pg_required:  # the user asked for this database: no quiet fallback
+                            raise DemoDatabaseUnavailable(
+                                f"{exc.message}; it was set with --pg-dsn or TG_DEMO_PG_DSN: fix it, "
+                                "or run with --no-pg to leave the database step out") from None
+                        pg_note = f"{exc.message} (the default DSN; set --pg-dsn or TG_DEMO_PG_DSN to use another)"
+                        raise StepSkipped(pg_note) from None
             with steps.step("embedded nats-server (free port, JetStream store in the run folder)"):
                 stack.start_nats(SERVICES)
-            with steps.step("policy plane keys, admin token and join secrets (0600)"):
+            with steps.step("policy plane keys, admin token and join secrets (one per service, for its sidecar; "
+                            "files 0600)"):
                 stack.init_plane(SERVICES)
             with steps.step("policy plane"):
                 stack.start_plane(SERVICES)
@@ -85,11 +97,11 @@ def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None,
             stack.registration = KeyRegistration(probe.result())
             edge_config = run_dir / "edge.json"
             edge_config.write_text(json.dumps(idp.edge_config(), indent=2))
-            with steps.step("sidecars for edge (edge mode), orders and billing; keys registered with the plane"):
+            with steps.step("sidecars for edge (edge mode: it accepts the tenants' IdP tokens), orders and billing"):
                 stack.start_sidecars([SidecarSpec("edge", ("--edge-config", str(edge_config))),
                                       SidecarSpec("orders"), SidecarSpec("billing")])
                 write_pids(run_dir / "pids.json", stack.pids())
-            steps.note(f"sidecar keys: {stack.registration.mode}")
+            steps.note(f"each sidecar signs the tokens it mints with its own key; {stack.registration.mode}")
             with steps.step("relationships for acme and globex (both have project p1 and invoice inv-1)"):
                 stack.write(RELATIONSHIPS)
             with steps.step("services billing, orders, edge (FastAPI + the tenantguard SDK)"):
@@ -148,10 +160,15 @@ def _verdict(console: Console, outcomes: list[Outcome], failure: BaseException |
     skipped = [o for o in outcomes if o.ok is None]
     elapsed = time.monotonic() - started
     if failure is not None or wrong or not outcomes:
-        why = f"{type(failure).__name__}: {failure}" if failure is not None else f"{len(wrong)} step(s) not as expected"
+        why = f"{len(wrong)} step(s) not as expected"
+        if isinstance(failure, TenantGuardError):
+            why = f"{failure.code}: {failure.message}"
+        elif failure is not None:
+            why = f"{type(failure).__name__}: {failure}"
         if isinstance(failure, KeyboardInterrupt):
             why = "interrupted"
-        console.print(f"[bold red]RESULT: demo failed[/] ({why}); logs kept in {run_dir / 'logs'}")
+        console.print(f"[bold red]RESULT: demo failed[/] ({escape(why)}); logs kept in {run_dir / 'logs'}",
+                      soft_wrap=True)
         return 130 if isinstance(failure, KeyboardInterrupt) else 1
     extra = f", {len(skipped)} skipped" if skipped else ""
     console.print(f"[bold green]RESULT: all {len(outcomes) - len(skipped)} steps behaved as expected[/]{extra} "

@@ -3,7 +3,9 @@
 State lives in the dev folder (default ``.tenantguard``), so a second run reuses the keys,
 the admin token, JetStream's store and the sidecar's key; the example bundle is published
 again only when its content changed. A local token issuer ``dev`` (key in the dev folder)
-is trusted through the plane, so the printed example commands work as they are.
+is trusted through the plane, so the printed example commands work as they are. While it
+runs, ``<dev folder>/dev.env`` holds the addresses as ``export`` lines for other shells
+(:mod:`.envfile`).
 
 Ctrl-C or SIGTERM stops every child by PID and process group, then exits 0; a child that
 dies on its own stops the rest and exits 1.
@@ -12,6 +14,7 @@ dies on its own stops the rest and exits 1.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Final
@@ -19,7 +22,9 @@ from typing import Final
 from rich.console import Console
 from rich.panel import Panel
 from tenantguard.keys import SigningKey
+from tenantguard.urls import shown_url
 
+from .envfile import remove_env_file, write_env_file
 from .procs import ignore_signals, signals_interrupt
 from .stack import SidecarSpec, Stack
 from .trust import KeyRegistration, sidecar_registers_itself
@@ -46,7 +51,7 @@ def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int |
     try:
         with steps.step("checking how sidecars register their keys"):
             stack.registration = KeyRegistration(sidecar_registers_itself())
-        with steps.step("NATS" + (f" at {nats_url}" if nats_url else " (embedded nats-server, free port)")):
+        with steps.step("NATS" + (f" at {shown_url(nats_url)}" if nats_url else " (embedded nats-server, free port)")):
             stack.start_nats([SERVICE])
         with steps.step(f"policy plane keys and admin token in {root / 'plane'}"):
             stack.init_plane([SERVICE])
@@ -65,7 +70,8 @@ def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int |
             stack.write(EXAMPLE_RELATIONSHIPS)
         with steps.step("sidecar in step with the plane"):
             stack.wait_synced()
-        _announce(console, stack, root)
+        env_path = write_env_file(root, _addresses(stack), pid=os.getpid())
+        _announce(console, stack, root, env_path)
         status = _watch(console, stack)
     except KeyboardInterrupt:
         console.print("\n[dim]stopping…[/]")
@@ -75,6 +81,7 @@ def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int |
         status = 1
     finally:
         ignore_signals()  # a second Ctrl-C must not cut the cleanup short
+        remove_env_file(root, pid=os.getpid())  # its addresses die with the processes
         stack.stop()
     console.print("[green]stopped every process[/]")
     return status
@@ -95,34 +102,43 @@ def _issuer_key(path: Path) -> SigningKey:
     return key
 
 
-def _announce(console: Console, stack: Stack, root: Path) -> None:
+def _addresses(stack: Stack) -> dict[str, str]:
+    """What ``dev.env`` exports: the variables the CLI (plane) and the SDK (sidecar) already read."""
+    sidecar = stack.sidecars[SERVICE]
+    return {"TG_PLANE_URL": stack.plane_url, "TG_PLANE_TOKEN_FILE": str(stack.admin_token_file),
+            "TG_SIDECAR_URL": sidecar.url, "TG_DEV_SIDECAR_GRPC": str(sidecar.announced.get("grpc") or "")}
+
+
+def _announce(console: Console, stack: Stack, root: Path, env_path: Path) -> None:
     sidecar = stack.sidecars[SERVICE]
     grpc = sidecar.announced.get("grpc")
     rel = _shown(root)
     lines = [
         f"[bold]plane[/]            {stack.plane_url}",
         f"[bold]sidecar {SERVICE}[/]   {sidecar.url}  (gRPC ext_authz {grpc})",
-        f"[bold]NATS[/]             {stack.nats_url}",
+        f"[bold]NATS[/]             {shown_url(stack.nats_url)}",
         f"[bold]admin token[/]      {stack.admin_token_file}",
         f"[bold]logs[/]             {root / 'logs'}",
+        f"[bold]other shells[/]     source {_shown(env_path)}  (TG_PLANE_URL, TG_PLANE_TOKEN_FILE, TG_SIDECAR_URL)",
     ]
     console.print(Panel("\n".join(lines), title="tenantguard dev is running", expand=False))
     question = json.dumps({"action": {"name": "invoices:read"},
                            "resource": {"type": "invoice", "id": "inv-1", "properties": {"project": "p1"}}})
-    console.print("[bold]try:[/]")
+    console.print("[bold]try, in another shell:[/]")
     for line in (
-        f"export TG_PLANE_URL={stack.plane_url} TG_PLANE_TOKEN_FILE={rel}/plane/admin.token",
+        f"source {_shown(env_path)}",
         "tenantguard relation write 'acme/project:p1#member@user:bob'",
         f"TOKEN=$(tenantguard token mint --key {rel}/dev-issuer.pem --issuer {DEV_ISSUER} --sub alice "
         f"--tenant acme --aud {SERVICE} --role editor)",
-        f"curl -s {sidecar.url}/v1/check -H \"Authorization: Bearer $TOKEN\" "
+        f"curl -s \"$TG_SIDECAR_URL/v1/check\" -H \"Authorization: Bearer $TOKEN\" "
         f"-H 'Content-Type: application/json' -d '{question}'",
         "tenantguard relation delete 'acme/project:p1#member@user:alice'   # then ask again: denied",
     ):
         console.print(f"  [cyan]{line}[/]", soft_wrap=True)
     console.print("[dim]Ctrl-C stops everything.[/]")
     ready = {"event": "ready", "plane": stack.plane_url, "sidecar_http": sidecar.url, "sidecar_grpc": grpc,
-             "nats": stack.nats_url, "admin_token_file": str(stack.admin_token_file), "pids": stack.pids()}
+             "nats": shown_url(stack.nats_url), "admin_token_file": str(stack.admin_token_file),
+             "env_file": str(env_path), "pids": stack.pids()}
     print(json.dumps(ready), flush=True)  # one machine-readable line for scripts and tests
 
 

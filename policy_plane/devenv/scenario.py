@@ -108,8 +108,9 @@ class Scenario:
     def happy_path(self) -> None:
         self.act("1. alice (tenant acme) reads invoice inv-1 through edge → orders → billing")
         token = self.w.acme.token("alice", ["editor"])
-        self.say(f"alice signs in at [bold]acme[/]'s IdP: {self.w.acme.alg} ID token, "
-                 f"iss [blue]{self.w.acme.issuer}[/], aud edge-app, groups \\[editor]")
+        self.say(f"alice signs in at [bold]acme[/]'s IdP (its identity provider) and gets a {self.w.acme.alg} ID "
+                 f"token: issuer (iss) [blue]{self.w.acme.issuer}[/], audience (aud, who it is for) edge-app, "
+                 "groups \\[editor]")
         r = self.call_edge(token)
         body = r.json()
         if r.status_code != 200:
@@ -118,19 +119,25 @@ class Scenario:
             return
         minted, orders = body["minted_for_orders"], body["orders"]
         billing = orders["billing"]
-        self.say(f"[magenta]edge[/]: its sidecar verified the IdP token against acme's JWKS and exchanged it "
-                 f"(RFC 8693) → context token iss [blue]{minted['iss']}[/], aud [bold]{minted['aud']}[/], "
-                 f"act {_chain(minted['act'])}, scope '{minted['scope']}', {minted['lifetime']} s")
+        self.say(f"[magenta]edge[/]: its sidecar (the tenantguard process beside each service) checked the "
+                 "signature against acme's published keys (JWKS) and exchanged the ID token (RFC 8693 token exchange) "
+                 "for a context token: the short-lived signed token that carries user and tenant between services. "
+                 f"iss [blue]{minted['iss']}[/], aud [bold]{minted['aud']}[/], act {_chain(minted['act'])} (act: "
+                 f"the services acting for alice), scope '{minted['scope']}', valid {minted['lifetime']} s")
         decision = orders["decision"]
-        self.say(f"[magenta]orders[/]: sidecar verified it (sidecar:edge's key, pushed by the plane) and decided "
-                 f"locally: [green]allow[/] (bundle {decision['bundle_revision']}, relations seq "
-                 f"{decision['relations_seq']}, decision {str(decision['decision_id'])[:8]}…)")
+        self.say(f"[magenta]orders[/]: its sidecar verified the token (with edge's sidecar key, which the plane "
+                 f"passed to every sidecar) and decided locally, with no call to a central service: [green]allow[/] "
+                 f"(policy bundle {decision['bundle_revision']}, membership data at version (relations seq) "
+                 f"{decision['relations_seq']}, decision id {str(decision['decision_id'])[:8]}…)")
         hop = billing["token"]
-        self.say(f"[magenta]orders → billing[/]: propagation mode [bold]{orders['to_billing']}[/] (billing is in the "
-                 f"sensitive zone) → token iss [blue]{hop['iss']}[/], aud [bold]{hop['aud']}[/], "
-                 f"act {_chain(hop['act'])}, scope '{hop['scope']}', {hop['lifetime']} s")
-        self.say("[magenta]billing[/]: sidecar verified it and checked the caller (orders may invoices:read): "
-                 "[green]allow[/]")
+        mode = orders["to_billing"]
+        why = ("billing is in the sensitive zone, so orders' sidecar exchanges alice's token for a new one made for "
+               "billing" if mode == "exchange" else "orders passes the token on")
+        self.say(f"[magenta]orders → billing[/]: how the token travels on (propagation mode) is [bold]{mode}[/]: "
+                 f"{why}: iss [blue]{hop['iss']}[/], aud [bold]{hop['aud']}[/], act {_chain(hop['act'])} (orders, "
+                 f"called by edge), scope '{hop['scope']}', valid {hop['lifetime']} s")
+        self.say("[magenta]billing[/]: its sidecar verified the token and checked the calling service (orders "
+                 "may invoices:read): [green]allow[/]")
         ok = billing["token"]["tenant_id"] == "acme" and hop["actors"] == ["svc:orders", "svc:edge"]
         self.record("acme user: edge → orders → billing", "200, tenant acme, chain orders ← edge",
                     f"{r.status_code}, tenant {hop['tenant_id']}, chain {_chain(hop['act'])}", ok)
@@ -168,7 +175,8 @@ class Scenario:
         start = time.perf_counter()
         seq = self.w.revoke(tuple_text)
         acked = time.perf_counter() - start
-        self.say(f"DELETE {tuple_text} → consistency token {seq} ({acked * 1000:.0f} ms)")
+        self.say(f"DELETE {tuple_text} (a relationship: tenant/object#relation@subject) → consistency token {seq} "
+                 f"(the change's sequence number; {acked * 1000:.0f} ms)")
         applied = {name: self._applied(url, seq, start) for name, url in self.w.sidecars.items()}
         worst = max(applied.values())
         shown = ", ".join(f"{name} {t * 1000:.0f} ms" for name, t in applied.items())

@@ -52,7 +52,9 @@ class KeyRegistration:
 
     @property
     def mode(self) -> str:
-        return "sidecar registers itself" if self.self_registering else "registered on the sidecar's behalf"
+        if self.self_registering:
+            return "each registered its public key with the plane, which passes it to every sidecar"
+        return "the demo registered each public key with the plane for its sidecar, which passes it to every sidecar"
 
     def sidecar_args(self, plane_url: str, join_secret_file: Path) -> list[str]:
         if not self.self_registering:

@@ -1,8 +1,8 @@
 """Console output shared by ``dev`` and ``demo``: progress while starting, PIDs on disk.
 
 Progress is a spinner per step on a terminal and one ``✓ step (ms)`` line per finished
-step everywhere, so a slow start shows *where* it is slow, and piped output (tests, CI)
-still reads as a log.
+step everywhere (``✗`` when it failed, ``-`` with the reason when it was skipped), so a
+slow start shows *where* it is slow, and piped output (tests, CI) still reads as a log.
 """
 
 from __future__ import annotations
@@ -14,16 +14,28 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
+from tenantguard.cli.common import make_console as cli_console
 
 
 def make_console() -> Console:
-    """Wide enough that tables and commands do not wrap when stdout is not a terminal."""
+    """The CLI's console (no emoji codes, no highlighting), wide enough that tables and commands
+    do not wrap when stdout is not a terminal."""
     probe = Console()
-    return Console(width=None if probe.is_terminal else 120, highlight=False)
+    return cli_console(width=None if probe.is_terminal else 120)
+
+
+class StepSkipped(Exception):
+    """Raised inside ``steps.step(...)``: the step did not run, for ``reason``; marked ``-``, never ✓."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class Steps:
-    """``with steps.step("starting the plane"):`` shows a spinner, then a ✓ (or ✗) with its duration."""
+    """``with steps.step("starting the plane"):`` shows a spinner, then a ✓ (✗ when it raised, ``-``
+    when it raised :class:`StepSkipped`) with its duration."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -34,6 +46,10 @@ class Steps:
         try:
             with self.console.status(f"{text}…", spinner="dots"):
                 yield
+        except StepSkipped as skipped:
+            self.console.print(f"[yellow]-[/] {text}: [yellow]skipped[/] ({escape(skipped.reason)}) "
+                               f"[dim]({_ms(start)})[/]", soft_wrap=True)
+            return
         except BaseException:
             self.console.print(f"[red]✗[/] {text} [dim]({_ms(start)})[/]")
             raise

@@ -262,8 +262,21 @@ class DecisionCore:
 
     def decide(self, request: DecisionRequest) -> Decision:
         """Allow or deny; never raises (any failure is a deny with its reason)."""
-        active = self.active
-        relations = self.relations
+        return self._decide(request, self.active, self.relations, self.memo, True)
+
+    def decide_at(self, request: DecisionRequest, revision: PolicyRevision | None, relations: RelationSource,
+                  *, record: bool = False) -> Decision:
+        """:meth:`decide` at a pinned bundle revision and relations state.
+
+        Search decides every candidate of a page this way, so the page is the answer of
+        one state even while bundles swap and batches apply. The verdict memo is not used
+        (it follows the live state); ``record`` is off by default because a page of
+        candidate decisions is not a question a caller asked.
+        """
+        return self._decide(request, revision, relations, None, record)
+
+    def _decide(self, request: DecisionRequest, active: PolicyRevision | None, relations: RelationSource,
+                memo: VerdictMemo | None, record: bool) -> Decision:
         seq = relations.applied_seq
         decision_id = os.urandom(16).hex()  # 128 random bits, like uuid4, at a fraction of the cost
         tenant = subject = None
@@ -278,7 +291,7 @@ class DecisionCore:
             # policy's input.relations and every tg.related call all agree.
             view = relations.tenant(tenant)
             seq = view.seq
-            verdict = self._verdict(active, relations, view, request, tenant, subject)
+            verdict = self._verdict(active, relations, view, request, tenant, subject, memo)
             allow, reasons, high_risk, act_as = verdict.allow, verdict.reasons, verdict.high_risk, verdict.act_as
             if allow and high_risk:
                 allow, reasons = self._confirm_high_risk(request, tenant, reasons)
@@ -301,14 +314,23 @@ class DecisionCore:
             high_risk=high_risk,
             act_as=act_as,
         )
-        self._record(request, decision)
-        observer = self.observer
-        if observer is not None and view is not None:
-            try:
-                observer(request, decision, view)
-            except Exception:  # an observer must never change or block a decision
-                log.exception("decision observer failed")
+        if record:  # a question a caller asked (not a search candidate): logged, and shown to the observer
+            self._record(request, decision)
+            observer = self.observer
+            if observer is not None and view is not None:
+                try:
+                    observer(request, decision, view)
+                except Exception:  # an observer must never change or block a decision
+                    log.exception("decision observer failed")
         return decision
+
+    def identify(self, request: DecisionRequest) -> tuple[str, str] | None:
+        """``(tenant, "type:id")`` a decision on ``request`` would use, or None where it
+        would deny before asking the policy (no tenant, a body disagreeing with the token)."""
+        try:
+            return self._subject(request)
+        except _Denied:
+            return None
 
     # -- built-in checks ---------------------------------------------------------------
 
@@ -345,10 +367,9 @@ class DecisionCore:
     # -- policy ------------------------------------------------------------------------
 
     def _verdict(self, active: PolicyRevision, relations: RelationSource, view: TenantRelations,
-                 request: DecisionRequest, tenant: str, subject: str) -> Verdict:
+                 request: DecisionRequest, tenant: str, subject: str, memo: VerdictMemo | None) -> Verdict:
         """The policy's verdict: reused from the memo when this exact question was
         decided on the same revision and relations state, evaluated otherwise."""
-        memo = self.memo
         if memo is None or not getattr(active.policy, "pure", False):  # unknown engines: never reused
             return self._evaluate_policy(active, view, request, tenant, subject)
         key = question_key(request.subject, request.action, request.resource, request.context)
@@ -366,15 +387,18 @@ class DecisionCore:
         """Steps 3-5: the resource's tenant (with ``act_as``), then the decision rule.
 
         Raises on evaluation errors (never memoized: the caller fails closed)."""
-        return policy_verdict(active, view, self._policy_input(view, request, tenant, subject), tenant)
+        input_doc = self._policy_input(view, request, tenant, subject,
+                                       getattr(active.policy, "reads_relations", True))
+        return policy_verdict(active, view, input_doc, tenant)
 
     def policy_input(self, view: TenantRelations, request: DecisionRequest, tenant: str,
-                     subject: str) -> dict[str, Any]:
-        """The input the policy sees for ``request`` (shadow evaluation rebuilds it off the path)."""
-        return self._policy_input(view, request, tenant, subject)
+                     subject: str, with_relations: bool = True) -> dict[str, Any]:
+        """The input a policy sees for ``request`` (shadow evaluation rebuilds it off the path;
+        ``with_relations`` as the policy being evaluated needs, see ``_policy_input``)."""
+        return self._policy_input(view, request, tenant, subject, with_relations)
 
     def _policy_input(self, view: TenantRelations, request: DecisionRequest, tenant: str,
-                      subject: str) -> dict[str, Any]:
+                      subject: str, with_relations: bool = True) -> dict[str, Any]:
         claims = request.claims
         subject_type, _, subject_id = subject.partition(":")
         stated_props = request.subject.get("properties") or {}
@@ -400,7 +424,9 @@ class DecisionCore:
             "context": {**request.context, "service": self.service},
             "token": claims.to_dict() if claims is not None else None,
             "actor_chain": claims.actor_chain if claims is not None else [],
-            "relations": view.relations_of(subject),
+            # {} for a policy that cannot read it (engine.reads_input_relations): same verdict,
+            # without a walk whose cost grows with what the subject holds.
+            "relations": view.relations_of(subject) if with_relations else {},
         }
 
     def _confirm_high_risk(

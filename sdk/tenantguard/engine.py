@@ -346,6 +346,19 @@ def impure_builtins(modules: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(sorted({m.group(1) for source in modules.values() for m in _IMPURE_BUILTINS.finditer(source)}))
 
 
+# ``input`` followed by a member name, or alone. A policy reads ``input.relations`` unless
+# every mention of ``input`` is ``input.<another member>``: a bare ``input``, ``input[...]``
+# or a mention in a comment or string counts as reading it. Erring towards "reads" costs
+# speed only; erring the other way would change decisions, which this rule cannot do.
+_INPUT_MENTION = re.compile(r"\binput\b(?:\s*\.\s*([A-Za-z_]\w*))?")
+
+
+def reads_input_relations(modules: Mapping[str, str]) -> bool:
+    """Whether the modules may read ``input.relations`` (see ``_INPUT_MENTION``)."""
+    return any(m.group(1) in (None, "relations") for source in modules.values()
+               for m in _INPUT_MENTION.finditer(source))
+
+
 def _checked_modules(modules: Mapping[str, str]) -> Mapping[str, str]:
     if not modules:
         raise PolicyCompileError("a policy needs at least one module", file=None)
@@ -617,6 +630,7 @@ class RegorusPreparedPolicy:
     extensions: tuple[tuple[str, int, Callable[..., Any]], ...] = field(repr=False)
     packages: tuple[str, ...]
     impure_builtins: tuple[str, ...] = ()
+    reads_relations: bool = True  # False: no module can see input.relations, so it need not be computed
     key: int = field(default_factory=lambda: next(_KEYS))
 
     @property
@@ -741,6 +755,7 @@ def _prepare_steps(
         extensions=checked_extensions,
         packages=tuple(sorted(set(engine.get_packages()))),
         impure_builtins=impure_builtins(checked_modules),
+        reads_relations=reads_input_relations(checked_modules),
     )
     for entrypoint in checked_entrypoints:
         yield

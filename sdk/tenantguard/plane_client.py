@@ -5,7 +5,9 @@ Request building and response parsing are written once (:class:`Call`, :func:`pa
 defaults: a finite timeout on every request and TLS verification on. A refused request
 raises the *same* typed error the plane raised (``BundleRollback``, ``Forbidden``...,
 looked up by its stable ``code``), so callers catch tenantguard errors, never httpx ones;
-a plane that cannot be reached raises :class:`~tenantguard.errors.Unavailable`.
+a plane that cannot be reached raises :class:`~tenantguard.errors.Unavailable` naming the
+URL (credentials hidden), and a URL that answers but is some other service (a sidecar, say)
+raises :class:`NotAPlane` saying what answered, instead of that service's bare 404.
 """
 
 from __future__ import annotations
@@ -18,9 +20,25 @@ import httpx
 
 from .errors import BundleRejected, TenantGuardError, Unavailable
 from .relations import RelationChange, Relationship
+from .urls import shown_url
 
 DEFAULT_TIMEOUT: Final = 10.0
 SERVICE_HEADER: Final = "X-Tenantguard-Service"
+# The plane's OpenAPI title (policy_plane.app uses this constant): how a client recognises it.
+PLANE_TITLE: Final = "tenantguard policy plane"
+IDENTITY_PATH: Final = "/openapi.json"
+# Answers a service gives to a route or method it does not have: worth asking who it is.
+_WRONG_SERVICE_STATUSES: Final = frozenset({404, 405, 501})
+
+
+def _ask_identity(response: httpx.Response) -> bool:
+    """A refusal that may come from another service: a missing route, or a 4xx body not shaped like ours
+    (a 5xx without our body is more likely a proxy in front of a plane that is down: no guess then)."""
+    if response.is_success:
+        return False
+    body = _json(response)
+    ours = isinstance(body, Mapping) and "error" in body and "message" in body
+    return response.status_code in _WRONG_SERVICE_STATUSES or (response.status_code < 500 and not ours)
 
 
 class PlaneError(TenantGuardError):
@@ -34,6 +52,13 @@ class PlaneError(TenantGuardError):
     def __init__(self, message: str, *, code: str, status: int, **detail: Any) -> None:
         super().__init__(message, **detail)
         vars(self).update(code=code, http_status=status)  # per instance: the remote error's identity
+
+
+class NotAPlane(TenantGuardError):
+    """The URL answered, but not as a tenantguard policy plane: the wrong address, usually a sidecar's."""
+
+    code = "not_a_plane"
+    http_status = 502
 
 
 def _error_classes() -> dict[str, type[TenantGuardError]]:
@@ -79,10 +104,7 @@ class Call:
 
 
 def parse(response: httpx.Response) -> Any:
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
+    body = _json(response)
     if response.is_success:
         return body
     raise_for_body(response.status_code, body)
@@ -144,6 +166,43 @@ def revoke_call(revocation: Mapping[str, Any]) -> Call:
     return Call("POST", "/v1/revocations", json=dict(revocation))
 
 
+# --------------------------------------------------------------------------- identity
+
+
+def unreachable(base_url: str, exc: Exception) -> Unavailable:
+    detail = str(exc).strip()
+    return Unavailable(f"policy plane at {shown_url(base_url)} unreachable: {type(exc).__name__}"
+                       + (f": {detail}" if detail else ""))
+
+
+def describe_service(probe_status: int | None, probe_body: Any) -> str | None:
+    """What a service says it is, from its OpenAPI document; None when it is the plane."""
+    info = probe_body.get("info") if isinstance(probe_body, Mapping) else None
+    title = info.get("title") if isinstance(info, Mapping) else None
+    if title == PLANE_TITLE:
+        return None
+    if isinstance(title, str) and title.startswith("tenantguard sidecar"):
+        return f"it looks like a sidecar: '{title}'"
+    if isinstance(title, str) and title:
+        return f"it calls itself '{title}'"
+    if probe_status is None:
+        return "and then did not answer GET /openapi.json"
+    return f"it has no OpenAPI description (GET /openapi.json: HTTP {probe_status})"
+
+
+def not_a_plane(base_url: str, call: Call, status: int, what: str) -> NotAPlane:
+    return NotAPlane(f"{shown_url(base_url)} answered {call.method} {call.path} with HTTP {status} but is not a "
+                     f"tenantguard policy plane ({what}); point --plane (TG_PLANE_URL) at the plane's base URL",
+                     url=shown_url(base_url), status=status)
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
 # --------------------------------------------------------------------------- clients
 
 
@@ -161,6 +220,7 @@ class PlaneClient:
 
     def __init__(self, base_url: str, *, token: str | None = None, service: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTransport | None = None) -> None:
+        self.base_url = base_url
         self._http = httpx.Client(base_url=base_url, timeout=timeout, headers=_headers(token, service),
                                   transport=transport, verify=True)
 
@@ -169,8 +229,20 @@ class PlaneClient:
             response = self._http.request(call.method, call.path, params=call.params or None, json=call.json,
                                           content=call.content, headers=call.headers or None)
         except httpx.HTTPError as exc:
-            raise Unavailable(f"policy plane unreachable: {type(exc).__name__}: {exc}") from None
+            raise unreachable(self.base_url, exc) from None
+        if _ask_identity(response):
+            self._identify(call, response.status_code)
         return parse(response)
+
+    def _identify(self, call: Call, status: int) -> None:
+        """Raise :class:`NotAPlane` unless the service behind ``base_url`` is the plane."""
+        try:
+            probe = self._http.get(IDENTITY_PATH)
+            what = describe_service(probe.status_code, _json(probe))
+        except httpx.HTTPError:
+            what = describe_service(None, None)
+        if what is not None:
+            raise not_a_plane(self.base_url, call, status, what)
 
     def write(self, changes: Sequence[RelationChange]) -> int:
         """Apply ``changes`` as one atomic batch; return the consistency token."""
@@ -234,6 +306,7 @@ class AsyncPlaneClient:
 
     def __init__(self, base_url: str, *, token: str | None = None, service: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.base_url = base_url
         self._http = httpx.AsyncClient(base_url=base_url, timeout=timeout, headers=_headers(token, service),
                                        transport=transport, verify=True)
 
@@ -242,7 +315,15 @@ class AsyncPlaneClient:
             response = await self._http.request(call.method, call.path, params=call.params or None,
                                                 json=call.json, content=call.content, headers=call.headers or None)
         except httpx.HTTPError as exc:
-            raise Unavailable(f"policy plane unreachable: {type(exc).__name__}: {exc}") from None
+            raise unreachable(self.base_url, exc) from None
+        if _ask_identity(response):
+            try:
+                probe = await self._http.get(IDENTITY_PATH)
+                what = describe_service(probe.status_code, _json(probe))
+            except httpx.HTTPError:
+                what = describe_service(None, None)
+            if what is not None:
+                raise not_a_plane(self.base_url, call, response.status_code, what)
         return parse(response)
 
     async def register_sidecar_key(self, service: str, jwk: Mapping[str, Any], not_after: int | None = None) -> str:

@@ -123,13 +123,22 @@ def test_metadata_lists_exactly_what_is_served(single_tenant: SidecarProcess) ->
     response = httpx.get(f"{single_tenant.base_url}/.well-known/authzen-configuration")
     assert response.status_code == 200 and response.headers["content-type"] == "application/json"
     meta = response.json()
-    assert set(meta) == {"policy_decision_point", "access_evaluation_endpoint", "access_evaluations_endpoint"}
+    assert set(meta) == {"policy_decision_point", "access_evaluation_endpoint", "access_evaluations_endpoint",
+                         "search_subject_endpoint", "search_resource_endpoint", "search_action_endpoint"}
     assert meta["policy_decision_point"] == single_tenant.base_url  # the bound address, real port
     endpoints = {name: url for name, url in meta.items() if name.endswith("_endpoint")}
     assert {url.removeprefix(single_tenant.base_url) for url in endpoints.values()} == served_access_paths(
         single_tenant)
     question = {**BATCH, **PERMIT}
     for name, url in endpoints.items():  # each listed endpoint answers a question
+        if name.startswith("search_"):
+            kind = name.split("_")[1]
+            search = {k: v for k, v in question.items() if k in ("subject", "resource", "context")
+                      or (k == "action" and kind != "action")}
+            answer = httpx.post(url, json=search)
+            assert answer.status_code == 200 and isinstance(answer.json()["results"], list), name
+            assert answer.json()["page"]["next_token"] == "", name
+            continue
         answer = httpx.post(url, json=question)
         assert answer.status_code == 200 and answer.json()["decision"] is True, name
 
@@ -150,6 +159,9 @@ def test_public_url_names_the_pdp(todo_world: TodoWorld) -> None:
         proc.stop()
     assert meta == {"policy_decision_point": "https://pdp.example.com/todo",
                     "access_evaluation_endpoint": "https://pdp.example.com/todo/access/v1/evaluation",
-                    "access_evaluations_endpoint": "https://pdp.example.com/todo/access/v1/evaluations"}
+                    "access_evaluations_endpoint": "https://pdp.example.com/todo/access/v1/evaluations",
+                    "search_subject_endpoint": "https://pdp.example.com/todo/access/v1/search/subject",
+                    "search_resource_endpoint": "https://pdp.example.com/todo/access/v1/search/resource",
+                    "search_action_endpoint": "https://pdp.example.com/todo/access/v1/search/action"}
     assert oauth["issuer"] == "https://pdp.example.com/todo"
     assert oauth["token_endpoint"] == "https://pdp.example.com/todo/oauth2/token"

@@ -346,7 +346,9 @@ def test_dockerfile_installs_the_project_from_its_own_files_without_dev_extras()
               for src in rest.split()[:-1]}
     project = _pyproject()
     needed = {"pyproject.toml", project["project"]["readme"]}
-    needed |= {p.split("/")[0] for p in project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]}
+    wheel = project["tool"]["hatch"]["build"]["targets"]["wheel"]
+    needed |= {p.split("/")[0] for p in wheel["packages"]}
+    needed |= {source.rstrip("/") for source in wheel.get("force-include", {})}  # e.g. the example bundle
     assert needed <= copied, f"not copied into the build: {needed - copied}"
     runs = " ".join(rest for instr, rest in instructions if instr == "RUN")
     assert re.search(r"pip install \.(\s|$)", runs), "expected `pip install .`"

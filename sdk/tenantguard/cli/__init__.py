@@ -8,19 +8,42 @@ from __future__ import annotations
 
 import sys
 from importlib.metadata import entry_points
+from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
+from .. import __version__
 from ..errors import TenantGuardError
 from . import bundle, keys, relation, revoke, token
 from .common import console_err
 
+# rich_markup_mode=None: help texts are plain text, never Rich markup, so "[default: ...]"
+# and "[env var: ...]" stay visible and a docstring's line breaks do not split a command's
+# one-line summary. The top-level setting applies to every group and command below it.
 app = typer.Typer(
     name="tenantguard",
     help="Tenant-safe authorization: context tokens, signed policy bundles, local decisions.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"max_content_width": 120},  # a wide terminal shows whole one-line summaries
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"tenantguard {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                          help="Print the version and exit")] = False,
+) -> None:
+    """Tenant-safe authorization: context tokens, signed policy bundles, local decisions."""
+
 app.add_typer(keys.app, name="keys")
 app.add_typer(token.app, name="token")
 app.add_typer(bundle.app, name="bundle")
@@ -43,7 +66,21 @@ def _register_service_groups() -> None:
     """
     for ep in sorted(entry_points(group="tenantguard.cli"), key=lambda e: e.name):
         if not _group_exists(ep.name):
-            app.add_typer(ep.load(), name=ep.name, help=_SERVICE_HELP.get(ep.name))
+            _register(ep.name, ep.load())
+
+
+def _register(name: str, contributed: Any) -> None:
+    """A Typer with sub-commands becomes a group; one whose callback *is* the command (``dev``,
+    ``demo``) becomes a plain command, so its usage line does not promise ``COMMAND [ARGS]...``."""
+    if isinstance(contributed, typer.Typer):
+        info = contributed.registered_callback
+        command = info.callback if info is not None else None
+        if command is not None and not contributed.registered_commands and not contributed.registered_groups:
+            app.command(name, help=_SERVICE_HELP.get(name) or contributed.info.help)(command)
+            return
+        app.add_typer(contributed, name=name, help=_SERVICE_HELP.get(name))
+        return
+    app.command(name, help=_SERVICE_HELP.get(name))(contributed)  # a plain function: a command
 
 
 def _group_exists(name: str) -> bool:
@@ -58,5 +95,5 @@ def main() -> None:
     try:
         app()
     except TenantGuardError as exc:
-        console_err.print(f"[red]error[/] {exc.code}: {exc.message}")
+        console_err.print(f"[red]error[/] {exc.code}: {escape(exc.message)}", soft_wrap=True)
         sys.exit(1)

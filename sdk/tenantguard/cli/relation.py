@@ -25,7 +25,7 @@ PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL", help="P
 TokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
                                             help="File holding the admin bearer token")]
 TuplesArg = Annotated[list[str], typer.Argument(help="Tuples like acme/project:p1#member@user:alice",
-                                                metavar="TUPLE...")]
+                                                metavar="TUPLE")]
 
 
 def read_token(path: Path) -> str:
@@ -94,3 +94,73 @@ def check(
     print_json({"allowed": allowed, "consistency_token": seq})
     if not allowed:
         raise typer.Exit(1)
+
+
+lookup_app = typer.Typer(help="What can a subject reach, who can act on an object: asked of a sidecar, so the "
+                              "policy decides each answer (tuples alone only propose).", no_args_is_help=True)
+app.add_typer(lookup_app, name="lookup")
+SidecarOpt = Annotated[str, typer.Option("--sidecar", envvar="TG_SIDECAR_URL", help="Sidecar base URL")]
+ActionOpt = Annotated[str, typer.Option("--action", help="Action name, e.g. documents:read")]
+TenantOpt = Annotated[str | None, typer.Option("--tenant", help="Tenant (the sidecar's bound one when omitted)")]
+LimitOpt = Annotated[int, typer.Option(min=1, max=1000, help="Page size")]
+
+
+def _lookup(sidecar: str, path: str, body: dict[str, object], everything: bool) -> None:
+    """POST the lookup, following ``next_token`` when ``everything``; print one JSON document."""
+    import httpx
+
+    from ..clients.errors import error_from_body
+
+    results: list[object] = []
+    token = ""
+    limit = body.pop("limit", 100)
+    with httpx.Client(base_url=sidecar.rstrip("/"), timeout=10) as client:
+        while True:
+            response = client.post(path, json={**body, "page": {"limit": limit, "token": token}})
+            answer = response.json()
+            if response.status_code != 200:
+                raise error_from_body(response.status_code, answer)
+            results.extend(answer["results"])
+            token = answer["next_token"]
+            if not everything or not token:
+                break
+    print_json({**answer, "results": results})
+
+
+def _subject(text: str, tenant: str | None) -> dict[str, object]:
+    kind, _, ident = text.partition(":")
+    props = {"tenant_id": tenant} if tenant else {}
+    return {"type": kind, **({"id": ident} if ident else {}), "properties": props}
+
+
+@lookup_app.command("resources")
+def lookup_resources(
+    sidecar: SidecarOpt,
+    subject: Annotated[str, typer.Option(help="The subject, e.g. user:alice")],
+    action: ActionOpt,
+    type_: Annotated[str, typer.Option("--type", help="Resource type, e.g. document")],
+    tenant: TenantOpt = None,
+    limit: LimitOpt = 100,
+    all_: Annotated[bool, typer.Option("--all", help="Follow every page")] = False,
+) -> None:
+    """Resources of a type the subject may act on (through usersets), as the sidecar's policy decides."""
+    body = {"subject": _subject(subject, tenant), "action": {"name": action}, "resource": {"type": type_},
+            "limit": limit}
+    _lookup(sidecar, "/v1/lookup/resources", body, all_)
+
+
+@lookup_app.command("subjects")
+def lookup_subjects(
+    sidecar: SidecarOpt,
+    object_: Annotated[str, typer.Option("--object", help="The resource, e.g. document:d1")],
+    action: ActionOpt,
+    type_: Annotated[str, typer.Option("--type", help="Subject type")] = "user",
+    tenant: TenantOpt = None,
+    limit: LimitOpt = 100,
+    all_: Annotated[bool, typer.Option("--all", help="Follow every page")] = False,
+) -> None:
+    """Subjects of a type that may act on the object (through usersets), as the sidecar's policy decides."""
+    kind, _, ident = object_.partition(":")
+    body = {"subject": _subject(type_, tenant), "action": {"name": action},
+            "resource": {"type": kind, "id": ident}, "limit": limit}
+    _lookup(sidecar, "/v1/lookup/subjects", body, all_)

@@ -54,8 +54,11 @@ def kid(
     plane: PlaneOpt,
     token_file: TokenFileOpt,
 ) -> None:
-    """Refuse every token signed by a key (a leaked issuer or sidecar key); the plane also drops it
-    from the trust set for good, and a sidecar holding it switches to a new key."""
+    """Refuse every token signed by a key (a leaked issuer or sidecar key).
+
+    The plane also drops the key from the trust set for good, and a sidecar holding it
+    switches to a new key.
+    """
     _publish(plane, token_file, {"kind": "kid", "kid": key_id})
 
 

@@ -14,6 +14,7 @@ from urllib.parse import quote_plus
 import httpx
 
 from ..errors import ConfigError, TenantGuardError, Unavailable
+from ..urls import shown_url
 from .resilience import CircuitBreaker, RetryPolicy, retryable_status
 from .wire import Call
 
@@ -59,6 +60,12 @@ class ClientSettings:
         if self.uds is not None:
             return self.uds
         return None if self.base_url is not None else os.environ.get("TG_SIDECAR_UDS")
+
+    @property
+    def where(self) -> str:
+        """The sidecar as a message should name it: its URL, or its unix socket."""
+        uds = self.resolved_uds
+        return f"unix:{uds}" if uds is not None else self.resolved_base_url
 
     @property
     def resolved_base_url(self) -> str:
@@ -125,10 +132,12 @@ def outcome(call: Call, status: int, content: bytes | None) -> Any:
         raise
 
 
-def transport_unavailable(call: Call, exc: Exception, attempts: int) -> Unavailable:
-    log.warning("sidecar %s %s failed after %d attempt(s): %s", call.method, call.path, attempts,
+def transport_unavailable(call: Call, exc: Exception, attempts: int, where: str | None = None) -> Unavailable:
+    """``where``: the sidecar's URL or socket, named in the message (credentials hidden)."""
+    at = f" at {shown_url(where)}" if where else ""
+    log.warning("sidecar%s %s %s failed after %d attempt(s): %s", at, call.method, call.path, attempts,
                 type(exc).__name__)
-    return Unavailable(f"sidecar unreachable: {type(exc).__name__}", attempts=attempts)
+    return Unavailable(f"sidecar{at} unreachable: {type(exc).__name__}", attempts=attempts)
 
 
 def log_denied(exc: TenantGuardError, where: str) -> None:

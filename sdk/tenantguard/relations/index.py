@@ -147,6 +147,96 @@ def _relations_of(part: _Partition | None, subject: str) -> dict[str, builtins.l
     return {obj: list(rels) for obj, rels in acc.items()}
 
 
+
+class WalkTooBroad(Exception):
+    """Internal: a walk visited more nodes than its budget; the caller raises its typed error."""
+
+    def __init__(self, visited: int) -> None:
+        self.visited = visited
+
+
+def _objects_of(part: _Partition | None, subject: str, prefix: str, budget: int) -> Iterator[str]:
+    """Objects named ``prefix...`` the subject holds any relation on: ``_relations_of``'s
+    walk, lazily, in an order fixed by the (immutable) state, each object once."""
+    if part is None:
+        return
+    direct = part.rev.get(subject)
+    if not direct:
+        return
+    yielded: set[str] = set()
+    seen = {subject}
+    frontier = [direct]
+    visited = 0
+    for depth in range(MAX_DEPTH + 1):
+        following = []
+        for held in frontier:
+            for obj, rels in held.items():
+                visited += 1
+                if visited > budget:
+                    raise WalkTooBroad(visited)
+                if obj.startswith(prefix) and obj not in yielded:
+                    yielded.add(obj)
+                    yield obj
+                if depth == MAX_DEPTH:
+                    continue
+                usable = part.grouped.get(obj)
+                if usable is None:
+                    continue
+                for rel in rels:
+                    if rel in usable:
+                        userset = f"{obj}#{rel}"
+                        if userset not in seen:
+                            seen.add(userset)
+                            more = part.rev.get(userset)
+                            if more:
+                                following.append(more)
+        if not following:
+            return
+        frontier = following
+
+
+def _subjects_of(part: _Partition | None, obj: str, prefix: str, budget: int) -> Iterator[str]:
+    """Direct subjects named ``prefix...`` holding any relation on ``obj``, usersets expanded
+    as ``_check`` expands them (MAX_DEPTH hops), lazily, each subject once."""
+    if part is None:
+        return
+    rels = part.fwd.get(obj)
+    if not rels:
+        return
+    frontier = [(obj, r) for r in rels]
+    seen = set(frontier)
+    yielded: set[str] = set()
+    visited = 0
+    for depth in range(MAX_DEPTH + 1):
+        following: list[tuple[str, str]] = []
+        for o, r in frontier:
+            for member in part.fwd.get(o, {}).get(r, ()):
+                visited += 1
+                if visited > budget:
+                    raise WalkTooBroad(visited)
+                if "#" in member:
+                    if depth < MAX_DEPTH:
+                        o2, _, r2 = member.partition("#")
+                        if (o2, r2) not in seen:
+                            seen.add((o2, r2))
+                            following.append((o2, r2))
+                elif member.startswith(prefix) and member not in yielded:
+                    yielded.add(member)
+                    yield member
+        if not following:
+            return
+        frontier = following
+
+
+def _scan(keys: Iterable[str], prefix: str, budget: int) -> Iterator[str]:
+    """Every key named ``prefix...`` (no ``#``: usersets are not objects or subjects)."""
+    for visited, key in enumerate(keys, 1):
+        if visited > budget:
+            raise WalkTooBroad(visited)
+        if key.startswith(prefix) and "#" not in key:
+            yield key
+
+
 def _iter_partition(tenant: str, part: _Partition) -> Iterator[tuple[str, str, str, str]]:
     for obj in sorted(part.fwd):
         rels = part.fwd[obj]
@@ -331,11 +421,35 @@ class TenantRelations:
     def relations_of(self, subject: str) -> dict[str, builtins.list[str]]:
         return _relations_of(self._part, subject)
 
+    # Candidate walks for search (tenantguard.search): lazy, in an order fixed by this
+    # state, each item once; ``budget`` bounds the nodes visited (WalkTooBroad beyond).
+
+    def objects_of(self, subject: str, object_type: str, budget: int) -> Iterator[str]:
+        """Objects of ``object_type`` the subject holds any relation on, through usersets."""
+        return _objects_of(self._part, subject, f"{object_type}:", budget)
+
+    def subjects_of(self, object: str, subject_type: str, budget: int) -> Iterator[str]:
+        """Direct subjects of ``subject_type`` holding any relation on ``object``, through usersets."""
+        return _subjects_of(self._part, object, f"{subject_type}:", budget)
+
+    def all_objects(self, object_type: str, budget: int) -> Iterator[str]:
+        """Every object of ``object_type`` in this tenant's tuples."""
+        return _scan(self._part.fwd if self._part else (), f"{object_type}:", budget)
+
+    def all_subjects(self, subject_type: str, budget: int) -> Iterator[str]:
+        """Every direct subject of ``subject_type`` in this tenant's tuples."""
+        return _scan(self._part.rev if self._part else (), f"{subject_type}:", budget)
+
+    def holds(self, object: str) -> bool:
+        """Whether any tuple of this tenant names ``object`` as its object or its subject."""
+        part = self._part
+        return part is not None and (object in part.fwd or object in part.rev or object in part.grouped)
+
 
 class IndexView:
     """One published state, immutable: what snapshots and digests are computed from."""
 
-    __slots__ = ("_state",)
+    __slots__ = ("__weakref__", "_state")
 
     def __init__(self, state: _State) -> None:
         self._state = state
@@ -347,6 +461,15 @@ class IndexView:
     @property
     def count(self) -> int:
         return self._state.count
+
+    @property
+    def applied_seq(self) -> int:
+        """As ``RelationIndex.applied_seq``: a view is a relation source pinned to one state."""
+        return self._state.seq
+
+    def tenant(self, tenant: str) -> TenantRelations:
+        """Reads bound to ``tenant`` in this state (what a pinned search decides on)."""
+        return TenantRelations(tenant, self._state.tenants.get(tenant), self._state.seq)
 
     def tenants(self) -> builtins.list[str]:
         return sorted(self._state.tenants)

@@ -45,7 +45,7 @@ class InputBuilder(Protocol):
     """What the shadow needs from the core: the policy input of a decided question."""
 
     def policy_input(self, view: TenantRelations, request: DecisionRequest, tenant: str,
-                     subject: str) -> dict[str, Any]: ...
+                     subject: str, with_relations: bool = True) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +153,8 @@ class ShadowEvaluator:
             return  # the candidate changed while this waited
         active_allow = decision.allow or (bool(decision.reasons) and set(decision.reasons) <= HIGH_RISK_REASONS)
         try:
-            input_doc = self._core.policy_input(view, request, decision.tenant, decision.subject)
+            input_doc = self._core.policy_input(view, request, decision.tenant, decision.subject,
+                                                getattr(candidate.policy, "reads_relations", True))
             verdict = policy_verdict(candidate, view, input_doc, decision.tenant)
         except TenantGuardError as exc:
             verdict = Verdict(False, (exc.code,))

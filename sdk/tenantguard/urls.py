@@ -1,0 +1,41 @@
+"""URLs as they may be shown to a person: in errors, logs and the CLI's output.
+
+A URL can carry credentials (``https://user:secret@host``, ``nats://token@host``,
+``?token=...``); an error message is copied into tickets and chat, so every URL a message
+names goes through :func:`shown_url` first.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+HIDDEN: Final = "***"
+# Query parameters whose value is a credential (matched as a part of the name, case-insensitive).
+_SECRET_PARAM: Final = re.compile(r"pass|secret|token|key|sig|auth|cred", re.IGNORECASE)
+
+
+def shown_url(url: str) -> str:
+    """``url`` with any userinfo replaced by ``***`` and credential-like query values hidden.
+
+    A value that does not parse as a URL is shown as ``***`` whole: it may be anything.
+    """
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        port = parts.port  # raises ValueError on a malformed port
+    except ValueError:
+        return HIDDEN
+    if not parts.scheme or host is None:
+        return url if "@" not in url and "?" not in url else HIDDEN
+    netloc = host if ":" not in host else f"[{host}]"
+    if port is not None:
+        netloc += f":{port}"
+    if parts.username is not None or parts.password is not None:
+        netloc = f"{HIDDEN}@{netloc}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, HIDDEN if _SECRET_PARAM.search(k) else v) for k, v in pairs], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

@@ -1,0 +1,122 @@
+"""What a new user sees first: help texts, the version, and output that survives a pipe.
+
+The CLI runs as a user runs it (the installed ``tenantguard`` script in a subprocess, stdout a
+pipe) wherever the question is what reaches a terminal or a parser; the help of every command
+is rendered in-process from the same click tree the script builds.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+from tenantguard import cli
+from typer.testing import CliRunner
+
+CLI = Path(sys.executable).with_name("tenantguard")
+ENV = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+
+
+def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, timeout=120, env=ENV,
+                          check=False)
+
+
+def walk(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    yield path, command
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        yield from walk(sub, (*path, name))
+
+
+@pytest.fixture(scope="module")
+def every_help() -> dict[tuple[str, ...], tuple[str, bool]]:
+    """``path -> (help text, has sub-commands)`` for every command of the installed CLI."""
+    cli._register_service_groups()
+    root = typer.main.get_command(cli.app)
+    runner = CliRunner()
+    found: dict[tuple[str, ...], tuple[str, bool]] = {}
+    for path, command in walk(root):
+        result = runner.invoke(cli.app, [*path, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, (path, result.output)
+        found[path] = (result.output, bool(getattr(command, "commands", None)))
+    assert len(found) > 30  # the walk reached the service groups too
+    return found
+
+
+# --------------------------------------------------------------------------- output that is not markup
+
+
+def test_bundle_test_keeps_file_colon_line_verbatim_when_piped(tmp_path: Path) -> None:
+    """``x_test.rego:100:`` must not become an emoji (Rich's ``:100:`` code), nor lose ``[...]`` text."""
+    bundle = tmp_path / "b"
+    bundle.mkdir()
+    (bundle / "p.rego").write_text("package p\n\nimport rego.v1\n\nallow if input.ok\n")
+    padding = "".join(f"# line {n}\n" for n in range(4, 100))
+    (bundle / "p_test.rego").write_text(
+        "package p_test\n\nimport rego.v1\n" + padding
+        + 'test_allow if { print("seen :100: [bold]not markup[/]"); data.p.allow with input as {"ok": true} }\n')
+    done = run_cli("bundle", "test", bundle, "-v")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "p_test.rego:100: data.p_test.test_allow: PASS" in done.stdout, done.stdout
+    assert "seen :100: [bold]not markup[/]" in done.stdout, done.stdout
+    assert "\U0001f4af" not in done.stdout  # 💯
+
+
+def test_an_error_message_with_brackets_is_printed_verbatim(tmp_path: Path) -> None:
+    """Typed errors reach stderr as written, whatever characters the message holds."""
+    token_file = tmp_path / "empty[red].token"
+    token_file.write_text("")
+    done = run_cli("relation", "write", "acme/project:p1#member@user:alice", "--plane", "http://127.0.0.1:9",
+                   "--token-file", token_file)
+    assert done.returncode == 1
+    assert f"error config_invalid: token file {token_file} is empty" in done.stderr, done.stderr
+
+
+# --------------------------------------------------------------------------- help texts
+
+
+def test_demo_help_shows_the_default_postgresql_dsn() -> None:
+    done = run_cli("demo", "--help")
+    assert done.returncode == 0, done.stderr
+    flat = " ".join(done.stdout.split())
+    assert "[default: host=127.0.0.1 port=5432 user=postgres dbname=test]" in flat, done.stdout
+    assert "TG_DEMO_PG_DSN" in flat
+
+
+def test_version() -> None:
+    done = run_cli("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"tenantguard {version('tenantguard')}"
+
+
+def test_commands_without_sub_commands_do_not_promise_any(every_help: dict[tuple[str, ...], tuple[str, bool]]) -> None:
+    """``dev`` and ``demo`` are plain commands: ``Usage: tenantguard dev [OPTIONS]``, no ``COMMAND [ARGS]``."""
+    for name in ("dev", "demo"):
+        text, has_subcommands = every_help[(name,)]
+        assert not has_subcommands
+        assert f"Usage: tenantguard {name} [OPTIONS]\n" in text, text
+    for path, (text, has_subcommands) in every_help.items():
+        assert ("COMMAND [ARGS]" in text) == has_subcommands, (path, text.splitlines()[0])
+
+
+def test_flags_show_no_value_placeholder(every_help: dict[tuple[str, ...], tuple[str, bool]]) -> None:
+    """A flag takes no value, so its help row shows none (no ``<bool>``)."""
+    offenders = {path for path, (text, _) in every_help.items() if "<bool>" in text}
+    assert not offenders, sorted(offenders)
+    keep = next(line for line in every_help[("demo",)][0].splitlines() if "--keep" in line)
+    assert keep.split()[:2] == ["--keep", "Keep"], keep
+
+
+def test_one_line_summaries_are_whole_sentences() -> None:
+    """A group's command list shows each summary on one row, not cut at the docstring's line break
+    (on a terminal wide enough; a narrow one gets click's "..." at the end of the row)."""
+    done = run_cli("revoke", "--help")
+    row = next(line for line in done.stdout.splitlines() if line.strip().startswith("kid "))
+    assert row.split(None, 1)[1].strip() == "Refuse every token signed by a key (a leaked issuer or sidecar key).", row

@@ -1,0 +1,135 @@
+"""Errors that say what was wrong: which URL did not answer, and what answered instead of a plane.
+
+Every counterpart is a real process: a closed port, a real sidecar (the CLI in a subprocess),
+and Python's own http.server standing in for "some other web server".
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import HTTPServer, SimpleHTTPRequestHandler
+from pathlib import Path
+
+import pytest
+from tenantguard.clients.sync import AuthzClient
+from tenantguard.errors import Unavailable
+from tenantguard.plane_client import PLANE_TITLE, describe_service
+from tenantguard.urls import shown_url
+
+from tests.sidecar.process import SidecarProcess, start_sidecar
+
+CLI = Path(sys.executable).with_name("tenantguard")
+TUPLE = "acme/project:p1#member@user:alice"
+
+
+def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "300"}
+    env.pop("TG_PLANE_URL", None)
+    return subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, timeout=60, env=env,
+                          check=False)
+
+
+def closed_port() -> int:
+    """A port nothing listens on (bound, then released; connection refused afterwards)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def token_file(tmp_path: Path) -> Path:
+    path = tmp_path / "admin.token"
+    path.write_text("not-the-real-token\n")
+    path.chmod(0o600)
+    return path
+
+
+@pytest.fixture
+def sidecar() -> Iterator[SidecarProcess]:
+    process = start_sidecar(["--service", "orders", "--port", "0", "--grpc-port", "-1"])
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+@pytest.fixture
+def web_server(tmp_path: Path) -> Iterator[str]:
+    """A plain static file server: answers GET with 404 and POST with 501, as most non-tenantguard servers do."""
+    class Quiet(SimpleHTTPRequestHandler):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, directory=str(tmp_path), **kwargs)  # type: ignore[arg-type]
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_unreachable_names_the_url_but_never_its_credentials(token_file: Path) -> None:
+    port = closed_port()
+    done = run_cli("relation", "write", TUPLE, "--plane", f"http://admin:hunter2@127.0.0.1:{port}",
+                   "--token-file", token_file)
+    assert done.returncode == 1
+    assert f"error unavailable: policy plane at http://***@127.0.0.1:{port} unreachable: ConnectError" \
+        in done.stderr, done.stderr
+    assert "hunter2" not in done.stdout + done.stderr
+
+
+def test_a_sidecar_url_given_as_the_plane_says_so(sidecar: SidecarProcess, token_file: Path) -> None:
+    done = run_cli("relation", "write", TUPLE, "--plane", sidecar.base_url, "--token-file", token_file)
+    assert done.returncode == 1
+    flat = " ".join(done.stderr.split())
+    assert (f"error not_a_plane: {sidecar.base_url} answered POST /v1/relations with HTTP 404 but is not a "
+            "tenantguard policy plane (it looks like a sidecar: 'tenantguard sidecar (orders)')") in flat, flat
+    assert "--plane (TG_PLANE_URL)" in flat
+
+
+def test_another_web_server_given_as_the_plane_says_so(web_server: str, token_file: Path) -> None:
+    done = run_cli("relation", "list", "--tenant", "acme", "--plane", web_server, "--token-file", token_file)
+    assert done.returncode == 1
+    flat = " ".join(done.stderr.split())
+    assert (f"error not_a_plane: {web_server} answered GET /v1/relations with HTTP 404 but is not a tenantguard "
+            "policy plane (it has no OpenAPI description (GET /openapi.json: HTTP 404))") in flat, flat
+    done = run_cli("revoke", "tenant", "acme", "--plane", web_server, "--token-file", token_file)
+    assert done.returncode == 1 and "answered POST /v1/revocations with HTTP 501 but is not" in done.stderr
+
+
+def test_the_plane_is_recognised_by_its_openapi_title() -> None:
+    """The plane's own answers pass through untouched (its app uses PLANE_TITLE; the dev tour test asks a real one)."""
+    from policy_plane import app as plane_app
+
+    assert plane_app.PLANE_TITLE == PLANE_TITLE
+    assert describe_service(200, {"info": {"title": PLANE_TITLE}}) is None
+    assert describe_service(200, {"info": {"title": "tenantguard sidecar (billing)"}}) == (
+        "it looks like a sidecar: 'tenantguard sidecar (billing)'")
+
+
+def test_the_sdk_names_the_sidecar_it_cannot_reach() -> None:
+    port = closed_port()
+    with AuthzClient(f"http://svc:s3cret@127.0.0.1:{port}") as client, pytest.raises(Unavailable) as info:
+        client.check(token="t", action="read", resource={"type": "invoice", "id": "1"})
+    assert f"sidecar at http://***@127.0.0.1:{port} unreachable" in info.value.message
+    assert "s3cret" not in str(info.value)
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("http://127.0.0.1:8282", "http://127.0.0.1:8282"),
+    ("https://admin:pw@plane.internal:8443/base?token=abc&page=2", "https://***@plane.internal:8443/base?token=***&page=2"),
+    ("nats://s3cret@127.0.0.1:4222", "nats://***@127.0.0.1:4222"),
+    ("http://h:99999", "***"),
+])
+def test_shown_url(url: str, shown: str) -> None:
+    assert shown_url(url) == shown

@@ -1,0 +1,170 @@
+"""Search in the library: pinned state across writes, page tokens, limits, filters, depth."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tenantguard.decision import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
+from tenantguard.engine import RegorusEngine, reads_input_relations
+from tenantguard.policytest import load_bundle_dir
+from tenantguard.relations import ChangeBatch, RelationChange, RelationIndex, Relationship
+from tenantguard.search import (
+    PageTokenExpired,
+    PageTokenInvalid,
+    Question,
+    Searcher,
+    SearchLimitExceeded,
+    SearchLimits,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+RELATED = """package tg
+import rego.v1
+default decision := false
+decision if tg.related(concat(":", [input.resource.type, input.resource.id]), "viewer",
+                       concat(":", [input.subject.type, input.subject.id]))
+"""
+
+
+def index_of(*texts: str, seq: int = 1) -> RelationIndex:
+    rels = [Relationship.parse(t) for t in texts]
+    return RelationIndex.from_trusted(seq, [(r.tenant, r.object, r.relation, r.subject) for r in rels])
+
+
+def core_with(policy: str, index: RelationIndex) -> DecisionCore:
+    prepared = RegorusEngine().prepare({"p.rego": policy}, {}, extensions=RELATED_EXTENSION,
+                                       entrypoints=("data.tg.decision",))
+    core = DecisionCore("svc", index)
+    core.activate(PolicyRevision("r1", prepared, entrypoint="data.tg.decision"))
+    return core
+
+
+def write(index: RelationIndex, *texts: str, op: str = "write") -> None:
+    index.apply(ChangeBatch(index.applied_seq + 1, tuple(RelationChange(op, Relationship.parse(t))  # type: ignore[arg-type]
+                                                         for t in texts)))
+
+
+ALICE = {"type": "user", "id": "alice", "properties": {"tenant_id": "acme"}}
+DOCS = Question(ALICE, {"name": "read"}, {"type": "doc"})
+
+
+def test_pages_keep_the_state_they_started_from_while_writes_happen() -> None:
+    index = index_of(*(f"acme/doc:d{i}#viewer@user:alice" for i in range(6)))
+    core = core_with(RELATED, index)
+    searcher = Searcher(core)
+    first = searcher.resources(DOCS, limit=3)
+    write(index, "acme/doc:d0#viewer@user:alice", "acme/doc:d5#viewer@user:alice", op="delete")
+    write(index, "acme/doc:d9#viewer@user:alice")
+    second = searcher.resources(DOCS, limit=3, token=first.next_token)
+    assert second.relations_seq == first.relations_seq == 1 and second.next_token == ""
+    assert sorted(first.results + second.results) == [f"doc:d{i}" for i in range(6)]  # the state at seq 1
+    fresh = searcher.resources(DOCS, limit=10)  # a new search sees the writes, and no denied resource
+    assert fresh.relations_seq == 3 and sorted(fresh.results) == ["doc:d1", "doc:d2", "doc:d3", "doc:d4", "doc:d9"]
+    for obj in fresh.results:
+        assert core.decide(DecisionRequest.from_wire({"subject": ALICE, "action": {"name": "read"},
+                                                      "resource": {"type": "doc", "id": obj[4:]}})).allow
+
+
+def test_a_token_whose_state_is_gone_is_409_page_token_expired() -> None:
+    now = [0.0]
+    index = index_of(*(f"acme/doc:d{i}#viewer@user:alice" for i in range(4)))
+    searcher = Searcher(core_with(RELATED, index), limits=SearchLimits(pinned_ttl=10), clock=lambda: now[0])
+    first = searcher.resources(DOCS, limit=2)
+    write(index, "acme/doc:d7#viewer@user:alice")
+    now[0] = 11.0
+    with pytest.raises(PageTokenExpired) as caught:
+        searcher.resources(DOCS, limit=2, token=first.next_token)
+    assert caught.value.http_status == 409 and caught.value.detail["pinned_seq"] == 1
+    assert caught.value.detail["current_seq"] == 2
+
+
+def test_tokens_are_bound_to_the_question_the_caller_and_this_process() -> None:
+    index = index_of(*(f"acme/doc:d{i}#viewer@user:alice" for i in range(4)), "acme/doc:d0#viewer@user:bob")
+    core = core_with(RELATED, index)
+    searcher = Searcher(core)
+    token = searcher.resources(DOCS, limit=1).next_token
+    bob = Question({**ALICE, "id": "bob"}, {"name": "read"}, {"type": "doc"})
+    with pytest.raises(PageTokenInvalid):
+        searcher.resources(bob, limit=1, token=token)  # another subject cannot continue alice's list
+    body, _, mac = token.partition(".")
+    with pytest.raises(PageTokenInvalid):
+        searcher.resources(DOCS, limit=1, token=body[:-2] + "AA." + mac)
+    with pytest.raises(PageTokenInvalid):
+        Searcher(core).resources(DOCS, limit=1, token=token)  # another process's key
+    with pytest.raises(PageTokenInvalid):
+        searcher.resources(DOCS, limit=1, token="not-a-token")
+
+
+def test_limits_are_typed_errors() -> None:
+    index = index_of(*(f"acme/doc:d{i}#viewer@user:alice" for i in range(50)))
+    limits = SearchLimits(default_page_size=10, max_page_size=10, max_fanout=20)
+    searcher = Searcher(core_with(RELATED, index), limits=limits)
+    with pytest.raises(SearchLimitExceeded) as page:
+        searcher.resources(DOCS, limit=11)
+    assert page.value.detail["limit"] == "max_page_size" and page.value.http_status == 422
+    first = searcher.resources(DOCS, limit=10)  # 11 nodes visited: within the bound
+    with pytest.raises(SearchLimitExceeded) as fanout:
+        searcher.resources(DOCS, limit=10, token=first.next_token)
+    assert fanout.value.detail["limit"] == "max_fanout"
+
+
+def test_usersets_nest_as_deep_as_check_follows_and_no_deeper() -> None:
+    index = index_of("acme/group:g1#member@user:alice", "acme/group:g2#member@group:g1#member",
+                     "acme/group:g3#member@group:g2#member", "acme/doc:deep#viewer@group:g3#member",
+                     "acme/group:g4#member@group:g3#member", "acme/doc:deeper#viewer@group:g4#member")
+    core = core_with(RELATED, index)
+    assert Searcher(core).resources(DOCS).results == ("doc:deep",)
+    assert not core.decide(DecisionRequest.from_wire({"subject": ALICE, "action": {"name": "read"},
+                                                      "resource": {"type": "doc", "id": "deeper"}})).allow
+    who = Searcher(core).subjects(Question({"type": "user"}, {"name": "read"}, {"type": "doc", "id": "deep"}), "acme")
+    assert who.results == ("user:alice",)
+
+
+def test_another_tenant_is_never_answered() -> None:
+    index = index_of("acme/doc:d1#viewer@user:alice", "globex/doc:d2#viewer@user:alice")
+    searcher = Searcher(core_with(RELATED, index))
+    assert searcher.resources(DOCS).results == ("doc:d1",)
+    cross = Question(ALICE, {"name": "read"}, {"type": "doc", "properties": {"tenant_id": "globex"}})
+    assert searcher.resources(cross).results == ()
+
+
+@pytest.fixture(scope="module")
+def example() -> PolicyRevision:
+    modules, data = load_bundle_dir(REPO / "bundles" / "tenantguard")
+    return PolicyRevision("1", RegorusEngine().prepare(modules, data, extensions=RELATED_EXTENSION))
+
+
+def test_filter_for_an_attribute_the_graph_does_not_hold(example: PolicyRevision) -> None:
+    """The example policy grants documents through their project; the index holds projects."""
+    index = index_of("acme/project:p1#member@user:alice", "acme/group:eng#member@user:alice",
+                     "acme/project:p2#owner@group:eng#member", "acme/project:p3#viewer@user:alice",
+                     "acme/project:p4#member@user:bob", "globex/project:p9#member@user:alice")
+    core = DecisionCore("docs", index)
+    core.activate(example)
+    searcher = Searcher(core)
+
+    def question(roles: list[str]) -> Question:
+        subject = {"type": "user", "id": "alice", "properties": {"tenant_id": "acme", "roles": roles}}
+        return Question(subject, {"name": "documents:read"}, {"type": "document"})
+
+    viewer = searcher.resource_filter(question(["viewer"]), "project")
+    assert viewer.values == ("p1", "p2") and viewer.include_null and not viewer.any_value  # p3: not a member relation
+    assert searcher.resource_filter(question([]), "project").empty
+    admin = searcher.resource_filter(question(["admin"]), "project")
+    assert admin.any_value and admin.allows("p4")  # tenant admins are exempt from project membership
+    for project in ("p1", "p2", "p3", "p4", "p9", None):  # the filter is the check, value by value
+        props = {"project": project} if project else {}
+        decision = core.decide(DecisionRequest.from_wire({"subject": question(["viewer"]).subject,
+                                                          "action": {"name": "documents:read"},
+                                                          "resource": {"type": "document", "properties": props}}))
+        assert decision.allow == viewer.allows(project), project
+
+
+def test_only_policies_that_may_read_input_relations_get_them() -> None:
+    assert reads_input_relations({"a.rego": "x := input.relations"})
+    assert reads_input_relations({"a.rego": "x := input"})
+    assert reads_input_relations({"a.rego": 'x := input["relations"]'})
+    assert reads_input_relations({"a.rego": "x := input . relations"})
+    assert not reads_input_relations({"a.rego": "x := input.resource.id\ny := input.subject"})
+    assert not reads_input_relations({"a.rego": RELATED})
