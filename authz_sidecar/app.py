@@ -7,6 +7,8 @@ token exchange, OPA GET, the OpenAPI document, and the same decision routes).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -60,9 +62,13 @@ def create_api(sidecar: Sidecar) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         sidecar.decision_log.start()
+        shadow = asyncio.get_running_loop().create_task(sidecar.shadow.run(), name="shadow-evaluation")
         try:
             yield
         finally:
+            shadow.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await shadow
             await sidecar.decision_log.stop()
             await sidecar.exchange.aclose()
 

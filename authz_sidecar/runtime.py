@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import hashlib
 import json
 import logging
 import os
@@ -68,6 +69,8 @@ from tenantguard.keys import SigningKey, TrustedKey, TrustSet, load_public_key_f
 from tenantguard.oidc import EdgeConfig, EdgeVerifier
 from tenantguard.relations import RelationIndex, Relationship
 from tenantguard.revocations import RevocationList
+from tenantguard.rollout import ShadowEvaluator, ShadowSettings, SidecarStatus
+from tenantguard.rollout.shadow import REPORTED_EXAMPLES
 from tenantguard.search import Searcher
 from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions
 from tenantguard.topology import sidecar_issuer
@@ -137,6 +140,7 @@ class Sidecar:
         self.memo = VerdictMemo(config.decision_memo_size) if config.decision_memo_size else None
         self.core = DecisionCore(config.service, self.relations, revocations=self.revocations,
                                  on_decision=self.decision_log.submit, memo=self.memo)
+        self.shadow = ShadowEvaluator(self.core)  # idle (and off the core's path) until a shadow is announced
         self.searcher = Searcher(self.core)  # reads core.relations and core.active live; pins per search
         self.exchange = self._build_exchange(exchange_key, edge_config, client_secret)
         self.own_key = TrustedKey.of(self.exchange.key.public_key, sidecar_issuer(config.service))
@@ -161,6 +165,10 @@ class Sidecar:
         # Set whenever readiness may have changed (a bundle swap), so the gRPC health
         # service follows it at once; set on the serving loop's thread only.
         self.readiness_changed = asyncio.Event()
+        # Set on every bundle swap: the feed reports the new revision on tg.status.<service> at once.
+        self.status_changed = asyncio.Event()
+        self.instance = f"{socket.gethostname()[:64]}-{os.getpid()}"
+        self._bundle_sha: tuple[object, str] | None = None
         self.settle_heap_on_reload = False  # set when serving: see settle_heap()
         self._register_metric_callbacks()
 
@@ -233,6 +241,27 @@ class Sidecar:
                                                      prepare=lambda _bundle: revision)
             return self._adopt(activation.prepared)
 
+    async def set_shadow(self, archive: bytes, settings: ShadowSettings, scope: str) -> PolicyRevision:
+        """Verify and compile a shadow candidate (as a bundle, never through the bundle store) and judge
+        decisions with it from now on; the decision path only gains an O(1) hand-off."""
+        with self._counting_rejections():
+            bundle = await asyncio.to_thread(verify_bundle, archive, self._bundle_verifier)
+            revision = await self._prepare_async(bundle)
+        self.shadow.set_candidate(revision, settings, scope)
+        self.core.observer = self.shadow.offer
+        self.status_changed.set()
+        log.info("shadow revision %s (scope %s) evaluated beside %s", revision.revision, scope, self.bundle_revision)
+        return revision
+
+    def stop_shadow(self, scope: str) -> None:
+        """End the shadow announced on ``scope`` (a shadow from the other scope keeps running)."""
+        if self.shadow.candidate is None or self.shadow.scope != scope:
+            return
+        self.core.observer = None
+        self.shadow.set_candidate(None)
+        self.status_changed.set()
+        log.info("shadow on scope %s stopped", scope)
+
     @contextlib.contextmanager
     def _counting_rejections(self) -> Iterator[None]:
         """Count and log a rejected bundle by its code, then let the typed error through."""
@@ -290,6 +319,7 @@ class Sidecar:
     def _swap(self, revision: PolicyRevision) -> None:
         self.core.activate(revision)
         self.readiness_changed.set()
+        self.status_changed.set()
         self.last_update = time.time()
         self.metrics.bundles_activated.inc()
         self.metrics.set_revision(revision.revision)
@@ -484,8 +514,23 @@ class Sidecar:
             "token_cache": {"hits": self.verifier.cache_hits, "misses": self.verifier.cache_misses},
             "decision_memo": self._memo_status(),
             "decision_log": self.decision_log.stats(),
+            "shadow": self.shadow.stats(),
             "uptime_seconds": round(time.time() - self.started_at, 3),
         }
+
+    def fleet_status(self) -> SidecarStatus:
+        """What this instance reports on ``tg.status.<service>`` (``tenantguard.rollout.fleet``)."""
+        active = self.bundles.active
+        digest = None
+        if active is not None:
+            cached = self._bundle_sha
+            if cached is None or cached[0] is not active:
+                cached = self._bundle_sha = (active, hashlib.sha256(active.archive).hexdigest())
+            digest = cached[1]
+        return SidecarStatus(service=self.config.service, instance=self.instance, bundle_revision=self.bundle_revision,
+                             bundle_serial=active.order if active is not None else None, bundle_sha256=digest,
+                             relations_seq=self.relations.applied_seq, ready=self.core.ready, sent_at=time.time(),
+                             shadow=self.shadow.stats(examples=REPORTED_EXAMPLES))
 
     def _memo_status(self) -> dict[str, Any]:
         """Verdict memo counters, and whether the active policy may use it at all."""

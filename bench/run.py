@@ -28,6 +28,7 @@ SUITE: dict[str, tuple[list[str], list[str] | None]] = {
     "events": ([], ["--iterations", "200"]),
     "exchange": ([], ["--iterations", "200"]),
     "hardening": ([], ["--iterations", "200"]),
+    "rollout": ([], ["--quick"]),
     "sidecar": ([], None),  # needs h2load; ~2 minutes
     "propagation": ([], None),
     "plane": ([], None),

@@ -7,7 +7,7 @@ from tenantguard import __version__
 from tenantguard.asgi import JsonBodies, RequestGuard, install_error_handlers
 from tenantguard.plane_client import PLANE_TITLE
 
-from .api import admin, bundles, decisions, ops, relations, revocations, trust
+from .api import admin, bundles, decisions, ops, relations, revocations, rollouts, trust
 from .runtime import Plane
 
 REALM = "tenantguard-plane"
@@ -22,7 +22,7 @@ def create_app(plane: Plane) -> FastAPI:
     )
     app.state.plane = plane
     install_error_handlers(app, realm=REALM)
-    for module in (relations, bundles, trust, revocations, admin, decisions, ops):
+    for module in (relations, bundles, rollouts, trust, revocations, admin, decisions, ops):
         app.include_router(module.router)
     # Inside the guard (added first = inner): JSON bodies are announced as JSON and bounded I-JSON.
     app.add_middleware(JsonBodies, realm=REALM, raw_paths=frozenset({bundles.UPLOAD_PATH}))

@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
+import logging
 import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from tenantguard import topology as topo
@@ -32,10 +36,35 @@ from tenantguard.bundle import (
     verify_bundle,
 )
 from tenantguard.engine import RegorusEngine
-from tenantguard.errors import BundleMalformed, BundleRejected, BundleRollback, PolicyError, Unavailable
+from tenantguard.errors import (
+    BundleMalformed,
+    BundleRejected,
+    BundleRollback,
+    PolicyError,
+    TenantGuardError,
+    Unavailable,
+)
 from tenantguard.events import BUNDLE_ANNOUNCE, sign_event
 from tenantguard.keys import SigningKey
 from tenantguard.policytest import run_tests
+from tenantguard.relations import RelationIndex
+from tenantguard.rollout import (
+    ROLLOUT_STATE,
+    ImpactAnalyzer,
+    ImpactReport,
+    ImpactUndeclared,
+    ReplayRecord,
+    RollbackTargetMissing,
+    RolloutConflict,
+    RolloutNotFound,
+    RolloutState,
+    manifest_expectations,
+    next_serial,
+    prepare_revision,
+    restored_archive,
+)
+from tenantguard.rollout.plan import COMPLETED
+from tenantguard.rollout.shadow import ShadowSettings
 
 from .config import SERVICE_RE
 from .errors import PolicyTestsFailed
@@ -44,6 +73,35 @@ from .state import PlaneState
 from .writer import SequencedWriter
 
 REVISION_RE: Final = re.compile(r"[A-Za-z0-9._-]{1,128}")
+IMPACT_MODES: Final = ("off", "report", "enforce")
+IMPACT_GROUPS_SHOWN: Final = 50
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ImpactGate:
+    """How a publish is checked against the plane's decision sample (docs/operations.md).
+
+    ``mode``: ``off``, ``report`` (replay and answer the report) or ``enforce`` (also refuse,
+    409 ``impact_undeclared_flips``, when undeclared flips exceed ``max_undeclared``).
+    """
+
+    mode: str = "off"
+    max_undeclared: int = 0
+    sample: int = 5000
+
+    def stricter(self, mode: str | None, max_undeclared: int | None) -> ImpactGate:
+        """A request may ask for more checking than the plane's setting, never for less."""
+        if mode is not None and mode not in IMPACT_MODES:
+            raise BundleMalformed(f"impact must be one of {', '.join(IMPACT_MODES)}")
+        chosen = max(self.mode, mode or "off", key=IMPACT_MODES.index)
+        if max_undeclared is None:
+            limit = self.max_undeclared
+        elif self.mode == "enforce":
+            limit = min(self.max_undeclared, max_undeclared)  # a request may only tighten the plane's bound
+        else:
+            limit = max_undeclared
+        return ImpactGate(chosen, max(0, limit), self.sample)
 
 
 class _Unchanged(Exception):
@@ -81,14 +139,51 @@ def compile_and_test(bundle: Bundle, *, run: bool) -> int:
 
 class BundleService:
     def __init__(self, state: PlaneState, publisher: Publisher, event_key: SigningKey, bundle_key: SigningKey,
-                 writer_for: Any) -> None:
+                 writer_for: Any, *, rollout_writer: SequencedWriter | None = None,
+                 sample: Callable[[], Iterable[Mapping[str, Any]]] = tuple, gate: ImpactGate | None = None,
+                 shadow_writer_for: Any = None) -> None:
         self.state = state
         self.publisher = publisher
         self.event_key = event_key
         self.signer = JwtSigner(bundle_key, issuer=topo.PLANE_ISSUER)
         self._writer_for = writer_for  # scope -> SequencedWriter
+        self._rollout_writer = rollout_writer
+        self._shadow_writer_for = shadow_writer_for  # scope -> SequencedWriter on tg.shadows.<scope>
+        self._sample = sample  # the decision records kept by this replica (newest last)
+        self.gate = gate or ImpactGate()
 
-    async def publish(self, archive: bytes, *, admin: bool) -> dict[str, Any]:
+    async def publish(self, archive: bytes, *, admin: bool, stages: tuple[tuple[str, ...], ...] | None = None,
+                      impact: str | None = None, max_undeclared: int | None = None,
+                      actor: str = "admin") -> dict[str, Any]:
+        """Publish to the bundle's scopes, or with ``stages`` start a staged rollout (stage 0 now).
+
+        With an impact gate (the plane's setting, made stricter by ``impact``), the plane's
+        decision sample is replayed against the candidate first (see :meth:`impact`).
+        """
+        bundle, archive, signed_upload, passed = await self._accept(archive, admin=admin)
+        scopes = [s for stage in stages for s in stage] if stages else bundle_scopes(bundle)
+        for scope in scopes:  # refuse before anything is stored
+            try:
+                self._check_order(scope, archive, bundle)
+            except _Unchanged:
+                continue
+        gate = self.gate.stricter(impact, max_undeclared)
+        report = await self.impact(bundle, scopes, gate) if gate.mode != "off" else None
+        answer: dict[str, Any] = {"revision": bundle.revision, "serial": order_key(bundle.manifest),
+                                  "signed_by": bundle.kid, "signed_by_plane": not signed_upload,
+                                  "tests_passed": passed}
+        if report is not None:
+            answer["impact"] = report.to_wire(max_groups=IMPACT_GROUPS_SHOWN)
+        if stages:
+            rollout = await self._start_rollout(archive, bundle, stages, actor)
+            answer["rollout"] = rollout.to_wire()
+            answer["scopes"] = [await self._publish_scope(scope, archive, bundle, [scope]) for scope in stages[0]]
+            return answer
+        answer["scopes"] = [await self._publish_scope(scope, archive, bundle, scopes) for scope in scopes]
+        return answer
+
+    async def _accept(self, archive: bytes, *, admin: bool) -> tuple[Bundle, bytes, bool, int]:
+        """Verify (signed) or compile, test and sign (unsigned): the bundle, its archive as announced."""
         files = read_archive(archive, self.state.bundle_limits)
         signed_upload = SIGNATURES_FILE in files
         if signed_upload:
@@ -100,19 +195,223 @@ class BundleService:
         if REVISION_RE.fullmatch(bundle.revision) is None:
             raise BundleMalformed("manifest revision must be 1-128 characters of A-Z a-z 0-9 . _ -",
                                   file=".manifest")
-        scopes = bundle_scopes(bundle)
+        bundle_scopes(bundle)  # a malformed metadata.services is refused even for a staged rollout
         passed = await asyncio.to_thread(compile_and_test, bundle, run=not signed_upload)
         if not signed_upload:
             archive = sign_bundle(archive, self.signer, limits=self.state.bundle_limits)
             bundle = verify_bundle(archive, self.state.bundle_verifier, limits=self.state.bundle_limits)
-        for scope in scopes:  # refuse before anything is stored
-            try:
-                self._check_order(scope, archive, bundle)
-            except _Unchanged:
+        return bundle, archive, signed_upload, passed
+
+    # ------------------------------------------------------------------ impact gate
+
+    async def impact(self, bundle: Bundle, scopes: list[str], gate: ImpactGate) -> ImpactReport:
+        """Replay this replica's decision sample against ``bundle``; refuse when ``gate`` enforces.
+
+        The sample is the plane's in-memory decision ring (records of the services the
+        scopes reach). Records carry no policy input today, so inputs are rebuilt from
+        subject, action, resource and tenant, with relations from the plane's own index
+        (its current state), and the baseline is each scope's active bundle evaluated on
+        the same rebuilt input: a flip is the policy change alone.
+        """
+        records = self._sample_for(scopes, gate.sample)
+        index = self.state.index
+        report = await asyncio.to_thread(self._replay, bundle, scopes, records, index)
+        if gate.mode == "enforce" and not report.ok(gate.max_undeclared):
+            raise ImpactUndeclared(f"the candidate flips {report.undeclared} recorded decisions nobody declared "
+                                   f"(at most {gate.max_undeclared} allowed); declare them in "
+                                   "metadata.expected_flips or fix the policy",
+                                   report=report.to_wire(max_groups=IMPACT_GROUPS_SHOWN))
+        return report
+
+    def _sample_for(self, scopes: list[str], limit: int) -> list[ReplayRecord]:
+        reach_all = topo.BUNDLE_SCOPE_ALL in scopes
+        out: list[ReplayRecord] = []
+        for raw in reversed(list(self._sample())):
+            if len(out) >= limit:
+                break
+            if not reach_all and raw.get("service") not in scopes:
                 continue
-        results = [await self._publish_scope(scope, archive, bundle, scopes) for scope in scopes]
-        return {"revision": bundle.revision, "serial": order_key(bundle.manifest), "signed_by": bundle.kid,
-                "signed_by_plane": not signed_upload, "tests_passed": passed, "scopes": results}
+            try:
+                out.append(ReplayRecord.from_wire(raw))
+            except TenantGuardError:
+                continue  # a record the sidecars sent in another shape: not replayable
+        return out
+
+    def _replay(self, bundle: Bundle, scopes: list[str], records: list[ReplayRecord],
+                index: RelationIndex) -> ImpactReport:
+        candidate = prepare_revision(bundle)
+        expected = manifest_expectations(bundle)
+        baselines: dict[str, Any] = {}
+        for scope in {*scopes, topo.BUNDLE_SCOPE_ALL}:
+            store = self.state.stores.get(scope)  # read only: this runs in a worker thread
+            active = store.active if store is not None else None
+            if active is not None:
+                baselines[scope] = prepare_revision(active.bundle)
+        fallback = baselines.get(topo.BUNDLE_SCOPE_ALL)
+        analyzers: dict[str, ImpactAnalyzer] = {}
+        merged = ImpactReport(bundle.revision, "active", relations_seq=index.applied_seq, expected=expected)
+        for record in records:
+            baseline = baselines.get(record.service, fallback)
+            if baseline is None:
+                merged.skipped["no_baseline"] = merged.skipped.get("no_baseline", 0) + 1
+                continue
+            key = baseline.revision
+            if key not in analyzers:
+                analyzers[key] = ImpactAnalyzer(candidate, baseline=baseline, relations=index, expected=expected)
+            analyzers[key].add(record)
+        for analyzer in analyzers.values():
+            _merge(merged, analyzer.report)
+        return merged
+
+    # ------------------------------------------------------------------ shadows
+
+    async def publish_shadow(self, archive: bytes, *, admin: bool, sample_rate: float = 1.0,
+                             max_per_second: int = 50) -> dict[str, Any]:
+        """Announce a candidate as a shadow for its scopes: signed as ``bundle.shadow``, a type no
+        reader activates, with its bytes under ``shadows/<scope>/<revision>``. Sidecars evaluate it
+        beside the active bundle and report agreements and disagreements."""
+        if self._shadow_writer_for is None:
+            raise Unavailable("shadow evaluation is not available on this replica")
+        if not 0.0 < sample_rate <= 1.0 or not 0 < max_per_second <= 1000:
+            raise BundleMalformed("sample_rate must be in (0, 1] and max_per_second in (0, 1000]")
+        bundle, archive, signed_upload, passed = await self._accept(archive, admin=admin)
+        scopes = bundle_scopes(bundle)
+        digest = hashlib.sha256(archive).hexdigest()
+        results = []
+        for scope in scopes:
+            name = f"shadows/{scope}/{bundle.revision}"
+            await self.publisher.put_object(topo.BUCKET_BUNDLES, name, archive)
+            payload = {"scope": scope, "revision": bundle.revision, "sha256": digest, "size": len(archive),
+                       "object": name, "serial": order_key(bundle.manifest),
+                       **ShadowSettings(sample_rate, max_per_second).to_wire()}
+            results.append(await self._commit_shadow(scope, payload))
+        return {"revision": bundle.revision, "shadow": True, "signed_by_plane": not signed_upload,
+                "tests_passed": passed, "scopes": results}
+
+    async def stop_shadow(self, scope: str) -> dict[str, Any]:
+        current = self.state.shadows.get(scope)
+        if current is None or current.get("stop"):
+            raise RollbackTargetMissing(f"scope {scope} has no shadow running")
+        return await self._commit_shadow(scope, {"scope": scope, "stop": True})
+
+    async def _commit_shadow(self, scope: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if self._shadow_writer_for is None:
+            raise Unavailable("shadow evaluation is not available on this replica")
+        chosen: list[int] = []
+
+        def build() -> bytes:
+            current = self.state.shadows.get(scope)
+            chosen.append((current["seq"] if current else 0) + 1)
+            return sign_event(self.event_key, topo.BUNDLE_SHADOW, payload, chosen[-1])
+
+        await self._shadow_writer_for(scope).commit(build)
+        return {"scope": scope, "seq": chosen[-1], **{k: v for k, v in payload.items() if k != "scope"}}
+
+    # ------------------------------------------------------------------ rollback
+
+    async def rollback(self, scope: str, to: str | None = None) -> dict[str, Any]:
+        """Announce the old content of ``scope`` again, as a NEW revision with a newer serial.
+
+        ``to`` names the revision to return to (its archive ``bundles/<scope>/<to>``); by
+        default the one the active announce replaced (``previous``). The archive must verify
+        against the plane's bundle key; only ``.manifest`` changes (new revision, serial,
+        ``rollback_of``), and the plane signs it again. Readers' ordering rules stay whole:
+        the rollback is the newest announce with the highest serial.
+        """
+        announce = self.state.announces.get(scope)
+        if announce is None:
+            raise RollbackTargetMissing(f"scope {scope} has no bundle to roll back")
+        if to is None:
+            if announce.previous is None:
+                raise RollbackTargetMissing(f"scope {scope}: the active revision {announce.revision} replaced "
+                                            "nothing; name one with --to")
+            name, digest = str(announce.previous.get("object")), announce.previous.get("sha256")
+        else:
+            if REVISION_RE.fullmatch(to) is None:
+                raise BundleMalformed("revision must be 1-128 characters of A-Z a-z 0-9 . _ -")
+            name, digest = f"bundles/{scope}/{to}", None
+        try:
+            old_archive = await self.publisher.get_object(topo.BUCKET_BUNDLES, name,
+                                                          max_bytes=self.state.max_bundle_bytes)
+        except Unavailable as exc:
+            if self.publisher.connected:
+                raise RollbackTargetMissing(f"scope {scope}: archive {name} is not stored", object=name) from exc
+            raise
+        if digest is not None and hashlib.sha256(old_archive).hexdigest() != digest:
+            raise RollbackTargetMissing(f"archive {name} was replaced since it was announced", object=name)
+        old = verify_bundle(old_archive, self.state.bundle_verifier, limits=self.state.bundle_limits)
+        if to is not None and old.revision != to:
+            raise RollbackTargetMissing(f"archive {name} holds revision {old.revision!r}", object=name)
+        active = self.state.store(scope).active
+        serial = next_serial(announce.serial, active.order if active else None)
+        archive = restored_archive(old, serial=serial, rolled_back_from=announce.revision, signer=self.signer)
+        bundle = verify_bundle(archive, self.state.bundle_verifier, limits=self.state.bundle_limits)
+        await asyncio.to_thread(compile_and_test, bundle, run=False)
+        self._check_order(scope, archive, bundle)
+        result = await self._publish_scope(scope, archive, bundle, [scope])
+        return {"scope": scope, "restored": old.revision, "rolled_back_from": announce.revision,
+                "revision": bundle.revision, "serial": serial, **{k: v for k, v in result.items() if k != "scope"}}
+
+    # ------------------------------------------------------------------ staged rollouts
+
+    async def _start_rollout(self, archive: bytes, bundle: Bundle, stages: tuple[tuple[str, ...], ...],
+                             actor: str) -> RolloutState:
+        if self._rollout_writer is None:
+            raise Unavailable("staged rollouts are not available on this replica")
+        current = self.state.rollout
+        if current is not None and current.open:
+            raise RolloutConflict(f"rollout {current.id} is {current.status}; finish or abort it first",
+                                  rollout=current.id)
+        name = f"rollouts/{bundle.revision}.{order_key(bundle.manifest)}"
+        await self.publisher.put_object(topo.BUCKET_BUNDLES, name, archive)
+        state = RolloutState.start(bundle, sha256=hashlib.sha256(archive).hexdigest(), size=len(archive),
+                                   object=name, stages=stages, actor=actor)
+        if len(stages) == 1:
+            state = dataclasses.replace(state, status=COMPLETED)
+
+        def build() -> bytes:
+            latest = self.state.rollout
+            if latest is not None and latest.open:
+                raise RolloutConflict(f"rollout {latest.id} started meanwhile", rollout=latest.id)
+            return sign_event(self.event_key, ROLLOUT_STATE, state.to_wire(), self.state.rollout_seq + 1)
+
+        await self._rollout_writer.commit(build)
+        return state
+
+    async def rollout_step(self, rollout_id: str, action: str, actor: str) -> dict[str, Any]:
+        """``advance``, ``halt``, ``resume`` or ``abort`` the current rollout; the new state is
+        committed first, so a halted rollout can never advance, then the next stage is announced."""
+        current = self.state.rollout
+        if current is None or current.id != rollout_id:
+            raise RolloutNotFound(f"no rollout {rollout_id!r}")
+        if self._rollout_writer is None:
+            raise Unavailable("staged rollouts are not available on this replica")
+        step = {"advance": RolloutState.advance, "halt": RolloutState.halt, "resume": RolloutState.resume,
+                "abort": RolloutState.abort}[action]
+        step(current, actor)  # refuse at once when the step does not apply
+        archive = bundle = None
+        if action == "advance":
+            archive = await self.publisher.get_object(topo.BUCKET_BUNDLES, current.object,
+                                                      max_bytes=self.state.max_bundle_bytes)
+            if hashlib.sha256(archive).hexdigest() != current.sha256:
+                raise RollbackTargetMissing(f"rollout archive {current.object} was replaced")
+            bundle = verify_bundle(archive, self.state.bundle_verifier, limits=self.state.bundle_limits)
+        chosen: list[RolloutState] = []
+
+        def build() -> bytes:
+            latest = self.state.rollout
+            if latest is None or latest.id != rollout_id:
+                raise RolloutNotFound(f"no rollout {rollout_id!r}")
+            chosen.append(step(latest, actor))
+            return sign_event(self.event_key, ROLLOUT_STATE, chosen[-1].to_wire(), self.state.rollout_seq + 1)
+
+        await self._rollout_writer.commit(build)
+        state = chosen[-1]
+        answer: dict[str, Any] = {"rollout": state.to_wire(), "scopes": []}
+        if archive is not None and bundle is not None:
+            answer["scopes"] = [await self._publish_scope(scope, archive, bundle, [scope])
+                                for scope in state.stages[state.stage]]
+        return answer
 
     def _check_order(self, scope: str, archive: bytes, bundle: Bundle) -> None:
         """Raise ``BundleRollback`` unless ``archive`` may follow the scope's active bundle."""
@@ -145,7 +444,9 @@ class BundleService:
         def build() -> bytes:
             self._check_order(scope, archive, bundle)  # again: another replica may have published meanwhile
             current = self.state.announces.get(scope)
-            return sign_event(self.event_key, BUNDLE_ANNOUNCE, payload, (current.seq if current else 0) + 1)
+            previous = {"previous": current.pointer()} if current is not None else {}
+            return sign_event(self.event_key, BUNDLE_ANNOUNCE, {**payload, **previous},
+                              (current.seq if current else 0) + 1)
 
         with contextlib.suppress(_Unchanged):  # became identical meanwhile (another replica published it)
             await writer.commit(build)
@@ -154,3 +455,25 @@ class BundleService:
     def _announced(self, scope: str) -> dict[str, Any]:
         announce = self.state.announces.get(scope)
         return {"seq": announce.seq, "sha256": announce.sha256} if announce else {}
+
+
+def _merge(into: ImpactReport, part: ImpactReport) -> None:
+    """Add one baseline's replay to the combined report (each scope may run another revision)."""
+    into.replayed += part.replayed
+    into.agreed += part.agreed
+    into.reasons_changed += part.reasons_changed
+    into.reconstructed += part.reconstructed
+    into.declared += part.declared
+    into.undeclared += part.undeclared
+    into.groups_dropped += part.groups_dropped
+    for key, value in part.skipped.items():
+        into.skipped[key] = into.skipped.get(key, 0) + value
+    for key, value in part.flips.items():
+        into.flips[key] += value
+    for key, group in part.groups.items():
+        mine = into.groups.get(key)
+        if mine is None:
+            into.groups[key] = group
+            continue
+        mine.count += group.count
+        mine.examples = (mine.examples + group.examples)[:3]

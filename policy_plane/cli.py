@@ -7,6 +7,7 @@ the plane. Typed errors (bad key file, NATS unreachable) print one line and exit
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -25,6 +26,12 @@ from .config import (
 
 app = typer.Typer(help="Run the policy plane (relationships, bundles, trust, revocations).", no_args_is_help=True)
 ENV = "TG_PLANE_"
+
+
+class ImpactGateMode(StrEnum):
+    off = "off"
+    report = "report"
+    enforce = "enforce"
 
 
 @app.command()
@@ -93,6 +100,15 @@ def serve(
             envvar=ENV + "STREAM_REPLICAS", help="JetStream replicas of every stream and bucket (3 in production)"
         ),
     ] = 1,
+    impact_gate: Annotated[ImpactGateMode, typer.Option(
+        envvar=ENV + "IMPACT_GATE",
+        help="Before every publish, replay this replica's decision sample against the candidate: off, report "
+             "(answer the flips) or enforce (refuse, 409 impact_undeclared_flips, above --impact-max-undeclared); "
+             "a request may ask for more with ?impact=")] = ImpactGateMode.off,
+    impact_max_undeclared: Annotated[int, typer.Option(
+        min=0, envvar=ENV + "IMPACT_MAX_UNDECLARED", help="Undeclared flips an enforcing gate lets through")] = 0,
+    impact_sample: Annotated[int, typer.Option(
+        min=1, max=100_000, envvar=ENV + "IMPACT_SAMPLE", help="Newest decision records the gate replays")] = 5000,
     nats_user: Annotated[str | None, typer.Option(
         envvar=ENV + "NATS_USER", help=NATS_HELP["user"])] = None,
     nats_password_file: Annotated[Path | None, typer.Option(
@@ -145,6 +161,9 @@ def serve(
         max_bundle_bytes=max_bundle_bytes,
         connect_timeout=connect_timeout,
         stream_replicas=stream_replicas,
+        impact_gate=impact_gate.value,
+        impact_max_undeclared=impact_max_undeclared,
+        impact_sample=impact_sample,
     )
     run(Plane(config))
 

@@ -65,6 +65,9 @@ class PlaneConfig:
     request_timeout: float = 5.0
     bootstrap_timeout: float = 60.0
     stream_replicas: int = 1  # 3 on a production JetStream cluster (R3)
+    impact_gate: str = "off"  # off | report | enforce: replay the decision sample before each publish
+    impact_max_undeclared: int = 0
+    impact_sample: int = 5000
     replica: str = field(default_factory=lambda: os.urandom(4).hex())
     nats: NatsConnection | None = None  # credentials and TLS; built from nats_url when not given
 
@@ -84,6 +87,10 @@ class PlaneConfig:
             raise ConfigError("decisions_max_age must be within 60 s..400 days")
         if self.decisions_max_bytes != 0 and not 1024**2 <= self.decisions_max_bytes <= 1024**5:
             raise ConfigError("decisions_max_bytes must be 0 (no size bound) or within 1 MiB..1 PiB")
+        if self.impact_gate not in ("off", "report", "enforce"):
+            raise ConfigError("impact_gate must be off, report or enforce")
+        if self.impact_max_undeclared < 0 or not 1 <= self.impact_sample <= 100_000:
+            raise ConfigError("impact_max_undeclared must be >= 0 and impact_sample 1-100000")
         if self.stream_replicas not in (1, 3, 5):
             raise ConfigError("stream_replicas must be 1, 3 or 5 (JetStream replication factors)")
         if self.event_key.kid == self.bundle_key.kid:

@@ -59,6 +59,8 @@ _WRONG_LAST_SEQUENCE: Final = frozenset({10071, 10164})
 _STREAM_NAME_IN_USE: Final = 10058
 HISTORY_MAX_MSGS: Final = 100_000
 HISTORY_MAX_BYTES: Final = 256 * 1024 * 1024
+ROLLOUT_MAX_MSGS: Final = 1000
+ROLLOUT_MAX_MSG: Final = 64 * 1024
 
 
 class SequenceConflict(TenantGuardError):
@@ -120,9 +122,13 @@ def stream_configs(*, relations_max_age: float, replicas: int, decisions_max_age
         cfg(topo.STREAM_SNAPSHOTS, [topo.SUBJECT_SNAPSHOT], **history),
         cfg(topo.STREAM_TRUST, [topo.SUBJECT_TRUST], **history),
         cfg(topo.STREAM_REVOCATIONS, [topo.SUBJECT_REVOCATIONS], duplicate_window=DUPLICATE_WINDOW),
-        cfg(topo.STREAM_BUNDLES, [f"{topo.SUBJECT_BUNDLES_PREFIX}.*"], **history),
+        cfg(topo.STREAM_BUNDLES, [f"{topo.SUBJECT_BUNDLES_PREFIX}.*", f"{topo.SUBJECT_SHADOWS_PREFIX}.*"], **history),
         cfg(topo.STREAM_DECISIONS, [topo.SUBJECT_DECISIONS_ALL], max_age=decisions_max_age,
             max_bytes=decisions_max_bytes or -1, max_msg_size=DECISIONS_MAX_MSG_SIZE),
+        # rollout states are small and compacted after each commit: bounded by count and message size,
+        # without a byte reservation (JetStream reserves max_bytes against the account's store)
+        cfg(topo.STREAM_ROLLOUTS, [topo.SUBJECT_ROLLOUT], **{**history, "max_msgs": ROLLOUT_MAX_MSGS,
+                                                               "max_bytes": -1, "max_msg_size": ROLLOUT_MAX_MSG}),
     ]
 
 

@@ -17,15 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from nats.aio.msg import Msg
 from tenantguard import topology as topo
 from tenantguard.errors import InvalidInput, TenantGuardError, Unavailable
 from tenantguard.events import REVOCATION, TRUST_UPDATE, sign_batch, sign_event, verify_batch, verify_event
 from tenantguard.keys import TrustedKey, TrustSet
 from tenantguard.natsconn import ServerInfoCollector
 from tenantguard.relations import ChangeBatch, RelationChange
+from tenantguard.rollout import FleetView
 
 from .audit import AuditLog
-from .bundles import BundleService
+from .bundles import BundleService, ImpactGate
 from .config import PlaneConfig
 from .decisions import DecisionStore
 from .decisions.explain import Explainer
@@ -91,8 +93,11 @@ class Plane:
             "relations": Follower(p, topo.STREAM_RELATIONS, topo.SUBJECT_RELATIONS, s.apply_relations),
             "trust": Follower(p, topo.STREAM_TRUST, topo.SUBJECT_TRUST, s.apply_trust),
             "revocations": Follower(p, topo.STREAM_REVOCATIONS, topo.SUBJECT_REVOCATIONS, s.apply_revocation),
-            "bundles": Follower(p, topo.STREAM_BUNDLES, f"{topo.SUBJECT_BUNDLES_PREFIX}.*", s.apply_bundle),
+            # one consumer for the whole stream (announces and shadows), so it is never "behind" a message
+            # of the other kind that it would not be delivered
+            "bundles": Follower(p, topo.STREAM_BUNDLES, f"{topo.SUBJECT_ROOT}.>", self._apply_bundles_stream),
             "snapshots": Follower(p, topo.STREAM_SNAPSHOTS, topo.SUBJECT_SNAPSHOT, s.apply_snapshot),
+            "rollouts": Follower(p, topo.STREAM_ROLLOUTS, topo.SUBJECT_ROLLOUT, s.apply_rollout),
         }
         timeout = config.request_timeout * 2
         self.writers = {
@@ -102,9 +107,15 @@ class Plane:
                                            timeout=timeout),
             "snapshots": SequencedWriter(p, self.followers["snapshots"], topo.SUBJECT_SNAPSHOT, timeout=timeout,
                                          compact=True),
+            "rollouts": SequencedWriter(p, self.followers["rollouts"], topo.SUBJECT_ROLLOUT, timeout=timeout,
+                                        compact=True),
         }
         self._bundle_writers: dict[str, SequencedWriter] = {}
-        self.bundles = BundleService(s, p, config.event_key, config.bundle_key, self._bundle_writer)
+        self.fleet = FleetView()
+        self.bundles = BundleService(
+            s, p, config.event_key, config.bundle_key, self._bundle_writer, rollout_writer=self.writers["rollouts"],
+            sample=lambda: self.decisions.records, shadow_writer_for=self._shadow_writer,
+            gate=ImpactGate(config.impact_gate, config.impact_max_undeclared, config.impact_sample))
         self.snapshotter = Snapshotter(s, p, self.followers["relations"], self.writers["snapshots"],
                                        config.event_key, self.metrics, every=config.snapshot_every,
                                        seconds=config.snapshot_seconds)
@@ -114,6 +125,20 @@ class Plane:
         self.started_at = time.time()
         self._tasks: list[asyncio.Task[None]] = []
         self._register_metrics()
+
+    async def _apply_bundles_stream(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+        if subject.startswith(topo.SUBJECT_SHADOWS_PREFIX + "."):
+            await self.state.apply_shadow(subject, stream_seq, data, headers)
+        else:
+            await self.state.apply_bundle(subject, stream_seq, data, headers)
+
+    def _shadow_writer(self, scope: str) -> SequencedWriter:
+        key = f"shadow:{scope}"
+        if key not in self._bundle_writers:
+            self._bundle_writers[key] = SequencedWriter(
+                self.publisher, self.followers["bundles"], topo.shadow_subject(scope),
+                timeout=self.config.request_timeout * 2, compact=True)
+        return self._bundle_writers[key]
 
     def _bundle_writer(self, scope: str) -> SequencedWriter:
         if scope not in self._bundle_writers:
@@ -134,6 +159,7 @@ class Plane:
         self._decisions_sub = await self.publisher.follow(topo.STREAM_DECISIONS, topo.SUBJECT_DECISIONS_ALL,
                                                           self.decisions.on_message,
                                                           start_seq=await self.decisions.start_seq())
+        await self.publisher.subscribe_core(f"{topo.SUBJECT_STATUS_PREFIX}.*", self._on_status)
         for follower in self.followers.values():  # consume what is stored before answering anything
             target = await self.publisher.stream_last_seq(follower.stream)
             await follower.wait_for(target, self.config.bootstrap_timeout)
@@ -178,6 +204,10 @@ class Plane:
                 if behind > LAG_NOT_READY:
                     lagging[name] = round(behind, 1)
             self.lagging = lagging
+
+    async def _on_status(self, msg: Msg) -> None:
+        """A sidecar's report (``tg.status.<service>``): the service is the subject's, never the body's."""
+        self.fleet.receive(msg.subject.rsplit(".", 1)[-1], msg.data)
 
     @property
     def ready(self) -> bool:
@@ -304,6 +334,9 @@ class Plane:
             "conflicts": {name: w.conflicts for name, w in self.writers.items()}
             | {f"bundles:{k}": w.conflicts for k, w in self._bundle_writers.items()},
             "decisions": self.decisions.stats(),
+            "rollout": s.rollout.to_wire() if s.rollout else None,
+            "shadows": {scope: shadow for scope, shadow in sorted(s.shadows.items()) if not shadow.get("stop")},
+            "fleet": self.fleet.summary(),
             "heartbeats_sent": self.heartbeat.sent,
         }
 

@@ -49,6 +49,7 @@ from tenantguard.events import (
 from tenantguard.keys import SigningKey, TrustSet
 from tenantguard.relations import RelationIndex, SequenceGap, index_from_snapshot_bytes
 from tenantguard.revocations import RevocationList
+from tenantguard.rollout import ROLLOUT_STATE, RolloutState
 
 from .publisher import STREAM_SEQ_HINT, Publisher, StoredMsg
 from .revocations import apply_record
@@ -71,11 +72,17 @@ class Announce:
     services: tuple[str, ...]
     kid: str
     loaded: bool
+    previous: dict[str, Any] | None = None  # the announce this one replaced: {revision, object, sha256, serial}
 
     def to_wire(self) -> dict[str, Any]:
         return {"scope": self.scope, "seq": self.seq, "revision": self.revision, "serial": self.serial,
                 "sha256": self.sha256, "size": self.size, "object": self.object,
-                "services": list(self.services), "kid": self.kid, "loaded": self.loaded}
+                "services": list(self.services), "kid": self.kid, "loaded": self.loaded,
+                "previous": self.previous}
+
+    def pointer(self) -> dict[str, Any]:
+        """What the next announce of this scope records as its ``previous`` (the rollback target)."""
+        return {"revision": self.revision, "object": self.object, "sha256": self.sha256, "serial": self.serial}
 
 
 class PlaneState:
@@ -99,6 +106,9 @@ class PlaneState:
         self.stores: dict[str, BundleStore[None]] = {}
         self.announces: dict[str, Announce] = {}
         self.snapshot: SnapshotManifest | None = None
+        self.rollout: RolloutState | None = None
+        self.shadows: dict[str, dict[str, Any]] = {}  # scope -> the newest verified bundle.shadow payload (+ seq)
+        self.rollout_seq = 0
         self.rejected: Counter[tuple[str, str]] = Counter()
         self.publisher: Publisher | None = None  # set by the runtime; bundle bytes are fetched through it
 
@@ -225,6 +235,35 @@ class PlaneState:
             return False
         return True
 
+    async def apply_shadow(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+        """A scope's shadow candidate (or its end): the newest signed ``bundle.shadow`` wins."""
+        scope = subject.removeprefix(topo.SUBJECT_SHADOWS_PREFIX + ".")
+        try:
+            event = verify_event(data, self.event_trust, expected_type=topo.BUNDLE_SHADOW)
+            if event.payload.get("scope") != scope:
+                raise EventMalformed(f"shadow for scope {str(event.payload.get('scope'))[:64]!r} on {subject}")
+        except EventRejected as exc:
+            self._refuse(topo.STREAM_BUNDLES, stream_seq, exc)
+            return
+        current = self.shadows.get(scope)
+        if current is None or event.seq > current["seq"]:
+            self.shadows[scope] = {**event.payload, "seq": event.seq}
+
+    async def apply_rollout(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+        """The staged rollout's state: the newest signed ``rollout.state`` wins."""
+        try:
+            event = verify_event(data, self.event_trust, expected_type=ROLLOUT_STATE)
+            if event.seq <= self.rollout_seq:
+                return
+            rollout = RolloutState.from_wire(event.payload)
+        except EventRejected as exc:
+            self._refuse(topo.STREAM_ROLLOUTS, stream_seq, exc)
+            return
+        except TenantGuardError as exc:
+            self._refuse(topo.STREAM_ROLLOUTS, stream_seq, EventMalformed(exc.message))
+            return
+        self.rollout, self.rollout_seq = rollout, event.seq
+
     async def apply_snapshot(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
         try:
             manifest = verify_snapshot_manifest(data, self.event_trust)
@@ -239,8 +278,10 @@ def _announce(scope: str, seq: int, kid: str, payload: dict[str, Any]) -> Announ
     try:
         services = payload.get("services") or [topo.BUNDLE_SCOPE_ALL]
         serial = payload.get("serial")
+        previous = payload.get("previous")
         return Announce(str(payload["scope"]), seq, str(payload["revision"]),
                         serial if isinstance(serial, int) else None, str(payload["sha256"]), int(payload["size"]),
-                        str(payload["object"]), tuple(str(s) for s in services), kid, False)
+                        str(payload["object"]), tuple(str(s) for s in services), kid, False,
+                        dict(previous) if isinstance(previous, dict) else None)
     except (KeyError, TypeError, ValueError) as exc:
         raise EventMalformed(f"bundle announce lacks a field: {exc}") from None

@@ -35,6 +35,7 @@ from tenantguard.events import BUNDLE_ANNOUNCE, REVOCATION, TRUST_UPDATE, Event,
 from tenantguard.freshness import Heartbeat
 from tenantguard.keys import TrustSet
 from tenantguard.revocations import RevocationList
+from tenantguard.rollout.shadow import ShadowSettings
 
 from .base import FeedContext, fetch_object
 
@@ -370,6 +371,68 @@ class BundleFollower:
             return
         self.revision = announce.revision
         self._ctx.metrics.events_applied.labels("bundle").inc()
+
+
+# --------------------------------------------------------------------------- shadows
+
+
+class ShadowFollower:
+    """``tg.shadows.<scope>``: a candidate to evaluate beside the active bundle, never to activate.
+
+    Verified as ``bundle.shadow`` (a ``bundle.announce`` never passes here, and this type never
+    passes the bundle follower), bound to its scope, newest ``seq`` wins; the bytes must match
+    the announce and verify against the bundle key like any bundle. ``stop`` ends the shadow.
+    """
+
+    stream = topology.STREAM_BUNDLES
+
+    def __init__(self, ctx: FeedContext, scope: str) -> None:
+        self._ctx = ctx
+        self.scope = scope
+        self.kind = f"shadow:{scope}"
+        self.subject = topology.shadow_subject(scope)
+        self.seq = 0
+        self._newest = NewestWins(self.subject)
+
+    async def start(self, js: JetStreamContext) -> ConsumerConfig:
+        return await self._newest.start(js, self.stream)
+
+    async def handle(self, js: JetStreamContext, data: bytes, stream_seq: int) -> bool:
+        event = self._ctx.gate.verify(data, topology.BUNDLE_SHADOW, where=self.subject)
+        if event is not None and event.payload.get("scope") != self.scope:
+            self._ctx.gate.reject(EventMalformed.code, self.subject, "shadow for another scope", seq=event.seq)
+            event = None
+        ready = self._newest.take(event, data, stream_seq)
+        if ready is None:
+            return True
+        event = ready[0]
+        if event.seq <= self.seq:
+            self._ctx.metrics.events_duplicate.labels(self.kind).inc()
+            return True
+        sidecar = self._ctx.sidecar
+        if event.payload.get("stop") is True:
+            sidecar.stop_shadow(self.scope)
+            self.seq = event.seq
+            return True
+        try:
+            announce = Announce.from_event(event)
+        except EventMalformed as exc:
+            self._ctx.gate.reject(exc.code, self.subject, exc.message, seq=event.seq)
+            self.seq = event.seq
+            return True
+        try:
+            archive = await fetch_object(js, topology.BUCKET_BUNDLES, announce.object, size=announce.size,
+                                         sha256=announce.sha256, limit=self._ctx.options.max_bundle_bytes,
+                                         timeout=self._ctx.options.fetch_timeout)
+            await sidecar.set_shadow(archive, ShadowSettings.from_wire(event.payload), self.scope)
+        except (EventRejected, BundleRejected) as exc:
+            log.warning("shadow %s (%s) refused: %s", announce.revision, self.subject, exc)
+        except BaseException:
+            self._newest.stream_seq = 0
+            raise
+        self.seq = event.seq
+        self._ctx.metrics.events_applied.labels("shadow").inc()
+        return True
 
 
 # --------------------------------------------------------------------------- heartbeats

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import random
 import time
@@ -39,10 +40,11 @@ from tenantguard.errors import ConfigError, NatsAuthorizationRefused, TenantGuar
 from tenantguard.events import PLANE_ISSUER, REVOCATION, EventMalformed
 from tenantguard.keys import TrustedKey, TrustSet, load_public_key_file
 from tenantguard.natsconn import NatsConnection
+from tenantguard.rollout.fleet import STATUS_INTERVAL
 
 from .base import FeedContext, FeedOptions, Follower
 from .confirm import FreshnessConfirmer
-from .control import BundleFollower, PlaneView, RevocationsFollower, TrustFollower
+from .control import BundleFollower, PlaneView, RevocationsFollower, ShadowFollower, TrustFollower
 from .errors import FeedUnavailable
 from .gate import EventGate, FeedMetrics
 from .relations import RelationsFollower
@@ -98,6 +100,8 @@ class Feed:
         self.revocations = RevocationsFollower(self._ctx)
         self.bundles = [BundleFollower(self._ctx, topology.BUNDLE_SCOPE_ALL),
                         BundleFollower(self._ctx, sidecar.config.service)]
+        self.shadows = [ShadowFollower(self._ctx, topology.BUNDLE_SCOPE_ALL),
+                        ShadowFollower(self._ctx, sidecar.config.service)]
         self.plane = PlaneView()
         self._nc: Client | None = None
         self._records_js: tuple[Client, Any] | None = None  # (connection, its JetStream context) for records
@@ -107,6 +111,7 @@ class Feed:
         self._persisted: tuple[int, int, int, tuple[int, ...]] = (-1, -1, -1, ())
         self._behind_since: dict[str, float] = {}
         self.connects = 0
+        self.status_reports = 0
         self.last_error: str | None = None
         sidecar.feed_state = "connecting"
         sidecar.feed_status = self.status
@@ -270,8 +275,9 @@ class Feed:
         log.info("feed connected to %s", natsconn.connected_server(nc) or self.server)
         self.sidecar.feed_state = "resyncing"
         js = nc.jetstream(timeout=self.options.request_timeout)
-        followers: list[Follower] = [self.relations, self.trust, self.revocations, *self.bundles]
+        followers: list[Follower] = [self.relations, self.trust, self.revocations, *self.bundles, *self.shadows]
         tasks = [asyncio.create_task(self._follow(nc, js, f), name=f"feed-{f.kind}") for f in followers]
+        tasks.append(asyncio.create_task(self._report_status(nc), name="feed-status"))
         try:
             await nc.subscribe(topology.SUBJECT_HEARTBEAT, cb=self._on_heartbeat)
             await lost.wait()
@@ -284,6 +290,23 @@ class Feed:
             for task in pending:
                 log.error("feed %s did not stop with its session", task.get_name())
         log.warning("feed lost its NATS connection; deciding from local state, reconnecting")
+
+    async def _report_status(self, nc: Client) -> None:
+        """Report this instance's revision on ``tg.status.<service>``: every few seconds and right after
+        each bundle swap, so the plane's fleet view follows a rollout stage by stage. Best effort: a
+        failed publish is counted and retried at the next report."""
+        sidecar = self.sidecar
+        subject = topology.status_subject(sidecar.config.service)
+        changed = sidecar.status_changed
+        while not nc.is_closed:
+            changed.clear()
+            try:
+                await nc.publish(subject, json.dumps(sidecar.fleet_status().to_wire()).encode())
+                self.status_reports += 1
+            except _RECOVERABLE as exc:
+                self._note_error("status report", exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), timeout=STATUS_INTERVAL)
 
     async def _follow(self, nc: Client, js: JetStreamContext, follower: Follower) -> None:
         """One follower for the length of a session: (re)start, consume in order, back off on errors."""
@@ -426,6 +449,7 @@ class Feed:
             "server": self.attached_server(),
             "nats": self.connection.redacted(),
             "connects": self.connects,
+            "status_reports": self.status_reports,
             "relations": {"applied_seq": self.sidecar.relations.applied_seq,
                           "plane_seq": self.relations.plane_seq, "stream_seq": self.relations.stream_seq},
             "trust": {"applied_seq": self.trust.seq, "plane_seq": self.plane.trust_seq},

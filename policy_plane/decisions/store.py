@@ -107,6 +107,11 @@ class DecisionStore:
         self.covered_from = (start, 0)
         return start
 
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """The kept records, oldest first (the publish gate's impact sample)."""
+        return [record for _, _, record in self.window]
+
     # ------------------------------------------------------------------ arrival
 
     async def on_message(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:

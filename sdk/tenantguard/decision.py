@@ -300,7 +300,8 @@ def evaluate_input(active: PolicyRevision, view: TenantRelations, input_doc: Map
                    tenant: str) -> Verdict:
     """Steps 3-5 on a built input: the resource's tenant (with ``act_as``), then the decision rule.
 
-    The core and ``explain`` both call this, so a replay runs exactly what a decision ran.
+    The core, ``explain``, impact analysis and shadow evaluation (``tenantguard.rollout``) all
+    call this, so a replay runs exactly what a decision ran.
     Raises on evaluation errors (the core fails closed).
     """
     act_as = input_doc["resource"]["properties"]["tenant_id"] != tenant
@@ -363,6 +364,9 @@ class DecisionCore:
         self.on_decision = on_decision
         self.active: PolicyRevision | None = None
         self._clock = clock
+        # Sees every decision that reached the policy, after it is made (shadow evaluation,
+        # ``tenantguard.rollout.shadow``); must be O(1) and never block. None: no cost at all.
+        self.observer: Callable[[DecisionRequest, Decision, TenantRelations], None] | None = None
 
     def activate(self, revision: PolicyRevision) -> None:
         """Swap the policy: one reference assignment, so each decision sees one revision."""
@@ -393,6 +397,7 @@ class DecisionCore:
         seq = relations.applied_seq
         decision_id = os.urandom(16).hex()  # 128 random bits, like uuid4, at a fraction of the cost
         tenant = subject = None
+        view: TenantRelations | None = None
         act_as = high_risk = False
         try:
             tenant, subject = self._subject(request)
@@ -426,8 +431,15 @@ class DecisionCore:
             high_risk=high_risk,
             act_as=act_as,
         )
-        if record and self.on_decision is not None:
-            self._record(request, decision, active, time.perf_counter_ns() - started)
+        if record:  # a question a caller asked (not a search candidate): logged, and shown to the observer
+            if self.on_decision is not None:
+                self._record(request, decision, active, time.perf_counter_ns() - started)
+            observer = self.observer
+            if observer is not None and view is not None:
+                try:
+                    observer(request, decision, view)
+                except Exception:  # an observer must never change or block a decision
+                    log.exception("decision observer failed")
         return decision
 
     def identify(self, request: DecisionRequest) -> tuple[str, str] | None:
@@ -497,6 +509,13 @@ class DecisionCore:
         reads = getattr(active.policy, "reads_relations", True)
         input_doc = policy_input(request, tenant, subject, self.service, view.relations_of(subject) if reads else {})
         return evaluate_input(active, view, input_doc, tenant)
+
+    def policy_input(self, view: TenantRelations, request: DecisionRequest, tenant: str,
+                     subject: str, with_relations: bool = True) -> dict[str, Any]:
+        """The input a policy sees for ``request`` (shadow evaluation rebuilds it off the path;
+        ``with_relations`` as the policy being evaluated needs)."""
+        relations = view.relations_of(subject) if with_relations else {}
+        return policy_input(request, tenant, subject, self.service, relations)
 
     def _confirm_high_risk(
         self, request: DecisionRequest, tenant: str, reasons: tuple[str, ...]

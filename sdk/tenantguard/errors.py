@@ -272,3 +272,42 @@ class UnsupportedMediaType(InvalidInput):
 
     code = "unsupported_media_type"
     http_status = 415
+
+
+# --------------------------------------------------------------------------- rollouts (tenantguard.rollout)
+
+
+class ReplayRecordInvalid(InvalidInput):
+    """A recorded decision is not in the replay format; ``detail.line`` says where."""
+
+    code = "replay_record_invalid"
+
+
+class ImpactUndeclared(TenantGuardError):
+    """A candidate bundle flips recorded decisions nobody declared; ``detail.report`` says which."""
+
+    code = "impact_undeclared_flips"
+    http_status = 409
+    grpc_status = GRPC_FAILED_PRECONDITION
+
+
+class RolloutConflict(TenantGuardError):
+    """The rollout is not in a state that allows this step (e.g. advance while halted)."""
+
+    code = "rollout_conflict"
+    http_status = 409
+    grpc_status = GRPC_FAILED_PRECONDITION
+
+
+class RolloutNotFound(TenantGuardError):
+    code = "rollout_not_found"
+    http_status = 404
+    grpc_status = GRPC_NOT_FOUND
+
+
+class RollbackTargetMissing(TenantGuardError):
+    """There is no earlier revision to return to, or its archive is gone or was replaced."""
+
+    code = "rollback_target_missing"
+    http_status = 404
+    grpc_status = GRPC_NOT_FOUND

@@ -87,6 +87,7 @@ def raise_for_body(status: int, body: Any) -> None:
         if isinstance(error, BundleRejected):
             error.file = detail.get("file")
         raise error
+    detail = {k: v for k, v in detail.items() if k not in ("code", "status")}  # never collide with our arguments
     raise PlaneError(message, code=code, status=status, **detail)
 
 
@@ -135,8 +136,27 @@ def check_call(rel: Relationship, *, at_least: int | None = None) -> Call:
     return Call("GET", "/v1/relations/check", params=_params(**rel.to_wire(), at_least=at_least))
 
 
-def bundle_call(archive: bytes) -> Call:
-    return Call("POST", "/v1/bundles", content=archive, headers={"Content-Type": "application/gzip"})
+def bundle_call(archive: bytes, *, stages: str | None = None, impact: str | None = None,
+                max_undeclared: int | None = None, shadow: bool = False, sample_rate: float | None = None,
+                max_per_second: int | None = None) -> Call:
+    return Call("POST", "/v1/bundles", content=archive, headers={"Content-Type": "application/gzip"},
+                params=_params(stages=stages, impact=impact, max_undeclared=max_undeclared,
+                               shadow="true" if shadow else None, sample_rate=sample_rate,
+                               max_per_second=max_per_second))
+
+
+def shadow_stop_call(scope: str) -> Call:
+    return Call("POST", "/v1/bundles/shadow/stop", json={"scope": scope})
+
+
+def rollback_call(scope: str, to: str | None = None) -> Call:
+    return Call("POST", "/v1/bundles/rollback", json={"scope": scope, "to": to})
+
+
+def rollout_call(rollout_id: str | None = None, action: str | None = None) -> Call:
+    if rollout_id is None or action is None:
+        return Call("GET", "/v1/rollouts")
+    return Call("POST", f"/v1/rollouts/{rollout_id}/{action}", json={})
 
 
 def register_key_call(service: str, jwk: Mapping[str, Any], not_after: int | None = None) -> Call:
@@ -256,8 +276,25 @@ class PlaneClient:
         body = self.send(check_call(rel, at_least=at_least))
         return bool(body["allowed"]), int(body["consistency_token"])
 
-    def push_bundle(self, archive: bytes) -> dict[str, Any]:
-        result: dict[str, Any] = self.send(bundle_call(archive))
+    def push_bundle(self, archive: bytes, *, stages: str | None = None, impact: str | None = None,
+                    max_undeclared: int | None = None, shadow: bool = False, sample_rate: float | None = None,
+                    max_per_second: int | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = self.send(bundle_call(archive, stages=stages, impact=impact,
+                                                       max_undeclared=max_undeclared, shadow=shadow,
+                                                       sample_rate=sample_rate, max_per_second=max_per_second))
+        return result
+
+    def stop_shadow(self, scope: str) -> dict[str, Any]:
+        result: dict[str, Any] = self.send(shadow_stop_call(scope))
+        return result
+
+    def rollback_bundle(self, scope: str, to: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = self.send(rollback_call(scope, to))
+        return result
+
+    def rollout(self, rollout_id: str | None = None, action: str | None = None) -> dict[str, Any]:
+        """The current rollout and fleet (no arguments), or one step of rollout ``rollout_id``."""
+        result: dict[str, Any] = self.send(rollout_call(rollout_id, action))
         return result
 
     def register_sidecar_key(self, service: str, jwk: Mapping[str, Any], not_after: int | None = None) -> str:

@@ -36,6 +36,12 @@ TG_BUNDLES          tg.bundles.<scope>           ``bundle.announce`` events (new
                                                  bytes in bucket
                                                  ``tg-bundles``. Bundles are also signed
                                                  as OPA bundles (``.signatures.json``).
+TG_BUNDLES          tg.shadows.<scope>           ``bundle.shadow`` events (newest wins, per
+                                                 scope): a candidate sidecars evaluate
+                                                 beside the active bundle and never
+                                                 activate (its own signed type); same
+                                                 fields as an announce plus sample_rate,
+                                                 max_per_second; ``stop`` ends it.
 (core NATS)         tg.plane.heartbeat           ``plane.heartbeat`` events every few
                                                  seconds: {relations_seq, trust_seq,
                                                  revocations_seq, bundles, expires_at_ms}
@@ -47,6 +53,14 @@ TG_DECISIONS        tg.decisions.<service>.      decision records from sidecars 
                                                  never tokens; ``tenantguard.decisionlog``).
                                                  Limits retention by age and size; a
                                                  tenant's records are one subject filter.
+(core NATS)         tg.status.<service>          a sidecar's status (plain JSON): its
+                                                 instance, active bundle revision, serial
+                                                 and digest (``tenantguard.rollout.fleet``);
+                                                 what the plane shows a staged rollout by.
+TG_ROLLOUTS         tg.rollouts.state            ``rollout.state`` events (newest wins):
+                                                 the staged rollout's state machine
+                                                 (``tenantguard.rollout.plan``); read by
+                                                 the plane only.
 ==================  ===========================  ==========================================
 
 "Newest wins" streams (snapshots, trust, bundles) keep their history and discard *new*
@@ -76,15 +90,21 @@ STREAM_BUNDLES: Final = "TG_BUNDLES"
 SUBJECT_BUNDLES_PREFIX: Final = "tg.bundles"
 BUCKET_BUNDLES: Final = "tg-bundles"
 BUNDLE_SCOPE_ALL: Final = "all"
+SUBJECT_SHADOWS_PREFIX: Final = "tg.shadows"
+
+STREAM_ROLLOUTS: Final = "TG_ROLLOUTS"
+SUBJECT_ROLLOUT: Final = "tg.rollouts.state"
 
 SUBJECT_HEARTBEAT: Final = "tg.plane.heartbeat"
 STREAM_DECISIONS: Final = "TG_DECISIONS"
 SUBJECT_DECISIONS_PREFIX: Final = "tg.decisions"
 SUBJECT_DECISIONS_ALL: Final = "tg.decisions.*.*"
 NO_TENANT_TOKEN: Final = "="  # records of decisions denied before a tenant was known
+SUBJECT_STATUS_PREFIX: Final = "tg.status"
 
 # Event types beyond those defined in tenantguard.events.
 PLANE_HEARTBEAT: Final = "plane.heartbeat"
+BUNDLE_SHADOW: Final = "bundle.shadow"  # never "bundle.announce": a shadow cannot be activated by mistake
 
 # The issuer name the plane's event and bundle keys are trusted for.
 PLANE_ISSUER: Final = "plane"
@@ -93,6 +113,11 @@ PLANE_ISSUER: Final = "plane"
 def bundle_subject(scope: str) -> str:
     """``tg.bundles.<scope>``; ``scope`` is ``all`` or a service name (validated by callers)."""
     return f"{SUBJECT_BUNDLES_PREFIX}.{scope}"
+
+
+def shadow_subject(scope: str) -> str:
+    """``tg.shadows.<scope>``: where a scope's shadow candidate is announced."""
+    return f"{SUBJECT_SHADOWS_PREFIX}.{scope}"
 
 
 def snapshot_object(seq: int) -> str:
@@ -135,6 +160,11 @@ def decisions_filter(service: str | None, tenant: str | None, *, tenant_given: b
             f"{tenant_token(tenant) if tenant_given else '*'}")
 
 
+def status_subject(service: str) -> str:
+    """``tg.status.<service>``: where a sidecar of ``service`` reports what it runs."""
+    return f"{SUBJECT_STATUS_PREFIX}.{service}"
+
+
 def sidecar_issuer(service: str) -> str:
     """The issuer a sidecar's own key may sign exchanged tokens as."""
     return f"sidecar:{service}"
@@ -152,6 +182,7 @@ def sidecar_issuer(service: str) -> str:
 
 STREAMS: Final = (STREAM_RELATIONS, STREAM_SNAPSHOTS, STREAM_TRUST, STREAM_REVOCATIONS, STREAM_BUNDLES)
 """The streams a sidecar follows (TG_DECISIONS is written by sidecars and read by the plane only)."""
+PLANE_STREAMS: Final = (STREAM_ROLLOUTS,)  # the plane's own state: no sidecar reads it
 BUCKETS: Final = (BUCKET_SNAPSHOTS, BUCKET_BUNDLES)
 INBOX_PREFIX: Final = "_INBOX"
 SUBJECT_ROOT: Final = "tg"
@@ -172,7 +203,8 @@ def plane_permissions() -> dict[str, list[str]]:
 
 
 def sidecar_permissions(service: str) -> dict[str, list[str]]:
-    """A sidecar of ``service``: read-only on what it follows, publish only its own decision logs.
+    """A sidecar of ``service``: read-only on what it follows, publish only its own decision logs
+    and status (``tg.status.<service>``: one service cannot report for another).
 
     No ``tg.relations``/``tg.trust``/... publish, no stream create/update/purge/delete, no
     consumer delete/list, no ``tg.decisions.>`` subscription (other services' logs), no
@@ -181,7 +213,7 @@ def sidecar_permissions(service: str) -> dict[str, list[str]]:
     """
     followed = [*STREAMS, *(object_store_stream(b) for b in BUCKETS)]
     # STREAM.NAMES: nats-py's object-store get looks up the chunk stream by subject (names only).
-    publish = [decisions_subject(service, any_tenant=True), "$JS.API.STREAM.NAMES"]
+    publish = [decisions_subject(service, any_tenant=True), status_subject(service), "$JS.API.STREAM.NAMES"]
     for stream in followed:
         publish += [f"$JS.API.STREAM.INFO.{stream}", f"$JS.API.CONSUMER.CREATE.{stream}",
                     f"$JS.API.CONSUMER.CREATE.{stream}.>", f"$JS.API.STREAM.MSG.GET.{stream}",

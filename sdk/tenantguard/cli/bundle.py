@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -303,17 +304,121 @@ def eval_cmd(
     print_json(result)
 
 
+# --------------------------------------------------------------------------- impact
+
+
+BundleSource = Annotated[
+    Path, typer.Argument(help="The candidate: a bundle directory or archive", metavar="CANDIDATE", exists=True,
+                         readable=True)
+]
+
+
+@app.command("impact")
+def impact_cmd(
+    candidate: BundleSource,
+    inputs: Annotated[Path, typer.Option("--inputs", help="Recorded decisions, JSON lines (docs/operations.md, "
+                                         "'Impact analysis'); a decision-log export works as it is",
+                                         exists=True, dir_okay=False, readable=True)],
+    baseline: Annotated[Path | None, typer.Option(help="The bundle in production (directory or archive); "
+                                                  "default: compare with the recorded results", exists=True)] = None,
+    relations: Annotated[Path | None, typer.Option(
+        help="Relations to replay at: a plane snapshot or {\"seq\": N, \"relationships\": [...]}; needed when "
+        "the records carry no input (tg.related and input.relations come from it)", exists=True,
+        dir_okay=False)] = None,
+    expect: Annotated[Path | None, typer.Option(help="Declared flips, JSON: {\"expected_flips\": [{direction, "
+                                                "tenant, service, action, reason}]} (globs); added to the "
+                                                "candidate's metadata.expected_flips", exists=True,
+                                                dir_okay=False)] = None,
+    max_undeclared: Annotated[int, typer.Option(min=0, help="Exit 1 when more undeclared flips than this")] = 0,
+    limit: Annotated[int, typer.Option(min=1, help="Replay at most this many records")] = 1_000_000,
+    decision: Annotated[str | None, typer.Option(help="Decision rule; default: metadata.decision")] = None,
+    key: KeyOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable report")] = False,
+) -> None:
+    """Replay recorded decisions against CANDIDATE and report every flip (allow->deny, deny->allow).
+
+    Runs offline, e.g. in a policy repository's CI. Flips are grouped by tenant,
+    service, action and reason, with examples. A flip is declared when it matches
+    --expect or the candidate's metadata.expected_flips; anything else is undeclared.
+    Archives are verified with --key when given (unsigned archives are accepted without).
+    Exit 0 when undeclared flips <= --max-undeclared; 1 otherwise, or on any error.
+    """
+    from ..rollout import (
+        ImpactAnalyzer,
+        load_bundle,
+        load_relations,
+        manifest_expectations,
+        parse_expectations,
+        prepare_revision,
+        read_records,
+    )
+
+    verifier = _verifier(key, None, None, required=False)
+    candidate_bundle = load_bundle(candidate, verifier)
+    expected = manifest_expectations(candidate_bundle)
+    if expect is not None:
+        expected += parse_expectations(_input_document("@" + str(expect)))
+    analyzer = ImpactAnalyzer(
+        prepare_revision(candidate_bundle, decision),
+        baseline=prepare_revision(load_bundle(baseline, verifier), decision) if baseline is not None else None,
+        relations=load_relations(relations) if relations is not None else None, expected=expected)
+    with inputs.open("rb") as handle:
+        report = analyzer.add_all(read_records(handle, limit=limit))
+    if as_json:
+        print_json({**report.to_wire(), "ok": report.ok(max_undeclared)})
+    else:
+        _line(escape(report.render()))
+    if not report.ok(max_undeclared):
+        raise typer.Exit(1)
+
+
 # --------------------------------------------------------------------------- plane
+
+PlaneOpt = Annotated[str, typer.Option(envvar="TG_PLANE_URL", help="Policy plane base URL, e.g. https://plane.internal:8443")]
+TokenFileOpt = Annotated[Path, typer.Option(envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
+                                            help="File holding the admin bearer token")]
+StagesOpt = Annotated[str | None, typer.Option(
+    help="Staged rollout: scopes per stage, stages separated by ';' (e.g. 'billing;orders,reports;all'); only "
+         "the first stage is announced now; `bundle rollout advance ID` announces the next")]
+class ImpactMode(StrEnum):
+    off = "off"
+    report = "report"
+    enforce = "enforce"
+
+
+class RolloutAction(StrEnum):
+    status = "status"
+    advance = "advance"
+    halt = "halt"
+    resume = "resume"
+    abort = "abort"
+
+
+ImpactOpt = Annotated[ImpactMode | None, typer.Option(
+    help="Have the plane replay its decision sample against the bundle first: report the flips, or enforce "
+         "(refused with impact_undeclared_flips when undeclared flips exceed --max-undeclared)")]
+MaxUndeclaredOpt = Annotated[int | None, typer.Option(min=0, help="With --impact enforce: flips tolerated")]
+ShadowOpt = Annotated[bool, typer.Option(
+    "--shadow", help="Announce as a shadow: sidecars evaluate it beside the active bundle (never activating it) "
+    "and report disagreements (`bundle rollout status`); end it with `bundle shadow-stop`")]
+SampleRateOpt = Annotated[float | None, typer.Option(min=0.0, max=1.0, help="With --shadow: share of decisions "
+                                                     "judged (default 1)")]
+MaxPerSecondOpt = Annotated[int | None, typer.Option(min=1, max=1000, help="With --shadow: judged decisions "
+                                                       "per second and sidecar, at most (default 50)")]
 
 
 @app.command()
 def push(
     archive: Annotated[Path, typer.Argument(help="A built bundle archive (signed, or unsigned for the plane to sign)",
                                             metavar="FILE", exists=True, dir_okay=False, readable=True)],
-    plane: Annotated[str, typer.Option(envvar="TG_PLANE_URL",
-                                       help="Policy plane base URL, e.g. https://plane.internal:8443")],
-    token_file: Annotated[Path, typer.Option(envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
-                                             help="File holding the admin bearer token")],
+    plane: PlaneOpt,
+    token_file: TokenFileOpt,
+    stages: StagesOpt = None,
+    impact: ImpactOpt = None,
+    max_undeclared: MaxUndeclaredOpt = None,
+    shadow: ShadowOpt = False,
+    sample_rate: SampleRateOpt = None,
+    max_per_second: MaxPerSecondOpt = None,
 ) -> None:
     """Upload a bundle archive to the policy plane, which announces it to the sidecars.
 
@@ -326,20 +431,26 @@ def push(
     from .relation import read_token
 
     with PlaneClient(plane, token=read_token(token_file)) as client:
-        print_json(client.push_bundle(archive.read_bytes()))
+        print_json(client.push_bundle(archive.read_bytes(), stages=stages, impact=impact and impact.value,
+                                      max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
+                                      max_per_second=max_per_second))
 
 
 @app.command()
 def publish(
     directory: Annotated[Path, typer.Argument(help="A bundle source directory", metavar="DIR", exists=True,
                                               file_okay=False, readable=True)],
-    plane: Annotated[str, typer.Option(envvar="TG_PLANE_URL",
-                                       help="Policy plane base URL, e.g. https://plane.internal:8443")],
-    token_file: Annotated[Path, typer.Option(envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
-                                             help="File holding the admin bearer token")],
+    plane: PlaneOpt,
+    token_file: TokenFileOpt,
     revision: Annotated[
         str | None, typer.Option(help="Manifest revision; default: the revision in DIR/.manifest")
     ] = None,
+    stages: StagesOpt = None,
+    impact: ImpactOpt = None,
+    max_undeclared: MaxUndeclaredOpt = None,
+    shadow: ShadowOpt = False,
+    sample_rate: SampleRateOpt = None,
+    max_per_second: MaxPerSecondOpt = None,
 ) -> None:
     """Test DIR locally, build it unsigned and upload it for the plane to test again and sign.
 
@@ -363,7 +474,72 @@ def publish(
         raise typer.Exit(1)
     archive = build_bundle(directory, revision or _manifest_revision(directory))
     with PlaneClient(plane, token=token) as client:
-        print_json(client.push_bundle(archive))
+        print_json(client.push_bundle(archive, stages=stages, impact=impact and impact.value,
+                                      max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
+                                      max_per_second=max_per_second))
+
+
+@app.command()
+def rollback(
+    scope: Annotated[str, typer.Option(help="The scope to roll back: 'all' or a service name")],
+    plane: PlaneOpt,
+    token_file: TokenFileOpt,
+    to: Annotated[str | None, typer.Option(
+        help="The revision to return to (one published to SCOPE); default: the one the active revision replaced")
+    ] = None,
+) -> None:
+    """Return SCOPE to an earlier revision in one step.
+
+    The plane announces the old content again as a NEW revision (<old>.rollback.<serial>)
+    with a newer serial, signed again: sidecars activate it like any publish, and still
+    refuse any replayed old announce. Prints the plane's answer; exit 1 when there is
+    nothing to return to (rollback_target_missing) or on any other refusal.
+    """
+    from ..plane_client import PlaneClient
+    from .relation import read_token
+
+    with PlaneClient(plane, token=read_token(token_file)) as client:
+        print_json(client.rollback_bundle(scope, to))
+
+
+@app.command("shadow-stop")
+def shadow_stop(
+    scope: Annotated[str, typer.Option(help="The scope whose shadow ends: 'all' or a service name")],
+    plane: PlaneOpt,
+    token_file: TokenFileOpt,
+) -> None:
+    """End a scope's shadow evaluation (announced with `publish --shadow`)."""
+    from ..plane_client import PlaneClient
+    from .relation import read_token
+
+    with PlaneClient(plane, token=read_token(token_file)) as client:
+        print_json(client.stop_shadow(scope))
+
+
+@app.command()
+def rollout(
+    action: Annotated[RolloutAction, typer.Argument(help="status (default), or a step of the current rollout")
+                      ] = RolloutAction.status,
+    rollout_id: Annotated[str | None, typer.Argument(metavar="ID", help="The rollout (from status); "
+                                                     "needed for every step")] = None,
+    plane: PlaneOpt = "",
+    token_file: TokenFileOpt = Path("admin.token"),
+) -> None:
+    """Show or drive the staged rollout started by `publish --stages` / `push --stages`.
+
+    status: the rollout, the active revision of every scope and which sidecar runs which revision.
+    advance: announce the next stage; halt: stop advancing until resume; abort: end it where it is.
+    """
+    from ..plane_client import PlaneClient
+    from .relation import read_token
+
+    step = action.value
+    if step != "status" and rollout_id is None:
+        raise typer.BadParameter(f"{step} needs the rollout ID (see `bundle rollout status`)", param_hint="ID")
+    if not plane:
+        raise typer.BadParameter("give --plane or TG_PLANE_URL", param_hint="--plane")
+    with PlaneClient(plane, token=read_token(token_file)) as client:
+        print_json(client.rollout(None if step == "status" else rollout_id, None if step == "status" else step))
 
 
 # --------------------------------------------------------------------------- helpers

@@ -1,0 +1,149 @@
+"""Which sidecar runs which revision: the status a sidecar reports on ``tg.status.<service>``.
+
+Plain JSON on core NATS, like decision logs: informational, not a source of trust. A
+sidecar may publish only on its own service's subject (``topology.sidecar_permissions``),
+so the service comes from the subject, never from the body. The plane keeps the last
+status of each instance in a bounded map (:class:`FleetView`) and forgets instances it
+has not heard from for ``expire`` seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..errors import InvalidInput, JsonInvalid
+from ..jsonlimits import loads_object
+
+MAX_STATUS_BYTES: Final = 16 * 1024
+DEFAULT_MAX_INSTANCES: Final = 10_000
+DEFAULT_EXPIRE: Final = 30.0
+STATUS_INTERVAL: Final = 5.0
+_SHADOW_COUNTS: Final = ("offered", "evaluated", "agreed", "sampled_out", "rate_limited", "dropped")
+MAX_SHADOW_EXAMPLES: Final = 10  # seconds between a sidecar's reports (and one right after each bundle swap)
+
+
+@dataclass(frozen=True, slots=True)
+class SidecarStatus:
+    """One sidecar instance's report: who it is and what it runs."""
+
+    service: str
+    instance: str
+    bundle_revision: str | None
+    bundle_serial: int | None
+    bundle_sha256: str | None
+    relations_seq: int
+    ready: bool
+    sent_at: float
+    shadow: Mapping[str, Any] | None = None  # ShadowEvaluator.stats(examples=5) while a shadow runs
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"service": self.service, "instance": self.instance, "bundle_revision": self.bundle_revision,
+                "bundle_serial": self.bundle_serial, "bundle_sha256": self.bundle_sha256,
+                "relations_seq": self.relations_seq, "ready": self.ready, "sent_at": self.sent_at,
+                "shadow": self.shadow}
+
+    @classmethod
+    def from_wire(cls, raw: Mapping[str, Any], *, service: str) -> SidecarStatus:
+        instance, revision = raw.get("instance"), raw.get("bundle_revision")
+        serial, digest, seq = raw.get("bundle_serial"), raw.get("bundle_sha256"), raw.get("relations_seq", 0)
+        if not isinstance(instance, str) or not 0 < len(instance) <= 128:
+            raise InvalidInput("status instance must be a short string")
+        if revision is not None and (not isinstance(revision, str) or len(revision) > 128):
+            raise InvalidInput("status bundle_revision must be a short string")
+        if serial is not None and (isinstance(serial, bool) or not isinstance(serial, int)):
+            raise InvalidInput("status bundle_serial must be an integer")
+        if digest is not None and (not isinstance(digest, str) or len(digest) != 64):
+            raise InvalidInput("status bundle_sha256 must be 64 hex digits")
+        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+            raise InvalidInput("status relations_seq must be a non-negative integer")
+        sent, shadow = raw.get("sent_at"), raw.get("shadow")
+        if shadow is not None and not (isinstance(shadow, Mapping) and isinstance(shadow.get("revision"), str)
+                                       and all(isinstance(shadow.get(k, 0), int) for k in _SHADOW_COUNTS)
+                                       and isinstance(shadow.get("disagreed", {}), Mapping)):
+            raise InvalidInput("status shadow must be the shadow evaluator's stats")
+        return cls(service, instance, revision, serial, digest, seq, raw.get("ready") is True,
+                   float(sent) if isinstance(sent, int | float) and not isinstance(sent, bool) else 0.0,
+                   shadow)
+
+
+class FleetView:
+    """The last report of every instance; bounded, expiring; fed by the plane's subscription."""
+
+    def __init__(self, *, max_instances: int = DEFAULT_MAX_INSTANCES, expire: float = DEFAULT_EXPIRE) -> None:
+        self.max_instances = max_instances
+        self.expire = expire
+        self._latest: dict[tuple[str, str], tuple[float, SidecarStatus]] = {}
+        self.received = 0
+        self.malformed = 0
+        self.dropped = 0
+
+    def receive(self, service: str, data: bytes, *, now: float | None = None) -> SidecarStatus | None:
+        """Take one message from ``tg.status.<service>``; None (counted) when it is refused."""
+        now = time.time() if now is None else now
+        if len(data) > MAX_STATUS_BYTES:
+            self.malformed += 1
+            return None
+        try:
+            status = SidecarStatus.from_wire(loads_object(data), service=service)
+        except (JsonInvalid, InvalidInput):
+            self.malformed += 1
+            return None
+        key = (service, status.instance)
+        if key not in self._latest and len(self._latest) >= self.max_instances:
+            self._forget(now)
+            if len(self._latest) >= self.max_instances:
+                self.dropped += 1
+                return None
+        self._latest[key] = (now, status)
+        self.received += 1
+        return status
+
+    def _forget(self, now: float) -> None:
+        for key in [k for k, (seen, _) in self._latest.items() if now - seen > self.expire]:
+            del self._latest[key]
+
+    def sidecars(self, *, now: float | None = None) -> list[dict[str, Any]]:
+        now = time.time() if now is None else now
+        self._forget(now)
+        return [{**s.to_wire(), "seen_seconds_ago": round(now - seen, 3)}
+                for (_, _), (seen, s) in sorted(self._latest.items())]
+
+    def summary(self, *, now: float | None = None) -> dict[str, Any]:
+        """Instances per (service, revision): the picture a staged rollout is watched with."""
+        sidecars = self.sidecars(now=now)
+        by_revision: Counter[str] = Counter(str(s["bundle_revision"]) for s in sidecars)
+        by_service: dict[str, dict[str, int]] = {}
+        for s in sidecars:
+            counts = by_service.setdefault(s["service"], {})
+            counts[str(s["bundle_revision"])] = counts.get(str(s["bundle_revision"]), 0) + 1
+        return {"instances": len(sidecars), "by_revision": dict(sorted(by_revision.items())),
+                "by_service": dict(sorted(by_service.items())), "shadow": _shadows(sidecars),
+                "received": self.received, "malformed": self.malformed, "dropped": self.dropped}
+
+
+def _shadows(sidecars: list[dict[str, Any]]) -> dict[str, Any]:
+    """Shadow counters summed per shadow revision and service, with a few disagreement examples."""
+    out: dict[str, Any] = {}
+    for s in sidecars:
+        shadow = s.get("shadow")
+        if not shadow:
+            continue
+        entry = out.setdefault(str(shadow["revision"]), {"services": {}, "examples": []})
+        per = entry["services"].setdefault(s["service"], {"instances": 0, "evaluated": 0, "agreed": 0,
+                                                           "allow->deny": 0, "deny->allow": 0})
+        per["instances"] += 1
+        per["evaluated"] += int(shadow.get("evaluated", 0))
+        per["agreed"] += int(shadow.get("agreed", 0))
+        disagreed = shadow.get("disagreed") or {}
+        for direction in ("allow->deny", "deny->allow"):
+            value = disagreed.get(direction, 0)
+            per[direction] += value if isinstance(value, int) else 0
+        examples = shadow.get("examples")
+        if isinstance(examples, list):
+            room = MAX_SHADOW_EXAMPLES - len(entry["examples"])
+            entry["examples"].extend(e for e in examples[:room] if isinstance(e, Mapping))
+    return out

@@ -1,0 +1,34 @@
+"""The plane's fleet view: who runs which revision, bounded, and never believing the body's service."""
+
+from __future__ import annotations
+
+import json
+
+from tenantguard.rollout import FleetView, SidecarStatus
+
+
+def report(instance: str, revision: str | None = "1", **extra: object) -> bytes:
+    return json.dumps({"service": "billing", "instance": instance, "bundle_revision": revision,
+                       "bundle_serial": 5, "bundle_sha256": "a" * 64, "relations_seq": 3, "ready": True,
+                       "sent_at": 1.0, **extra}).encode()
+
+
+def test_the_service_comes_from_the_subject_not_the_body() -> None:
+    fleet = FleetView()
+    status = fleet.receive("orders", report("i1"))
+    assert isinstance(status, SidecarStatus) and status.service == "orders"
+    assert fleet.summary(now=2.0)["by_service"] == {"orders": {"1": 1}}
+
+
+def test_reports_are_bounded_validated_and_expire() -> None:
+    fleet = FleetView(max_instances=2, expire=10.0)
+    assert fleet.receive("orders", report("i1"), now=0.0) and fleet.receive("orders", report("i2"), now=0.0)
+    assert fleet.receive("orders", report("i3"), now=5.0) is None and fleet.dropped == 1
+    assert fleet.receive("orders", report("i1", revision="2"), now=5.0) is not None  # a known instance updates
+    assert fleet.receive("orders", report("i3"), now=11.0) is not None  # i2 expired, making room
+    assert [s["instance"] for s in fleet.sidecars(now=11.0)] == ["i1", "i3"]
+    for bad in (b"not json", report("i4", bundle_serial="5"), report("x" * 200), report("i5", pad="x" * 20_000),
+                report("i6", relations_seq=-1), report("i7", bundle_sha256="short")):
+        assert fleet.receive("orders", bad, now=11.0) is None
+    assert fleet.malformed == 6
+    assert fleet.summary(now=11.0)["by_revision"] == {"1": 1, "2": 1}

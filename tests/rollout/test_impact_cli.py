@@ -1,0 +1,70 @@
+"""``tenantguard bundle impact``: the offline CI gate over recorded decisions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tenantguard.cli import app
+from tenantguard.keys import SigningKey
+from typer.testing import CliRunner
+
+from .conftest import BUNDLE_DIR, record
+
+runner = CliRunner()
+
+
+def jsonl(path: Path, *lines: dict[str, object]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_undeclared_flips_fail_the_gate_and_the_report_names_them(candidates: dict, tmp_path: Path) -> None:
+    inputs = jsonl(tmp_path / "recorded.jsonl", record("alice"), record("olga", held=("owner",)))
+    result = runner.invoke(app, ["bundle", "impact", str(candidates["lockout"]), "--inputs", str(inputs),
+                                 "--baseline", str(BUNDLE_DIR), "--json"])
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.output)
+    assert not report["ok"] and report["undeclared"] == 1 and report["agreed"] == 1
+    assert report["groups"][0]["examples"][0]["decision_id"] == "d-alice-acme"
+    text = runner.invoke(app, ["bundle", "impact", str(candidates["lockout"]), "--inputs", str(inputs)])
+    assert text.exit_code == 1 and "UNDECLARED allow->deny" in text.output and "tenant=acme" in text.output
+
+
+def test_declared_flips_pass_from_the_manifest_or_an_expect_file(candidates: dict, tmp_path: Path) -> None:
+    inputs = jsonl(tmp_path / "recorded.jsonl", record("alice"))
+    declared = runner.invoke(app, ["bundle", "impact", str(candidates["declared"]), "--inputs", str(inputs)])
+    assert declared.exit_code == 0, declared.output
+    assert "expected" in declared.output
+    expect = tmp_path / "expect.json"
+    expect.write_text(json.dumps({"expected_flips": [{"tenant": "acme", "reason": "not_project_*"}]}))
+    by_file = runner.invoke(app, ["bundle", "impact", str(candidates["lockout"]), "--inputs", str(inputs),
+                                  "--expect", str(expect)])
+    assert by_file.exit_code == 0, by_file.output
+    tolerated = runner.invoke(app, ["bundle", "impact", str(candidates["lockout"]), "--inputs", str(inputs),
+                                    "--max-undeclared", "1"])
+    assert tolerated.exit_code == 0
+
+
+def test_archives_are_verified_when_a_key_is_given(candidates: dict, tmp_path: Path) -> None:
+    key, other = SigningKey.generate(), SigningKey.generate()
+    (tmp_path / "k.pem").write_bytes(key.private_pem())
+    (tmp_path / "o.pem").write_bytes(other.private_pem())
+    archive = tmp_path / "c.tar.gz"
+    assert runner.invoke(app, ["bundle", "build", str(candidates["lockout"]), "-o", str(archive),
+                               "--signing-key", str(tmp_path / "k.pem")]).exit_code == 0
+    inputs = jsonl(tmp_path / "recorded.jsonl", record("olga", held=("owner",)))
+    ok = runner.invoke(app, ["bundle", "impact", str(archive), "--inputs", str(inputs), "--key",
+                             str(tmp_path / "k.pem")])
+    assert ok.exit_code == 0, ok.output
+    forged = runner.invoke(app, ["bundle", "impact", str(archive), "--inputs", str(inputs), "--key",
+                                 str(tmp_path / "o.pem")])
+    assert forged.exit_code == 1 and getattr(forged.exception, "code", None) == "bundle_signature_invalid"
+
+
+def test_a_bad_record_stops_the_gate_with_its_line(candidates: dict, tmp_path: Path) -> None:
+    inputs = tmp_path / "recorded.jsonl"
+    inputs.write_text(json.dumps(record("alice")) + "\n{\"allow\": true}\n")
+    result = runner.invoke(app, ["bundle", "impact", str(candidates["lockout"]), "--inputs", str(inputs)])
+    assert result.exit_code == 1 and getattr(result.exception, "code", None) == "replay_record_invalid"
+    assert "line 2" in str(result.exception)  # the CLI's main() prints it as "error replay_record_invalid: ..."
