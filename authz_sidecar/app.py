@@ -84,6 +84,7 @@ def create_api(sidecar: Sidecar) -> FastAPI:
     app.add_middleware(RequestGuard, max_body_bytes=sidecar.config.max_body_bytes,
                        loopback_only=sidecar.config.loopback_only, open_paths=OPEN_PATHS, oauth_paths=OAUTH_PATHS)
     install_error_handlers(app, realm=REALM)
+    opa_api.install_opa_not_found(app)
     for router in (native.router, authzen.router, search.router, opa_compat.router, opa_api.router,
                    envoy_http.router, ops.probes, ops.router, exchange.router):
         app.include_router(router)

@@ -67,6 +67,11 @@ async def check_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     return json_reply(outcome.body, status=outcome.http_status, headers=headers)
 
 
+ALLOWED: dict[str, Any] = {
+    "description": "allowed: an empty body (Envoy's http_service contract); x-tenant-id, x-tenant-subject "
+                   "and x-tenantguard-decision-id headers for the upstream"}
+
+
 async def ext_authz(path: str, request: Request) -> Response:
     """Envoy ``http_service`` ext_authz: the original method and target under this prefix.
 
@@ -76,5 +81,5 @@ async def ext_authz(path: str, request: Request) -> Response:
 
 
 for _method in METHODS:  # one route per method, so each has its own OpenAPI operation id
-    router.add_api_route(PREFIX + "/{path:path}", ext_authz, methods=[_method], responses=ERRORS,
-                         operation_id=f"envoy_ext_authz_{_method.lower()}")
+    router.add_api_route(PREFIX + "/{path:path}", ext_authz, methods=[_method], response_class=Response,
+                         responses={200: ALLOWED, **ERRORS}, operation_id=f"envoy_ext_authz_{_method.lower()}")

@@ -31,8 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import regorus
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope
 from tenantguard import __version__
 from tenantguard.asgi import error_response, header
@@ -97,6 +99,28 @@ def opa_error_reply(exc: TenantGuardError, scope: Scope | None = None) -> Reply:
 
 def opa_error(exc: TenantGuardError, request: Request) -> Response:
     return opa_error_reply(exc, request.scope).response()
+
+
+OPA_PATH_PREFIXES = ("/v1/data", "/v1/policies", "/v1/query", "/v1/compile", "/v1/config")
+
+
+def is_opa_path(path: str) -> bool:
+    """Paths OPA clients call: their errors carry OPA's ``code`` as well, even those the framework
+    raises before any route runs (a 404 for a path no route matches, a 405)."""
+    return any(path == p or path.startswith(p + "/") for p in OPA_PATH_PREFIXES)
+
+
+def install_opa_not_found(app: FastAPI) -> None:
+    """Framework 404/405s under OPA's paths in OPA's shape (after ``install_error_handlers``,
+    which renders every other path)."""
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        error = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        body: dict[str, Any] = {"error": error, "message": str(exc.detail)}
+        if is_opa_path(request.url.path):
+            body = {"code": OPA_CODES.get(exc.status_code, "internal_error"), **body}
+        return JSONResponse(body, status_code=exc.status_code)
 
 
 # --------------------------------------------------------------------------- Policy API

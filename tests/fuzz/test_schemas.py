@@ -52,18 +52,11 @@ def no_untyped_server_error(ctx: Any, response: Any, case: Any) -> bool | None:
 
 
 def conforms(ctx: Any, response: Any, case: Any) -> bool | None:
-    """Responses match the documented schema; except the two known gaps (tests/fuzz/known.py):
-    the Envoy HTTP door's empty 200 (branch envoy) and /v1/data 404s from the framework
-    (branch opa)."""
-    if case.path.startswith(ENVOY_PREFIX):
-        return None
-    if case.path.startswith("/v1/data") and response.status_code == 404:
-        return None
+    """Responses match the documented schema."""
     return response_schema_conformance(ctx, response, case)
 
 
 CHECKS = [no_untyped_server_error, conforms, typed_refusal]
-ENVOY_PREFIX = "/envoy/ext_authz/"
 
 
 @schemathesis.serializer("application/gzip")
