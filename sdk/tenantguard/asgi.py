@@ -111,12 +111,13 @@ async def reject(send: Send, status: int, code: str, message: str, *, oauth: boo
     """Answer straight from the middleware, in the same JSON shape as the handlers.
 
     ``oauth``: the path is an OAuth endpoint, whose clients read RFC 6749 5.2 errors
-    (``{"error": "invalid_request", "error_description"}``, never cached) instead.
+    (``{"error": "invalid_request", "error_description"}``, never cached) instead; the
+    stable tenantguard code travels beside them as ``reason``.
     """
     headers = [(b"content-type", b"application/json")]
     payload: dict[str, Any]
     if oauth:
-        payload = {"error": "invalid_request", "error_description": message}
+        payload = {"error": "invalid_request", "error_description": message, "reason": code}
         headers += [(b"cache-control", b"no-store"), (b"pragma", b"no-cache")]
     else:
         payload = {"error": code, "message": message}

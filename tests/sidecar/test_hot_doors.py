@@ -147,12 +147,16 @@ def test_guard_still_stands_in_front_of_the_hot_doors(app: SidecarApp, world: Wo
 def test_the_framework_app_is_guarded_on_its_own(app: SidecarApp, world: World) -> None:
     """Serving ``create_api`` directly must not open the sidecar to other hosts."""
     body = json.dumps(invoice("acme")).encode()
-    for path, method in (("/v1/check", "POST"), ("/v1/status", "GET"), ("/oauth2/token", "POST")):
+    for path, method in (("/v1/check", "POST"), ("/v1/status", "GET")):
         remote = ask(app.api, path, body, {}, method=method, client=("203.0.113.9", 5000))
         assert (remote.status_code, remote.json()["error"]) == (403, "caller_not_local"), path
+    # the token endpoint answers in RFC 6749's shape, tenantguard's code beside it
+    remote = ask(app.api, "/oauth2/token", body, {}, method="POST", client=("203.0.113.9", 5000))
+    assert (remote.status_code, remote.json()["error"], remote.json()["reason"]) == \
+        (403, "invalid_request", "caller_not_local")
     assert ask(app.api, "/health", b"", {}, method="GET", client=("203.0.113.9", 5000)).status_code == 200
     oversized = ask(app.api, "/oauth2/token", b" " * (app.sidecar.config.max_body_bytes + 1), {})
-    assert (oversized.status_code, oversized.json()["error"]) == (413, "payload_too_large")
+    assert (oversized.status_code, oversized.json()["reason"]) == (413, "payload_too_large")
 
 
 def test_hot_doors_bound_the_body_even_without_the_guard(app: SidecarApp) -> None:
