@@ -135,8 +135,9 @@ class Publisher:
     """One NATS connection and its JetStream context; see the module docstring."""
 
     def __init__(self, url: str | NatsConnection, *, connect_timeout: float = 5.0, request_timeout: float = 5.0,
-                 relations_max_age: float = 0.0, replicas: int = 1) -> None:
+                 relations_max_age: float = 0.0, replicas: int = 1, name: str = "tenantguard-plane") -> None:
         self.connection = NatsConnection.of(url)
+        self.name = name  # the client name NATS shows in /connz (the plane gives its replica id)
         self.connect_timeout = connect_timeout
         self.request_timeout = request_timeout
         self.relations_max_age = relations_max_age
@@ -154,7 +155,7 @@ class Publisher:
         nc = await natsconn.connect(
             self.connection, timeout=self.connect_timeout * 2, connect_timeout=max(1, int(self.connect_timeout)),
             allow_reconnect=True, max_reconnect_attempts=-1, reconnect_time_wait=1, error_cb=self._on_error,
-            disconnected_cb=self._on_disconnect, name="tenantguard-plane")
+            disconnected_cb=self._on_disconnect, name=self.name)
         self._nc = nc
         self._js = nc.jetstream(timeout=self.request_timeout)
         log.info("connected to NATS at %s", self.server)

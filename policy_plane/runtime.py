@@ -75,7 +75,8 @@ class Plane:
         self.config = config
         self.publisher = Publisher(config.nats or config.nats_url, connect_timeout=config.connect_timeout,
                                    request_timeout=config.request_timeout,
-                                   relations_max_age=config.relations_max_age, replicas=config.stream_replicas)
+                                   relations_max_age=config.relations_max_age, replicas=config.stream_replicas,
+                                   name=f"tenantguard-plane/{config.replica}")
         self.state = PlaneState(config.event_key, config.bundle_key, max_bundle_bytes=config.max_bundle_bytes)
         self.state.publisher = self.publisher
         self.metrics = PlaneMetrics()

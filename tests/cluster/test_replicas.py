@@ -1,0 +1,167 @@
+"""Two plane replicas and three sidecars on a real 3-node JetStream cluster with R3 streams.
+
+Races between replicas are retried, never answered 5xx; losing the node a replica is
+attached to, the node holding its relations consumer, or the relations stream leader
+costs at most retryable refusals, and a write retried with its Idempotency-Key is
+applied exactly once. Timings are printed (``-s``), never asserted; deadlines only
+bound hangs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from tenantguard import topology as topo
+
+from tests.e2e.cluster import eventually
+
+from .harness import Deployment
+from .workload import Checker, Window, WriteLoad, in_any
+
+pytestmark = [pytest.mark.nats, pytest.mark.timeout(300)]
+
+
+@pytest.fixture(scope="module")
+def dep(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    deployment = Deployment(tmp_path_factory.mktemp("replicas"))
+    try:
+        deployment.start()
+        r = deployment.write(0, "acme/project:p1#member@user:alice", "globex/project:g1#member@user:gina")
+        assert r.status_code == 200, r.text
+        yield deployment
+    finally:
+        left = deployment.close()
+        assert not left, f"processes left running: {left}"
+
+
+def _stream_is_exact(dep: Deployment, load: WriteLoad) -> dict[str, int]:
+    """Every acknowledged write is in the stream exactly once, at the sequence it was answered
+    with; the stream's batches are gap-free; a write never acknowledged is there at most once."""
+    batches = dep.stored_batches()
+    seqs = [b.seq for _, b in batches]
+    assert seqs == list(range(1, len(seqs) + 1)), "relations batches are not gap-free"
+    where: dict[str, list[int]] = {}
+    for _, batch in batches:
+        for change in batch.changes:
+            where.setdefault(_text(change.rel), []).append(batch.seq)
+    unacked = 0
+    for write in load.writes:
+        found = where.get(write.tuple_, [])
+        if write.token is None:
+            unacked += 1
+            assert len(found) <= 1, f"{write.tuple_} applied {len(found)} times"
+        else:
+            assert found == [write.token], f"{write.tuple_} answered {write.token}, stored at {found}"
+    return {"batches": len(seqs), "unacked": unacked}
+
+
+def _text(rel: object) -> str:
+    return f"{rel.tenant}/{rel.object}#{rel.relation}@{rel.subject}"  # type: ignore[attr-defined]
+
+
+def _converge(dep: Deployment) -> float:
+    start = time.monotonic()
+    eventually(dep.converged, "planes and sidecars hold the same relations", timeout=90)
+    return time.monotonic() - start
+
+
+def test_two_replicas_through_different_nodes_race_without_5xx(dep: Deployment) -> None:
+    for _ in range(6):  # nats-py picks a random node of the list; make them differ
+        if dep.plane_node(0) != dep.plane_node(1):
+            break
+        dep.planes[1].stop()
+        dep.restart_plane(1)
+    nodes = (dep.plane_node(0), dep.plane_node(1))
+    assert nodes[0] != nodes[1], nodes
+    before = sum(dep.plane_status(i)["conflicts"]["relations"] for i in (0, 1))
+    load = WriteLoad(dep, threads=8, prefix="race", limit=10).start()
+    load.stop(finish=True)
+    statuses = [a.status for w in load.writes for a in w.attempts]
+    assert statuses == [200] * len(statuses), "a race between replicas must be retried inside the plane"
+    tokens = sorted(w.token or 0 for w in load.writes)
+    assert tokens == list(range(tokens[0], tokens[0] + 80))
+    _stream_is_exact(dep, load)
+    conflicts = sum(dep.plane_status(i)["conflicts"]["relations"] for i in (0, 1)) - before
+    print(f"\nrace: nodes {nodes}, 80 writes, {conflicts} sequence conflicts retried inside the planes")
+    _converge(dep)
+
+
+def _fault_run(dep: Deployment, name: str, pick: Callable[[], int | None]) -> None:
+    """Write through both replicas; SIGKILL node ``pick()``; restart it; check what came out."""
+    dep.nats.wait_healthy(streams=[topo.STREAM_RELATIONS])
+    (node,) = eventually(lambda: None if (n := pick()) is None else (n,), f"the node to kill ({name})")
+    load = WriteLoad(dep, threads=4, prefix=name).start()
+    checkers = [Checker(dep, s).start() for s in dep.sidecars]
+    ready: list[tuple[float, bool]] = []
+    stop = threading.Event()
+
+    def poll_ready() -> None:
+        while not stop.is_set():
+            ready.append((time.monotonic(), dep.plane_ready(0)))
+            time.sleep(0.1)
+
+    poller = threading.Thread(target=poll_ready, daemon=True)
+    poller.start()
+    try:
+        load.wait_acked(10)
+        window = Window("node", f"n{node}", time.monotonic())
+        dep.nats.kill(node)
+        acked_at_kill = load.acked()
+        load.wait_acked(acked_at_kill + 20, timeout=120)  # writes keep completing without the node
+        down_for = time.monotonic() - window.start
+        dep.nats.start_node(node, timeout=60)
+        dep.nats.wait_healthy(timeout=60, streams=[topo.STREAM_RELATIONS])
+        eventually(lambda: dep.plane_ready(0) and dep.plane_ready(1), "both replicas ready again", timeout=60)
+        window.end = time.monotonic()
+        load.wait_acked(load.acked() + 10, timeout=60)
+    finally:
+        load.stop()
+        stop.set()
+        poller.join(10)
+        for checker in checkers:
+            checker.stop()
+    convergence = _converge(dep)
+    counts = _stream_is_exact(dep, load)
+
+    attempts = [a for w in load.writes for a in w.attempts]
+    refusals = [a for a in attempts if a.status != 200]
+    assert all(a.retryable for a in refusals), [(a.status, a.error) for a in refusals if not a.retryable]
+    outside = [a for a in attempts if a.status >= 500 and not in_any([window], a.start, a.end)]
+    assert not outside, [(a.status, a.error) for a in outside]
+    assert all(w.token is not None for w in load.writes), "a write was never acknowledged"
+    for checker in checkers:
+        assert checker.failures == [], (checker.service, checker.failures[:5])
+        assert checker.alice_denied == [], checker.service
+    not_ready = [t for t, ok in ready if not ok and t >= window.start]
+    back = next((t for t, ok in ready if ok and not_ready and t > not_ready[-1]), None)
+    print(f"\n{name}: killed n{node}; {len(load.writes)} writes, {len(refusals)} refused/unanswered attempts "
+          f"({sorted({(a.status, a.error, a.message[:60]) for a in refusals})}); 30 writes done with the node down in "
+          f"{down_for:.1f} s; plane0 not ready for {len(not_ready) * 0.1:.1f} s"
+          f"{'' if back is None else f', ready again {back - window.start:.1f} s after the kill'}; "
+          f"converged {convergence:.1f} s after recovery; stream {counts}; replayed "
+          f"{sum(1 for w in load.writes if w.replayed)}, answered before applied here "
+          f"{sum(1 for w in load.writes if not w.applied_here)}")
+
+
+def test_losing_the_node_a_replica_is_attached_to(dep: Deployment) -> None:
+    _fault_run(dep, "attached", lambda: dep.plane_node(0))
+
+
+def test_losing_the_node_holding_a_replicas_relations_consumer(dep: Deployment) -> None:
+    _fault_run(dep, "consumer", lambda: dep.relations_consumer_node(0))
+
+
+def test_losing_the_relations_stream_leader(dep: Deployment) -> None:
+    _fault_run(dep, "leader", lambda: dep.nats.stream_leader(topo.STREAM_RELATIONS))
+
+
+def test_sidecars_follow_every_node_of_the_list(dep: Deployment) -> None:
+    """Each sidecar is attached to some node of the list and holds the plane's digest."""
+    _converge(dep)
+    with ThreadPoolExecutor(len(dep.sidecars)) as pool:
+        servers = list(pool.map(lambda s: dep.sidecar_status(s)["feed_detail"]["server"], dep.sidecars))
+    assert all(s is not None and dep.nats.index_of(s) in (0, 1, 2) for s in servers), servers
