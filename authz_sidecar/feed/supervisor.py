@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _RECOVERABLE = (NatsError, OSError, TimeoutError, TenantGuardError)
+URGENT_PERSIST_POLL = 0.1  # seconds: how soon a trust or revocation change reaches the state dir
 
 
 class Backoff:
@@ -358,12 +359,22 @@ class Feed:
     # ------------------------------------------------------------------ persistence
 
     async def _persist_forever(self) -> None:
+        """Persist every ``persist_interval`` when anything changed, and within about
+        ``URGENT_PERSIST_POLL`` once trust or revocations changed: a sidecar killed right after
+        a kill switch reached it must not restart from a state without it (it decides from the
+        persisted state until NATS answers, which may be never)."""
+        due = time.monotonic() + self.options.persist_interval
         while True:
-            await asyncio.sleep(self.options.persist_interval)
+            await asyncio.sleep(min(URGENT_PERSIST_POLL, self.options.persist_interval))
+            urgent = self._fingerprint()[1:3] != self._persisted[1:3]
+            if not urgent and time.monotonic() < due:
+                continue
+            due = time.monotonic() + self.options.persist_interval
             try:
                 await self.persist()
             except OSError as exc:  # a full disk must not stop the feed; the next pass retries
                 log.error("feed state not persisted: %s", exc)
+                await asyncio.sleep(self.options.persist_interval)
 
     def _fingerprint(self) -> tuple[int, int, int, tuple[int, ...]]:
         return (self.sidecar.relations.applied_seq, self.trust.seq, self.revocations.seq,

@@ -19,7 +19,7 @@ from tenantguard import topology as topo
 
 from tests.e2e.cluster import eventually
 
-from .harness import Deployment
+from .harness import Deployment, kill_proc
 from .workload import Checker, Window, WriteLoad, in_any
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(300)]
@@ -165,3 +165,38 @@ def test_sidecars_follow_every_node_of_the_list(dep: Deployment) -> None:
     with ThreadPoolExecutor(len(dep.sidecars)) as pool:
         servers = list(pool.map(lambda s: dep.sidecar_status(s)["feed_detail"]["server"], dep.sidecars))
     assert all(s is not None and dep.nats.index_of(s) in (0, 1, 2) for s in servers), servers
+
+
+def test_a_kill_switch_survives_a_sidecar_killed_right_after_it(dep: Deployment) -> None:
+    """SIGKILL a sidecar just after a tenant's kill switch reached it, and start it again while no
+    NATS node answers (all SIGSTOPped): it decides from its persisted state alone, and that state
+    must already hold the revocation. (Found by this test: the state was persisted every 30 s,
+    so a sidecar killed within 30 s of a kill switch came back allowing the revoked tenant.)"""
+    service = "reports"
+    r = dep.write(1, "initech/project:i1#member@user:ian")
+    assert r.status_code == 200, r.text
+    eventually(lambda: dep.check(service, "ian", tenant="initech", project="i1").json()["allow"],
+               "ian allowed before the kill switch")
+    dep.sidecars[service].stop()  # SIGTERM persists trust and relations: the restart below knows the edge key
+    dep.start_sidecar(service)
+    eventually(lambda: dep.sidecar_ready(service), "sidecar ready again")
+    r = dep.revoke(0, "kill-initech", kind="tenant", tenant="initech")
+    assert r.status_code == 200, r.text
+    eventually(lambda: dep.check(service, "ian", tenant="initech", project="i1").status_code == 401,
+               "the kill switch reached the sidecar")
+    kill_proc(dep.sidecars[service])
+    for node in range(3):
+        dep.nats.pause(node)
+    try:
+        dep.start_sidecar(service)
+        status = dep.sidecar_status(service)
+        assert status["feed"] != "live", status["feed"]  # deciding from the persisted state only
+        answer = dep.check(service, "ian", tenant="initech", project="i1")
+        print(f"\nrestarted without NATS (feed {status['feed']}): {answer.status_code} {answer.text[:120]}")
+        assert answer.status_code == 401 or not answer.json()["allow"], answer.text
+    finally:
+        for node in range(3):
+            dep.nats.resume(node)
+    dep.nats.wait_healthy(timeout=60)
+    eventually(lambda: dep.sidecar_ready(service) and dep.sidecar_status(service)["feed"] == "live",
+               "the sidecar is live again", timeout=60)
