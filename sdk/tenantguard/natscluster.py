@@ -4,10 +4,11 @@
 each with a unique ``server_name`` (``n0``, ``n1``, ...), its own store directory, and a
 ``cluster {}`` block naming every node's route port. Route ports must be known before
 any node starts (every config lists all of them), so they are picked up front by binding
-port 0 and closing the socket: a short window in which another process could take one,
-reported as a start failure naming the port. Client and monitoring ports are still bound
-by each server itself (``port: -1``) and kept across restarts, so clients with the
-cluster's server list (:attr:`NatsCluster.urls`) find a restarted node at the same URL.
+port 0 and closing the socket, together with every node's client and monitoring port (all
+distinct: were those left to the servers, one node could take a port another node's route
+is about to listen on). That leaves a short window in which another process could take one;
+it shows as a start failure with the node's log. Ports are kept across restarts, so clients
+with the cluster's server list (:attr:`NatsCluster.urls`) find a restarted node at the same URL.
 
 Faults are addressed by node index and delivered by PID: :meth:`stop` (SIGTERM),
 :meth:`kill` (SIGKILL), :meth:`restart`, :meth:`pause` / :meth:`resume` (SIGSTOP /
@@ -76,11 +77,13 @@ class NatsCluster:
         self.root = Path(root).resolve()
         self.name = name
         self.host = host
-        route_ports = _free_ports(host, size)
+        # every port of every node at once: distinct, so no node's port can be another's route
+        ports = _free_ports(host, 3 * size)
+        route_ports, client_ports, monitor_ports = ports[:size], ports[size:2 * size], ports[2 * size:]
         routes = tuple(f"nats-route://{host}:{p}" for p in route_ports)
         self.nodes = [
-            NatsServer(self.root / f"n{i}", host=host, server_name=f"n{i}",
-                       cluster=NatsRoutes(name, route_ports[i], routes), **server_options)
+            NatsServer(self.root / f"n{i}", host=host, port=client_ports[i], monitor_port=monitor_ports[i],
+                       server_name=f"n{i}", cluster=NatsRoutes(name, route_ports[i], routes), **server_options)
             for i in range(size)
         ]
         self._paused: set[int] = set()

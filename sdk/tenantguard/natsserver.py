@@ -177,6 +177,7 @@ class NatsServer:
         tls: NatsServerTls | None = None,
         server_name: str | None = None,
         cluster: NatsRoutes | None = None,
+        monitor_port: int = 0,
     ) -> None:
         if not 0 <= port <= 65535:
             raise NatsServerError(f"port {port} is out of range (0 picks a free one)")
@@ -196,6 +197,7 @@ class NatsServer:
         self.server_name = server_name
         self.cluster = cluster
         self._port = port
+        self._fixed_monitor_port = monitor_port
         self._monitor_port = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.RLock()
@@ -341,7 +343,7 @@ class NatsServer:
         lines = [
             f"host: {json.dumps(self.host)}",
             f"port: {self._port or -1}",  # -1: the server binds a free port itself
-            "http_port: -1",  # monitoring (for /healthz) on a free port of the same host
+            f"http_port: {self._fixed_monitor_port or -1}",  # monitoring (/healthz); -1: a free port
             f"ports_file_dir: {json.dumps(str(self._ports_dir))}",
             f"max_payload: {self.max_payload}",
         ]

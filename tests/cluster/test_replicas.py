@@ -200,3 +200,43 @@ def test_a_kill_switch_survives_a_sidecar_killed_right_after_it(dep: Deployment)
     dep.nats.wait_healthy(timeout=60)
     eventually(lambda: dep.sidecar_ready(service) and dep.sidecar_status(service)["feed"] == "live",
                "the sidecar is live again", timeout=60)
+
+
+def test_a_hung_node_under_a_replica(dep: Deployment) -> None:
+    """SIGSTOP the node plane 0 is attached to (its TCP connection stays open, nothing answers):
+    writes through plane 0 alone must complete again while the node is still hung, the replica
+    having moved to another node; meanwhile it says it is not ready rather than ready-and-failing."""
+    dep.nats.wait_healthy(streams=[topo.STREAM_RELATIONS])
+    eventually(lambda: dep.plane_ready(0), "plane 0 ready")
+    node = dep.plane_node(0)
+    assert node is not None
+    load = WriteLoad(dep, threads=2, prefix="hung", planes=[0]).start()
+    ready: list[tuple[float, bool]] = []
+    try:
+        load.wait_acked(5)
+        paused_at = time.monotonic()
+        dep.nats.pause(node)
+        try:
+            acked = load.acked()
+            deadline = time.monotonic() + 60
+            while load.acked() < acked + 10:
+                assert time.monotonic() < deadline, "writes through plane 0 did not resume while the node hung"
+                ready.append((time.monotonic() - paused_at, dep.plane_ready(0)))
+                time.sleep(0.1)
+            resumed = time.monotonic() - paused_at
+            moved_to = dep.plane_node(0)
+        finally:
+            dep.nats.resume(node)
+    finally:
+        load.stop()
+    attempts = [a for w in load.writes for a in w.attempts]
+    refusals = [a for a in attempts if a.status != 200]
+    assert all(a.retryable for a in refusals), [(a.status, a.error) for a in refusals if not a.retryable]
+    assert moved_to is not None and moved_to != node
+    _stream_is_exact(dep, load)
+    not_ready = [t for t, ok in ready if not ok]
+    print(f"\nhung node n{node} under plane 0: writes resumed {resumed:.1f} s after SIGSTOP on n{moved_to}; "
+          f"{len(refusals)} refusals {sorted({(a.status, a.error, a.message[:50]) for a in refusals})}; "
+          f"not ready between {min(not_ready, default=0):.1f} and {max(not_ready, default=0):.1f} s")
+    dep.nats.wait_healthy(timeout=60, streams=[topo.STREAM_RELATIONS])
+    _converge(dep)
