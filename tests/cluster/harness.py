@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import nats
+import nats.errors
 import nats.js.errors
 from tenantguard import topology as topo
 from tenantguard.events import verify_batch
@@ -255,8 +256,17 @@ class Deployment:
         return values[0] if all(v == values[0] for v in values) else None
 
     def stored_batches(self) -> list[tuple[int, ChangeBatch]]:
-        """Every relations batch in the stream, verified: (stream seq, batch)."""
-        return asyncio.run(asyncio.wait_for(_read_batches(self.nats.urls, self.event_trust()), 120))
+        """Every relations batch in the stream, verified: (stream seq, batch). Read once the
+        cluster is healthy; a read refused while JetStream settles (10008) is read again."""
+        deadline = time.monotonic() + 60
+        while True:
+            self.nats.wait_healthy(timeout=60, streams=[topo.STREAM_RELATIONS])
+            try:
+                return asyncio.run(asyncio.wait_for(_read_batches(self.nats.urls, self.event_trust()), 120))
+            except (nats.js.errors.ServiceUnavailableError, nats.errors.TimeoutError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
 
 
 def _bundle_dir() -> Path:

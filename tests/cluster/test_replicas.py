@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -23,19 +23,6 @@ from .harness import Deployment, kill_proc
 from .workload import Checker, Window, WriteLoad, in_any
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(300)]
-
-
-@pytest.fixture(scope="module")
-def dep(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    deployment = Deployment(tmp_path_factory.mktemp("replicas"))
-    try:
-        deployment.start()
-        r = deployment.write(0, "acme/project:p1#member@user:alice", "globex/project:g1#member@user:gina")
-        assert r.status_code == 200, r.text
-        yield deployment
-    finally:
-        left = deployment.close()
-        assert not left, f"processes left running: {left}"
 
 
 def _stream_is_exact(dep: Deployment, load: WriteLoad) -> dict[str, int]:

@@ -153,6 +153,7 @@ class Window:
     target: str
     start: float
     end: float = float("inf")
+    steps: dict[str, float] = field(default_factory=dict)  # seconds from start to each recovery step
 
     def overlaps(self, start: float, end: float) -> bool:
         return start <= self.end and end >= self.start
@@ -184,7 +185,7 @@ class Checker:
     def __init__(self, dep: Deployment, service: str) -> None:
         self.dep, self.service = dep, service
         self.answers = 0
-        self.failures: list[tuple[float, str]] = []
+        self.failures: list[tuple[float, float, str]] = []  # (start, end, what)
         self.globex_denied_at: float | None = None
         self.globex_allowed_after_deny: list[float] = []
         self.alice_denied: list[float] = []
@@ -204,13 +205,13 @@ class Checker:
         try:
             r = self.dep.check(self.service, sub, tenant=tenant, project=project, timeout=5)
         except httpx.HTTPError as exc:
-            self.failures.append((now, type(exc).__name__))
+            self.failures.append((now, time.monotonic(), type(exc).__name__))
             return None
         if r.status_code == 401:  # a revoked tenant's token: refused outright
             self.answers += 1
             return False
         if r.status_code != 200:
-            self.failures.append((now, f"HTTP {r.status_code}"))
+            self.failures.append((now, time.monotonic(), f"HTTP {r.status_code}"))
             return None
         self.answers += 1
         return bool(r.json()["allow"])
