@@ -69,6 +69,7 @@ class Chaos:
         dep = self.dep
         window = Window(kind, "", time.monotonic())
         what, _, how = kind.partition("-")
+        stopped = 0.0
         if what in ("nats", "leader"):
             node = dep.nats.stream_leader(topo.STREAM_RELATIONS) if what == "leader" else None
             if node is None:
@@ -88,6 +89,7 @@ class Chaos:
             proc = dep.planes[i]
             {"kill": kill_proc, "pause": lambda p: signal_proc(p, signal.SIGSTOP),
              "restart": lambda p: p.stop()}[how](proc)
+            stopped = round(time.monotonic() - window.start, 2)
             self._hold(during)
             if how == "pause":
                 signal_proc(proc, signal.SIGCONT)
@@ -100,13 +102,14 @@ class Chaos:
             proc = dep.sidecars[service]
             {"kill": kill_proc, "pause": lambda p: signal_proc(p, signal.SIGSTOP),
              "restart": lambda p: p.stop()}[how](proc)
+            stopped = round(time.monotonic() - window.start, 2)
             self._hold(during)
             if how == "pause":
                 signal_proc(proc, signal.SIGCONT)
             else:
                 dep.start_sidecar(service)
         self.windows.append(window)  # open-ended until whole again: other threads may look at it
-        window.steps = {"restored": round(time.monotonic() - window.start, 2)}
+        window.steps = {"signalled": stopped, "restored": round(time.monotonic() - window.start, 2)}
         self.wait_whole(window.steps, window.start)
         window.end = time.monotonic()
         return window
