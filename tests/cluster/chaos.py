@@ -34,13 +34,14 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tenantguard import topology as topo
+from tenantguard.errors import TenantGuardError
+from tenantguard.plane_client import PlaneClient
 
 from tests.e2e.cluster import eventually
 
@@ -142,23 +143,15 @@ class Chaos:
     def trip_kill_switch(self) -> Callable[[], None]:
         """Returns the action to run during a fault: revoke the tenant, retrying with one key."""
 
-        def revoke() -> None:
-            key = uuid.uuid4().hex
+        def revoke() -> None:  # through the library's client: one key, retried while refused
             started = time.monotonic()
-            attempts: list[int] = []
-            for attempt in range(200):
-                try:
-                    r = self.dep.revoke(attempt % len(self.dep.planes), key, kind="tenant", tenant=REVOKED_TENANT)
-                    attempts.append(r.status_code)
-                    if r.status_code == 200:
-                        self.revocation = {"seq": r.json()["seq"], "attempts": attempts,
-                                           "at": time.monotonic(), "took_s": round(time.monotonic() - started, 3)}
-                        return
-                except Exception as exc:  # no answer: retry with the same key
-                    attempts.append(0)
-                    self.notes.append(f"revoke attempt: {type(exc).__name__}")
-                time.sleep(0.2)
-            self.revocation = {"failed": True, "attempts": attempts}
+            try:
+                with PlaneClient(self.dep.planes[0].url, token=self.dep.admin_token, retry_for=60) as client:
+                    seq = client.revoke({"kind": "tenant", "tenant": REVOKED_TENANT})
+                    self.revocation = {"seq": seq, "retries": client.retries, "at": time.monotonic(),
+                                       "took_s": round(time.monotonic() - started, 3)}
+            except TenantGuardError as exc:
+                self.revocation = {"failed": True, "error": str(exc)[:200]}
 
         def during() -> None:
             thread = threading.Thread(target=revoke, name="kill-switch", daemon=True)
