@@ -247,6 +247,13 @@ class NatsCluster:
             fallback = fallback or cluster
         return fallback
 
+    def stream_last_seq(self, stream: str) -> int | None:
+        """The last sequence stored in ``stream``, as its leader reports it (None: no leader seen)."""
+        for i, detail in self._stream_details():
+            if detail.get("name") == stream and (detail.get("cluster") or {}).get("leader") == self.server_name(i):
+                return int((detail.get("state") or {}).get("last_seq") or 0)
+        return None
+
     def stream_leader(self, stream: str) -> int | None:
         """Index of the node leading ``stream`` (None while it has no leader)."""
         cluster = self.stream_cluster(stream)

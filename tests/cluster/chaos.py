@@ -8,8 +8,9 @@ stopped (SIGSTOP/SIGCONT) and restarted, and a tenant kill switch is tripped mid
 **Fault window.** Each fault has a window from the instant before the signal is sent
 until the deployment is whole again: the faulted process restarted or resumed, every
 NATS node's ``/healthz`` 200 with one meta leader and the relations and revocations
-streams led with every replica current, every plane replica ``/ready`` 200, and every
-sidecar ready with its feed ``live``. An HTTP attempt *overlaps* a window when its
+streams led with every replica current, every plane replica ``/ready`` 200, lagging on
+no stream and having consumed the relations stream up to where it stood once the planes
+were ready, and every sidecar ready with its feed ``live``. An HTTP attempt *overlaps* a window when its
 [start, end] intersects it. Outside every window no attempt may be answered 5xx;
 inside one, every refusal must be retryable (409/503 with ``Retry-After``, or no answer
 at all), and retried with the same Idempotency-Key the write is applied exactly once.
@@ -127,6 +128,17 @@ class Chaos:
         steps["nats_healthy"] = round(time.monotonic() - start, 2)
         eventually(lambda: all(dep.plane_ready(i) for i in range(len(dep.planes))), "every plane ready", 90)
         steps["planes_ready"] = round(time.monotonic() - start, 2)
+        # Ready is not enough: a replica whose relations follower is still being re-created says
+        # ready until it has lagged 5 s. Whole means every replica has consumed what the stream
+        # held a moment ago, lags nowhere, and reports ready.
+        target = eventually(lambda: dep.nats.stream_last_seq(topo.STREAM_RELATIONS), "relations stream last seq", 90)
+
+        def caught_up(i: int) -> bool:
+            status = dep.plane_status(i)
+            return bool(status["ready"]) and not status["lagging"] and status["relations"]["stream_seq"] >= target
+
+        eventually(lambda: all(caught_up(i) for i in range(len(dep.planes))), "every plane caught up", 90)
+        steps["planes_caught_up"] = round(time.monotonic() - start, 2)
 
         def sidecars_live() -> bool:
             for service in dep.sidecars:
