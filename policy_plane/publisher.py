@@ -51,6 +51,8 @@ log = logging.getLogger(__name__)
 EXPECTED_LAST_SUBJECT_SEQ: Final = "Nats-Expected-Last-Subject-Sequence"
 MSG_ID: Final = "Nats-Msg-Id"
 DUPLICATE_WINDOW: Final = 600.0  # seconds an idempotency key is remembered by the sequenced streams
+PING_INTERVAL: Final = 1.0  # seconds between client pings; a node that misses MAX_OUTSTANDING_PINGS is left
+MAX_OUTSTANDING_PINGS: Final = 3  # so a hung node (alive to TCP, answering nothing) is left within ~4 s
 FOLLOW_HEARTBEAT: Final = 0.5  # ordered consumers: two missed heartbeats (1 s) and nats-py resets them
 STREAM_SEQ_HINT: Final = "Tg-Stream-Seq"  # unsigned hint on snapshot manifests (see state.py)
 # A lost expected-sequence race: 10071 from a single server, 10164 ("wrong last sequence")
@@ -156,8 +158,9 @@ class Publisher:
 
     def __init__(self, url: str | NatsConnection, *, connect_timeout: float = 5.0, request_timeout: float = 5.0,
                  relations_max_age: float = 0.0, replicas: int = 1, decisions_max_age: float = 7 * 24 * 3600.0,
-                 decisions_max_bytes: int = 0) -> None:
+                 decisions_max_bytes: int = 0, name: str = "tenantguard-plane") -> None:
         self.connection = NatsConnection.of(url)
+        self.name = name  # the client name NATS shows in /connz (the plane gives its replica id)
         self.connect_timeout = connect_timeout
         self.request_timeout = request_timeout
         self.relations_max_age = relations_max_age
@@ -172,12 +175,15 @@ class Publisher:
 
     async def connect(self) -> None:
         """First connect, bounded; any node of the server list will do, and nats-py then
-        reconnects forever across the list. Failures leave as typed errors with the
+        reconnects forever across the list. Pings every second: with nats-py's default (every
+        2 minutes, 2 outstanding) a replica attached to a hung node kept it for minutes,
+        answering 503 to every write while reporting ready. Failures leave as typed errors with the
         servers redacted (an authorization refusal is reported at once, not as a timeout)."""
         nc = await natsconn.connect(
             self.connection, timeout=self.connect_timeout * 2, connect_timeout=max(1, int(self.connect_timeout)),
             allow_reconnect=True, max_reconnect_attempts=-1, reconnect_time_wait=1, error_cb=self._on_error,
-            disconnected_cb=self._on_disconnect, name="tenantguard-plane")
+            ping_interval=PING_INTERVAL, max_outstanding_pings=MAX_OUTSTANDING_PINGS,
+            disconnected_cb=self._on_disconnect, name=self.name)
         self._nc = nc
         self._js = nc.jetstream(timeout=self.request_timeout)
         log.info("connected to NATS at %s", self.server)

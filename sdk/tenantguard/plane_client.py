@@ -8,10 +8,19 @@ looked up by its stable ``code``), so callers catch tenantguard errors, never ht
 a plane that cannot be reached raises :class:`~tenantguard.errors.Unavailable` naming the
 URL (credentials hidden), and a URL that answers but is some other service (a sidecar, say)
 raises :class:`NotAPlane` saying what answered, instead of that service's bare 404.
+
+Writes (relations, revocations) carry an ``Idempotency-Key`` and are retried with it, with a
+jittered backoff for up to ``retry_for`` seconds, while the answer is a retryable refusal
+(503: a NATS node or the stream leader being replaced, a replica not ready; 409
+``sequence_conflict``) or no answer at all: the plane applies a write at most once per key,
+so a retry after a lost answer returns the first outcome instead of writing twice.
 """
 
 from __future__ import annotations
 
+import random
+import time
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -23,6 +32,8 @@ from .relations import RelationChange, Relationship
 from .urls import shown_url
 
 DEFAULT_TIMEOUT: Final = 10.0
+DEFAULT_RETRY_FOR: Final = 20.0  # seconds a write is retried with its Idempotency-Key
+IDEMPOTENCY_KEY: Final = "Idempotency-Key"
 SERVICE_HEADER: Final = "X-Tenantguard-Service"
 # The plane's OpenAPI title (policy_plane.app uses this constant): how a client recognises it.
 PLANE_TITLE: Final = "tenantguard policy plane"
@@ -121,8 +132,12 @@ def _params(**values: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------- calls
 
 
-def write_call(changes: Sequence[RelationChange]) -> Call:
-    return Call("POST", "/v1/relations", json=_changes_body(changes))
+def new_idempotency_key() -> str:
+    return uuid.uuid4().hex
+
+
+def write_call(changes: Sequence[RelationChange], *, key: str | None = None) -> Call:
+    return Call("POST", "/v1/relations", json=_changes_body(changes), headers={IDEMPOTENCY_KEY: key} if key else {})
 
 
 def list_call(tenant: str, *, object: str | None = None, relation: str | None = None, subject: str | None = None,
@@ -163,8 +178,14 @@ def register_key_call(service: str, jwk: Mapping[str, Any], not_after: int | Non
     return Call("POST", f"/v1/trust/sidecars/{service}/keys", json={"jwk": dict(jwk), "not_after": not_after})
 
 
-def revoke_call(revocation: Mapping[str, Any]) -> Call:
-    return Call("POST", "/v1/revocations", json=dict(revocation))
+def revoke_call(revocation: Mapping[str, Any], *, key: str | None = None) -> Call:
+    return Call("POST", "/v1/revocations", json=dict(revocation), headers={IDEMPOTENCY_KEY: key} if key else {})
+
+
+def retryable(exc: TenantGuardError) -> bool:
+    """Worth sending again with the same Idempotency-Key: no answer, a 503 (the plane-only
+    ``plane_not_ready`` arrives as a :class:`PlaneError`), or a lost replica race."""
+    return exc.retryable or exc.http_status == 503 or exc.code == "sequence_conflict"
 
 
 # --------------------------------------------------------------------------- identity
@@ -239,10 +260,13 @@ class PlaneClient:
     """Synchronous client. ``token``: the admin token, or a join secret with ``service``."""
 
     def __init__(self, base_url: str, *, token: str | None = None, service: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTransport | None = None) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTransport | None = None,
+                 retry_for: float = DEFAULT_RETRY_FOR) -> None:
         self.base_url = base_url
         self._http = httpx.Client(base_url=base_url, timeout=timeout, headers=_headers(token, service),
                                   transport=transport, verify=True)
+        self.retry_for = retry_for
+        self.retries = 0  # attempts sent again, over the client's life
 
     def send(self, call: Call) -> Any:
         try:
@@ -264,9 +288,26 @@ class PlaneClient:
         if what is not None:
             raise not_a_plane(self.base_url, call, status, what)
 
-    def write(self, changes: Sequence[RelationChange]) -> int:
-        """Apply ``changes`` as one atomic batch; return the consistency token."""
-        return int(self.send(write_call(changes))["consistency_token"])
+    def send_idempotent(self, call: Call) -> Any:
+        """``send``, again with the same call (and so the same Idempotency-Key) while the
+        refusal is retryable, for up to ``retry_for`` seconds; the last error otherwise."""
+        deadline = time.monotonic() + self.retry_for
+        delay = 0.1
+        while True:
+            try:
+                return self.send(call)
+            except TenantGuardError as exc:
+                if not retryable(exc) or time.monotonic() + delay > deadline:
+                    raise
+            time.sleep(random.uniform(delay / 2, delay))  # noqa: S311 - jitter, not a secret
+            delay = min(2.0, delay * 2)
+            self.retries += 1
+
+    def write(self, changes: Sequence[RelationChange], *, idempotency_key: str | None = None) -> int:
+        """Apply ``changes`` as one atomic batch (exactly once, retried with one Idempotency-Key);
+        return the consistency token."""
+        call = write_call(changes, key=idempotency_key or new_idempotency_key())
+        return int(self.send_idempotent(call)["consistency_token"])
 
     def list(self, tenant: str, **filters: Any) -> dict[str, Any]:
         result: dict[str, Any] = self.send(list_call(tenant, **filters))
@@ -300,8 +341,10 @@ class PlaneClient:
     def register_sidecar_key(self, service: str, jwk: Mapping[str, Any], not_after: int | None = None) -> str:
         return str(self.send(register_key_call(service, jwk, not_after))["kid"])
 
-    def revoke(self, revocation: Mapping[str, Any]) -> int:
-        return int(self.send(revoke_call(revocation))["seq"])
+    def revoke(self, revocation: Mapping[str, Any], *, idempotency_key: str | None = None) -> int:
+        """Publish one revocation (exactly once, retried with one Idempotency-Key); its seq."""
+        call = revoke_call(revocation, key=idempotency_key or new_idempotency_key())
+        return int(self.send_idempotent(call)["seq"])
 
     def status(self) -> dict[str, Any]:
         result: dict[str, Any] = self.send(Call("GET", "/v1/status"))

@@ -27,7 +27,7 @@ import pytest
 import typer
 import typer.main
 import yaml
-from tenantguard import topology
+from tenantguard import natsconn, topology
 from tenantguard.natsserver import find_nats_server
 from typer.testing import CliRunner
 
@@ -453,23 +453,40 @@ def _service_hosts(service: dict[str, Any]) -> set[str]:
     return {name, f"{name}.{namespace}", f"{name}.{namespace}.svc", f"{name}.{namespace}.svc.cluster.local"}
 
 
-def _nats_url_ok(url: str) -> None:
+def _nats_node_of(url: str) -> int:
+    """The StatefulSet ordinal a server URL names (``nats://nats-1.nats-headless...:4222``),
+    after checking that it reaches that pod's client port through the headless Service."""
     parts = urlsplit(url)
     assert parts.scheme == "nats", url
-    service = _one("Service", parts.hostname.split(".")[0])
-    assert parts.hostname in _service_hosts(service), url
-    assert parts.port in [p["port"] for p in service["spec"]["ports"]], url
     sts = _one("StatefulSet", "nats")
-    assert _selects(service["spec"]["selector"], _pod_labels(sts))
+    headless = _one("Service", sts["spec"]["serviceName"])
+    pod, _, rest = parts.hostname.partition(".")
+    assert rest in _service_hosts(headless), f"{url}: not a pod name under the headless Service"
+    match = re.fullmatch(rf"{sts['metadata']['name']}-(\d+)", pod)
+    assert match and int(match.group(1)) < sts["spec"]["replicas"], f"{url}: no such NATS pod"
+    assert parts.port in [p["port"] for p in headless["spec"]["ports"]], url
     (nats,) = _pod_spec(sts)["containers"]
-    target = next(p["targetPort"] for p in service["spec"]["ports"] if p["port"] == parts.port)
+    target = next(p["targetPort"] for p in headless["spec"]["ports"] if p["port"] == parts.port)
     assert _port_of(nats, target) == _nats_conf_port("listen")
+    return int(match.group(1))
 
 
-def test_nats_urls_point_at_the_nats_client_service(monkeypatch: pytest.MonkeyPatch) -> None:
-    for _workload, _pod, container in _tenantguard_containers():
+def test_nats_server_lists_name_every_node_of_the_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plane and sidecars list every NATS pod, so each can move to a live node by itself (a
+    single Service address would hide which node died and keep a client on a hung one)."""
+    replicas = _one("StatefulSet", "nats")["spec"]["replicas"]
+    for workload, _pod, container in _tenantguard_containers():
         _path, params = _parse(container, monkeypatch)
-        _nats_url_ok(params["nats"])
+        servers = natsconn.parse_servers(params["nats"])
+        nodes = sorted(_nats_node_of(url) for url in servers)
+        assert nodes == list(range(replicas)), f"{workload['metadata']['name']} lists NATS nodes {nodes}"
+
+
+def test_the_plane_replicates_every_stream_three_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    _workload, _pod, container = _plane()
+    _path, params = _parse(container, monkeypatch)
+    assert params["stream_replicas"] == 3
+    assert _one("StatefulSet", "nats")["spec"]["replicas"] >= params["stream_replicas"]
 
 
 def _mount_for(container: dict[str, Any], path: PurePosixPath) -> dict[str, Any]:

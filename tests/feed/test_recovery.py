@@ -67,6 +67,8 @@ async def test_stream_purged_below_the_needed_seq_forces_a_snapshot_resync(
     assert back.sidecar.relations.applied_seq == 3  # its persisted state
     await eventually(lambda: back.sidecar.relations.digest() == plane.digest(), "resynced through the snapshot")
     assert back.feed.metrics.resyncs._value.get() == 1
+    # the bundle is fetched by its own follower, not ordered with the relations resync
+    await eventually(lambda: back.sidecar.bundle_revision is not None, "bundle active")
     assert decide(back.sidecar, "bob", "p7").allow and decide(back.sidecar, "carol", "p9").allow
 
 

@@ -1,0 +1,339 @@
+"""Chaos run: a 3-node JetStream cluster (R3), two plane replicas and three sidecars under load,
+while NATS nodes, the relations stream leader, plane replicas and sidecars are killed,
+stopped (SIGSTOP/SIGCONT) and restarted, and a tenant kill switch is tripped mid-fault.
+
+    python -m tests.cluster.chaos --duration 120            # the long run; prints JSON
+    pytest tests/cluster/test_chaos.py                       # the short run (one fault of each kind)
+
+**Fault window.** Each fault has a window from the instant before the signal is sent
+until the deployment is whole again: the faulted process restarted or resumed, every
+NATS node's ``/healthz`` 200 with one meta leader and the relations and revocations
+streams led with every replica current, every plane replica ``/ready`` 200, lagging on
+no stream and having consumed the relations stream up to where it stood once the planes
+were ready, and every sidecar ready with its feed ``live``. An HTTP attempt *overlaps* a window when its
+[start, end] intersects it. Outside every window no attempt may be answered 5xx;
+inside one, every refusal must be retryable (409/503 with ``Retry-After``, or no answer
+at all), and retried with the same Idempotency-Key the write is applied exactly once.
+
+**Verdict** (each a list of violations, all must be empty): an acknowledged write
+missing from the stream or stored at another sequence than the one answered, a write
+stored twice, a gap in the relations batches, digests of planes and sidecars that do
+not converge after the last fault, a 5xx outside the windows, a non-retryable refusal,
+a sidecar check that failed outside that sidecar's own fault windows, alice (a member)
+denied, the revoked tenant allowed at a sidecar after that sidecar first denied it, or
+a sidecar that never denied it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tenantguard import topology as topo
+from tenantguard.errors import TenantGuardError
+from tenantguard.plane_client import PlaneClient
+
+from tests.e2e.cluster import eventually
+
+from .harness import Deployment, kill_proc, signal_proc
+from .workload import Checker, Window, WriteLoad, in_any, summary_ms
+
+SHORT = ("leader-kill", "nats-pause", "plane-kill", "plane-pause", "sidecar-kill", "sidecar-pause")
+LONG = ("nats-kill", "leader-kill", "nats-pause", "leader-pause", "nats-restart", "plane-kill", "plane-pause",
+        "plane-restart", "sidecar-kill", "sidecar-pause", "sidecar-restart")
+REVOKED_TENANT = "globex"
+
+
+@dataclass
+class Chaos:
+    dep: Deployment
+    rng: random.Random
+    hold: float = 2.0  # seconds a fault lasts before the process is restarted or resumed
+    gap: float = 1.0  # quiet seconds between faults (writes go on)
+    windows: list[Window] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    revocation: dict[str, Any] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ one fault
+
+    def inject(self, kind: str, during: Callable[[], None] | None = None) -> Window:
+        dep = self.dep
+        window = Window(kind, "", time.monotonic())
+        what, _, how = kind.partition("-")
+        stopped = 0.0
+        if what in ("nats", "leader"):
+            node = dep.nats.stream_leader(topo.STREAM_RELATIONS) if what == "leader" else None
+            if node is None:
+                node = self.rng.choice(dep.nats.running())
+            window.target = f"n{node}"
+            window.start = time.monotonic()
+            {"kill": dep.nats.kill, "pause": dep.nats.pause, "restart": dep.nats.stop}[how](node)
+            self._hold(during)
+            if how == "pause":
+                dep.nats.resume(node)
+            else:
+                dep.nats.start_node(node, timeout=60)
+        elif what == "plane":
+            i = self.rng.randrange(len(dep.planes))
+            window.target = f"plane{i}"
+            window.start = time.monotonic()
+            proc = dep.planes[i]
+            {"kill": kill_proc, "pause": lambda p: signal_proc(p, signal.SIGSTOP),
+             "restart": lambda p: p.stop()}[how](proc)
+            stopped = round(time.monotonic() - window.start, 2)
+            self._hold(during)
+            if how == "pause":
+                signal_proc(proc, signal.SIGCONT)
+            else:
+                dep.restart_plane(i)
+        else:
+            service = self.rng.choice(sorted(dep.sidecars))
+            window.target = service
+            window.start = time.monotonic()
+            proc = dep.sidecars[service]
+            {"kill": kill_proc, "pause": lambda p: signal_proc(p, signal.SIGSTOP),
+             "restart": lambda p: p.stop()}[how](proc)
+            stopped = round(time.monotonic() - window.start, 2)
+            self._hold(during)
+            if how == "pause":
+                signal_proc(proc, signal.SIGCONT)
+            else:
+                dep.start_sidecar(service)
+        self.windows.append(window)  # open-ended until whole again: other threads may look at it
+        window.steps = {"signalled": stopped, "restored": round(time.monotonic() - window.start, 2)}
+        self.wait_whole(window.steps, window.start)
+        window.end = time.monotonic()
+        return window
+
+    def _hold(self, during: Callable[[], None] | None) -> None:
+        end = time.monotonic() + self.hold
+        if during is not None:
+            during()
+        time.sleep(max(0.0, end - time.monotonic()))
+
+    def wait_whole(self, steps: dict[str, float], start: float) -> None:
+        dep = self.dep
+        dep.nats.wait_healthy(timeout=90, streams=[topo.STREAM_RELATIONS, topo.STREAM_REVOCATIONS])
+        steps["nats_healthy"] = round(time.monotonic() - start, 2)
+        eventually(lambda: all(dep.plane_ready(i) for i in range(len(dep.planes))), "every plane ready", 90)
+        steps["planes_ready"] = round(time.monotonic() - start, 2)
+        # Ready is not enough: a replica whose relations follower is still being re-created says
+        # ready until it has lagged 5 s. Whole means every replica has consumed what the stream
+        # held a moment ago, lags nowhere, and reports ready.
+        target = eventually(lambda: dep.nats.stream_last_seq(topo.STREAM_RELATIONS), "relations stream last seq", 90)
+
+        def caught_up(i: int) -> bool:
+            status = dep.plane_status(i)
+            return bool(status["ready"]) and not status["lagging"] and status["relations"]["stream_seq"] >= target
+
+        eventually(lambda: all(caught_up(i) for i in range(len(dep.planes))), "every plane caught up", 90)
+        steps["planes_caught_up"] = round(time.monotonic() - start, 2)
+
+        def sidecars_live() -> bool:
+            for service in dep.sidecars:
+                status = dep.sidecar_status(service)
+                if not status["ready"] or status["feed_detail"]["state"] != "live":
+                    return False
+            return True
+
+        eventually(sidecars_live, "every sidecar ready and live", 90)
+        steps["sidecars_live"] = round(time.monotonic() - start, 2)
+
+    # ------------------------------------------------------------------ the kill switch
+
+    def trip_kill_switch(self) -> Callable[[], None]:
+        """Returns the action to run during a fault: revoke the tenant, retrying with one key."""
+
+        def revoke() -> None:  # through the library's client: one key, retried while refused
+            started = time.monotonic()
+            try:
+                with PlaneClient(self.dep.planes[0].url, token=self.dep.admin_token, retry_for=60) as client:
+                    seq = client.revoke({"kind": "tenant", "tenant": REVOKED_TENANT})
+                    self.revocation = {"seq": seq, "retries": client.retries, "at": time.monotonic(),
+                                       "took_s": round(time.monotonic() - started, 3)}
+            except TenantGuardError as exc:
+                self.revocation = {"failed": True, "error": str(exc)[:200]}
+
+        def during() -> None:
+            thread = threading.Thread(target=revoke, name="kill-switch", daemon=True)
+            thread.start()
+            self._revoker = thread
+
+        return during
+
+
+def run(root: Path, *, duration: float, kinds: tuple[str, ...], seed: int = 1, hold: float = 2.0,
+        gap: float = 1.0, writers: int = 4) -> dict[str, Any]:
+    """Run the chaos; return the measurements and the verdict (``violations``)."""
+    dep = Deployment(root)
+    started = time.monotonic()
+    try:
+        dep.start()
+        report = run_on(dep, duration=duration, kinds=kinds, seed=seed, hold=hold, gap=gap, writers=writers)
+        report["setup_s"] = round(time.monotonic() - started - report["run_s"], 1)
+        return report
+    finally:
+        left = dep.close()
+        if left:
+            raise AssertionError(f"processes left running: {left}")
+
+
+def run_on(dep: Deployment, *, duration: float, kinds: tuple[str, ...], seed: int = 1, hold: float = 2.0,
+           gap: float = 1.0, writers: int = 4, write_pause: float = 0.01) -> dict[str, Any]:
+    """The chaos on a running deployment (which it leaves running, whole again)."""
+    rng = random.Random(seed)
+    started = time.monotonic()
+    r = dep.write(0, "acme/project:p1#member@user:alice", f"{REVOKED_TENANT}/project:g1#member@user:gina")
+    assert r.status_code == 200, r.text
+    for service in dep.sidecars:  # the revoked tenant is allowed everywhere before the switch
+        eventually(lambda s=service: dep.check(s, "gina", tenant=REVOKED_TENANT, project="g1").json()["allow"],
+                   f"{service} allows gina before the kill switch")
+    chaos = Chaos(dep, rng, hold=hold, gap=gap)
+    load = WriteLoad(dep, threads=writers, prefix=f"chaos{seed}", pause=write_pause).start()
+    checkers = {s: Checker(dep, s).start() for s in dep.sidecars}
+    load.wait_acked(5)
+    t0 = time.monotonic()
+    i = 0
+    while i < len(kinds) or time.monotonic() - t0 < duration:
+        kind = kinds[i % len(kinds)]
+        chaos.inject(kind, chaos.trip_kill_switch() if i == 0 else None)
+        i += 1
+        time.sleep(gap)
+    last_fault_end = chaos.windows[-1].end
+    time.sleep(max(gap, 2.0))  # a quiet stretch after the last fault: writes must be plain 200s here
+    load.stop()
+    writers_stopped = time.monotonic()
+    revoker = getattr(chaos, "_revoker", None)
+    if revoker is not None:
+        revoker.join(60)
+    converged = eventually(dep.converged, "planes and sidecars hold the same relations", timeout=120)
+    converged_at = time.monotonic()
+    for service in dep.sidecars:  # the kill switch has reached every sidecar by now
+        eventually(lambda s=service: checkers[s].globex_denied_at is not None, f"{service} denies {REVOKED_TENANT}")
+    for checker in checkers.values():
+        checker.stop()
+    batches = dep.stored_batches()
+    report = _verdict(dep, chaos, load, checkers, batches)
+    report.update({
+        "faults": [{"kind": w.kind, "target": w.target, "window_s": round(w.end - w.start, 2),
+                    "steps_s": w.steps}
+                   for w in chaos.windows],
+        "run_s": round(time.monotonic() - started, 1),
+        "chaos_s": round(last_fault_end - t0, 1),
+        "convergence_after_last_fault_s": round(converged_at - last_fault_end, 2),
+        "convergence_after_writers_stopped_s": round(converged_at - writers_stopped, 2),
+        "relations": converged,
+        "revocation": {k: v for k, v in chaos.revocation.items() if k != "at"},
+        "notes": chaos.notes,
+    })
+    return report
+
+
+def _verdict(dep: Deployment, chaos: Chaos, load: WriteLoad, checkers: dict[str, Checker],
+             batches: list[Any]) -> dict[str, Any]:
+    violations: list[str] = []
+    seqs = [b.seq for _, b in batches]
+    if seqs != list(range(1, len(seqs) + 1)):
+        violations.append(f"relations batches not gap-free: {seqs[:5]}...{seqs[-5:]}")
+    where: dict[str, list[int]] = {}
+    for _, batch in batches:
+        for change in batch.changes:
+            rel = change.rel
+            where.setdefault(f"{rel.tenant}/{rel.object}#{rel.relation}@{rel.subject}", []).append(batch.seq)
+    windows = chaos.windows
+    attempts = [a for w in load.writes for a in w.attempts]
+    acked = [w for w in load.writes if w.token is not None]
+    for write in load.writes:
+        found = where.get(write.tuple_, [])
+        if write.token is not None and found != [write.token]:
+            violations.append(f"{write.tuple_}: answered {write.token}, stored at {found}")
+        elif write.token is None and len(found) > 1:
+            violations.append(f"{write.tuple_}: never acknowledged, stored {len(found)} times")
+    for a in attempts:
+        if a.status >= 500 and not in_any(windows, a.start, a.end):
+            violations.append(f"5xx outside every fault window: {a.status} {a.error} {a.message[:80]}")
+        if a.status != 200 and not a.retryable:
+            violations.append(f"non-retryable refusal: {a.status} {a.error} {a.message[:80]}")
+    unacked = [w for w in load.writes if w.token is None]
+    if unacked:
+        violations.append(f"{len(unacked)} writes never acknowledged within the retry deadline")
+    for service, checker in checkers.items():
+        own = [w for w in windows if w.target == service]
+        bad = [f for f in checker.failures if not in_any(own, f[0], f[1])]
+        if bad:
+            violations.append(f"{service}: {len(bad)} failed checks outside its own faults: {bad[:3]}")
+        if checker.alice_denied:
+            violations.append(f"{service}: alice denied {len(checker.alice_denied)} times")
+        if checker.globex_allowed_after_deny:
+            violations.append(f"{service}: {REVOKED_TENANT} allowed {len(checker.globex_allowed_after_deny)} times "
+                              "after the kill switch had reached it")
+        if checker.globex_denied_at is None:
+            violations.append(f"{service}: never denied {REVOKED_TENANT}")
+    if chaos.revocation.get("failed"):
+        violations.append(f"kill switch never acknowledged: {chaos.revocation}")
+
+    refusals: dict[str, dict[str, int]] = {}
+    for a in attempts:
+        if a.status == 200:
+            continue
+        kinds = [w.kind for w in windows if w.overlaps(a.start, a.end)] or ["outside"]
+        label = f"{a.status} {a.error or a.message[:40]}".strip()
+        for kind in kinds:
+            refusals.setdefault(kind, {})
+            refusals[kind][label] = refusals[kind].get(label, 0) + 1
+    during = [w.end - w.start for w in acked if in_any(windows, w.start, w.end)]
+    outside = [w.end - w.start for w in acked if not in_any(windows, w.start, w.end)]
+    revoked_at = chaos.revocation.get("at")
+    return {
+        "violations": violations,
+        "writes": {"acknowledged": len(acked), "attempts": len(attempts), "replayed": sum(w.replayed for w in acked),
+                   "retried": sum(1 for w in acked if len(w.attempts) > 1),
+                   "answered_before_applied_here": sum(1 for w in acked if not w.applied_here),
+                   "batches_in_stream": len(seqs)},
+        "refusals_by_fault": refusals,
+        "write_latency_during_faults": summary_ms(during),
+        "write_latency_outside_faults": summary_ms(outside),
+        "checks": {s: {"answered": c.answers, "failed": len(c.failures),
+                       "failed_in_own_fault": len(c.failures) - sum(
+                           1 for f in c.failures if not in_any([w for w in windows if w.target == s], f[0], f[1])),
+                       "kill_switch_seen_after_s": None if revoked_at is None or c.globex_denied_at is None
+                       else round(c.globex_denied_at - revoked_at, 3)}
+                   for s, c in checkers.items()},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.cluster.chaos", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=float, default=120.0, help="seconds of faults (at least one of each kind)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--hold", type=float, default=3.0, help="seconds each fault lasts")
+    parser.add_argument("--gap", type=float, default=2.0, help="quiet seconds between faults")
+    parser.add_argument("--writers", type=int, default=4)
+    parser.add_argument("--root", type=Path, help="where processes keep stores and logs (default: a temp dir)")
+    parser.add_argument("--short", action="store_true", help="the short sequence of the test suite")
+    args = parser.parse_args(argv)
+    root = args.root or Path(tempfile.mkdtemp(prefix="tg-chaos-"))
+    kinds = SHORT if args.short else LONG
+    report = run(root, duration=0 if args.short else args.duration, kinds=kinds, seed=args.seed, hold=args.hold,
+                 gap=args.gap, writers=args.writers)
+    print(json.dumps(report, indent=2, default=str))
+    if not report["violations"] and args.root is None:
+        shutil.rmtree(root, ignore_errors=True)
+    else:
+        print(f"logs kept in {root}", file=sys.stderr)
+    return 1 if report["violations"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+"""The short chaos run (see chaos.py): one fault of each kind on the shared deployment.
+
+The long run is ``python -m tests.cluster.chaos --duration 120``; figures in docs/operations.md.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .chaos import SHORT, run_on
+from .harness import Deployment
+
+pytestmark = [pytest.mark.nats, pytest.mark.timeout(400)]
+
+
+def test_short_chaos(dep: Deployment) -> None:
+    report = run_on(dep, duration=0, kinds=SHORT, seed=7, hold=1.0, gap=0.5, writers=2, write_pause=0.02)
+    print("\n" + json.dumps({k: v for k, v in report.items() if k != "relations"}, indent=1, default=str))
+    assert report["violations"] == []
