@@ -173,7 +173,7 @@ def sidecar_issuer(service: str) -> str:
 # --------------------------------------------------------------------------- NATS permissions
 #
 # What each tenantguard identity may do on NATS, as nats-server ``permissions`` blocks
-# (``tenantguard dev`` and deploy/ render them; tests/nats/test_permissions.py runs them
+# (``tenantguard dev`` and deploy/ render them; tests/natsio/test_permissions.py runs them
 # against a real server). Subjects were found by running the plane and a sidecar with
 # nothing allowed and reading the server's violations. JetStream and object-store calls
 # are requests on ``$JS.API.*`` whose replies come back on the client's ``_INBOX``;

@@ -22,7 +22,7 @@ from authz_sidecar.feed import Feed
 from authz_sidecar.runtime import Sidecar
 from tests.feed.conftest import FAST, eventually
 from tests.feed.plane import TestPlane
-from tests.nats.test_secure import (  # noqa: F401 - fixtures
+from tests.natsio.test_secure import (  # noqa: F401 - fixtures
     bundle_key,
     bundle_pem,
     creds,
