@@ -23,7 +23,7 @@ STATIC_PATH: Final = f"{PREFIX}/static"
 CSP: Final = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
               "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 _HEADERS: Final = [(b"content-security-policy", CSP.encode()), (b"x-frame-options", b"DENY"),
-                   (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
+                   (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin"),
                    (b"cross-origin-opener-policy", b"same-origin")]
 
 

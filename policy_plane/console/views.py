@@ -106,7 +106,8 @@ async def form_of(request: Request) -> dict[str, str]:
 
 
 def same_origin(request: Request) -> None:
-    """A browser's ``Origin`` on a POST must be this host (SameSite cookies are the first line)."""
+    """A browser's ``Origin`` on a POST must be this host (SameSite cookies are the first line). The
+    pages send ``Referrer-Policy: same-origin``: with ``no-referrer`` a browser sends ``Origin: null``."""
     origin = request.headers.get("origin")
     if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
         raise Forbidden("cross-origin form refused")
