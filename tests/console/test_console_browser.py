@@ -121,7 +121,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Clust
 def page(deployment: tuple[Cluster, Relay], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     shots = SHOTS if os.environ.get("TG_CONSOLE_SCREENSHOTS") else tmp_path_factory.mktemp("shots")
     with sync_api.sync_playwright() as pw:
-        try:
+        try:  # Debian's chromium, never a downloaded build (no `playwright install`)
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True)
         except sync_api.Error as exc:
             pytest.skip(f"chromium cannot run here: {str(exc)[:300]}")

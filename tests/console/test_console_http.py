@@ -17,6 +17,7 @@ from tenantguard.keys import write_private
 from tenantguard.natsserver import NatsServer
 
 from policy_plane.console.sessions import SessionStore
+from policy_plane.console.views import LOGIN_COOKIE
 from tests.plane.conftest import ADMIN_TOKEN, World
 from tests.plane.process import PlaneProcess
 
@@ -99,6 +100,27 @@ def test_sign_in_sets_a_strict_cookie_and_never_echoes_the_token(plane: PlanePro
         assert not EXTERNAL.search(r.text), f"{page} references an outside URL"
         assert re.search(r"<script(?![^>]*\bsrc=)[^>]*>", r.text) is None, f"{page} has an inline script"
     assert "console.sign_in" in client.get("/console/audit").text
+
+
+def test_cookie_is_secure_behind_a_local_tls_proxy(plane: PlaneProcess) -> None:
+    """uvicorn takes ``X-Forwarded-Proto`` from a proxy on the same host: the page is https to the
+    browser, so the session cookie is ``Secure``."""
+    client = browser(plane)
+    client.headers["X-Forwarded-Proto"] = "https"
+    form = client.get("/console/login")
+    login_csrf = re.search(r'name="login_csrf" value="([^"]+)"', form.text)
+    assert login_csrf is not None and "secure" in form.headers["set-cookie"].lower()
+    # httpx keeps no Secure cookie over http: hand it back as the browser (on https) would
+    client.cookies.set(LOGIN_COOKIE, form.cookies[LOGIN_COOKIE], path="/console/login")
+    answer = client.post("/console/login", data={"token": ADMIN_TOKEN, "login_csrf": login_csrf.group(1)})
+    cookie = next(v for k, v in answer.headers.multi_items() if k == "set-cookie" and v.startswith("tg_console="))
+    assert answer.status_code == 303 and "; secure" in cookie.lower()
+
+
+def test_the_console_can_be_switched_off(world: World, plane: PlaneProcess) -> None:
+    other = world.start("--no-console")
+    assert httpx.get(f"{other.base_url}/console/", timeout=10).status_code == 404
+    assert httpx.get(f"{other.base_url}/docs", timeout=10).status_code == 200
 
 
 def test_wrong_token_and_forged_login_form_are_refused(plane: PlaneProcess) -> None:
