@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import os
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -27,7 +28,7 @@ from tenantguard.decisionlog.wire import encode_batches
 from tenantguard.natsserver import NatsServer
 from tenantguard.plane_client import PLANE_TITLE
 
-from tests.e2e.cluster import REPO, Cluster, eventually, launch
+from tests.e2e.cluster import BUNDLE_DIR, REPO, TENANTGUARD, Cluster, eventually, launch
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(300)]
 
@@ -250,8 +251,16 @@ def test_console_in_a_browser(deployment: tuple[Cluster, Relay], page: Any) -> N
     page.goto(plane_url(cluster, "/console/decisions?subject=user:alice"))
     expect(page.locator("#decisions tbody tr").first.locator(".result")).to_have_text("allow")
 
-    # -- the other pages
+    # -- bundles: a staged rollout of revision 2, billing first
+    done = subprocess.run([TENANTGUARD, "bundle", "publish", str(BUNDLE_DIR), "--plane", plane_url(cluster, ""),
+                           "--token-file", str(cluster.keys / "admin.token"), "--revision", "2",
+                           "--stages", "billing;all"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    eventually(lambda: cluster.status("billing")["bundle_revision"] == "2", "billing on revision 2")
+    eventually(lambda: "2" in cluster.plane_status()["fleet"]["by_service"].get("billing", {}),
+               "the fleet view has billing on 2")
     page.goto(plane_url(cluster, "/console/bundles"))
+    expect(page.locator("#rollout")).to_contain_text("in_progress")
     expect(page.locator("#running")).to_contain_text("billing/")
     shot(page, "bundles")
     page.goto(plane_url(cluster, "/console/revocations"))
