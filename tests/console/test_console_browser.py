@@ -174,6 +174,7 @@ def received(cluster: Cluster) -> int:
 def test_console_in_a_browser(deployment: tuple[Cluster, Relay], page: Any) -> None:
     cluster, relay = deployment
     expect = sync_api.expect
+    expect.set_options(timeout=15_000)  # a shared 2-core machine: bound a hang, do not race
 
     # -- sign in (the form, then the fleet)
     page.goto(plane_url(cluster, "/console/"))
