@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 from tenantguard import __version__
 from tenantguard.asgi import RequestGuard, install_error_handlers
+from tenantguard.docs_ui import install_offline_docs
 
 from .http import authzen, envoy_http, exchange, native, opa_api, opa_compat, ops, search
 from .http.hot import HotDoors
@@ -77,7 +78,10 @@ def create_api(sidecar: Sidecar) -> FastAPI:
         version=__version__,
         description="Local authorization decisions: native check, AuthZEN 1.0, OPA Data API, operations.",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
+    install_offline_docs(app, title=app.title)
     app.state.sidecar = sidecar
     # Guarded on its own too, so this app is never served unguarded by mistake (the
     # front's guard has already judged what reaches it through SidecarApp: ~2 µs again).

@@ -47,6 +47,7 @@ class SidecarMetrics:
         self.search_decisions = Counter("tg_search_decisions", "Candidates decided by searches, by kind",
                                         ["kind"], registry=self.registry)
         self._children: dict[tuple[str, bool], tuple[Any, Any]] = {}
+        self.decided = 0  # every door: reported on tg.status.<service> for the console's decision rate
         self.bundle_revision = Gauge("tg_bundle_info", "Active bundle revision (value is always 1)",
                                      ["revision"], registry=self.registry)
 
@@ -62,6 +63,7 @@ class SidecarMetrics:
             self._children[(door, allow)] = children
         children[0].inc()
         children[1].observe(seconds)
+        self.decided += 1
 
     def set_revision(self, revision: str) -> None:
         self.bundle_revision.clear()

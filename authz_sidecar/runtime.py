@@ -147,6 +147,8 @@ class Sidecar:
         if self.own_key.kid not in self.trust:
             self.trust.add(self.own_key)
         self.trust_source = "local"  # "plane" once a trust update from the plane is applied
+        self.trust_seq = 0  # the plane's trust set sequence applied (set by the feed)
+        self.revocations_seq = 0  # the last revocation applied (set by the feed)
         self._own_key_in_plane = False  # whether the plane's last trust set listed the own key
         self._own_key_withdrawn = False
         self.registrar: PlaneRegistrar | None = None  # set by from_config with --plane-url
@@ -530,7 +532,9 @@ class Sidecar:
         return SidecarStatus(service=self.config.service, instance=self.instance, bundle_revision=self.bundle_revision,
                              bundle_serial=active.order if active is not None else None, bundle_sha256=digest,
                              relations_seq=self.relations.applied_seq, ready=self.core.ready, sent_at=time.time(),
-                             shadow=self.shadow.stats(examples=REPORTED_EXAMPLES))
+                             shadow=self.shadow.stats(examples=REPORTED_EXAMPLES),
+                             staleness_seconds=round(self.staleness(), 3), trust_seq=self.trust_seq,
+                             revocations_seq=self.revocations_seq, decisions=self.metrics.decided)
 
     def _memo_status(self) -> dict[str, Any]:
         """Verdict memo counters, and whether the active policy may use it at all."""

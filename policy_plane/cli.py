@@ -109,6 +109,13 @@ def serve(
         min=0, envvar=ENV + "IMPACT_MAX_UNDECLARED", help="Undeclared flips an enforcing gate lets through")] = 0,
     impact_sample: Annotated[int, typer.Option(
         min=1, max=100_000, envvar=ENV + "IMPACT_SAMPLE", help="Newest decision records the gate replays")] = 5000,
+    console: Annotated[bool, typer.Option(
+        "--console/--no-console", envvar=ENV + "CONSOLE",
+        help="Serve the operations console under /console/ (sign-in with the admin or operator token)")] = True,
+    console_idle_minutes: Annotated[float, typer.Option(
+        min=1, max=1440, envvar=ENV + "CONSOLE_IDLE_MINUTES",
+        help="A console session ends after this many minutes without a request (sessions are kept in memory "
+             "and end with the replica)")] = 15.0,
     nats_user: Annotated[str | None, typer.Option(
         envvar=ENV + "NATS_USER", help=NATS_HELP["user"])] = None,
     nats_password_file: Annotated[Path | None, typer.Option(
@@ -164,6 +171,8 @@ def serve(
         impact_gate=impact_gate.value,
         impact_max_undeclared=impact_max_undeclared,
         impact_sample=impact_sample,
+        console=console,
+        console_idle_seconds=console_idle_minutes * 60,
     )
     run(Plane(config))
 

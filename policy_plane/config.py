@@ -68,6 +68,8 @@ class PlaneConfig:
     impact_gate: str = "off"  # off | report | enforce: replay the decision sample before each publish
     impact_max_undeclared: int = 0
     impact_sample: int = 5000
+    console: bool = True  # the operations console under /console/ (sessions in memory: see policy_plane.console)
+    console_idle_seconds: float = 900.0  # a console session ends after this long without a request
     replica: str = field(default_factory=lambda: os.urandom(4).hex())
     nats: NatsConnection | None = None  # credentials and TLS; built from nats_url when not given
 
@@ -91,6 +93,8 @@ class PlaneConfig:
             raise ConfigError("impact_gate must be off, report or enforce")
         if self.impact_max_undeclared < 0 or not 1 <= self.impact_sample <= 100_000:
             raise ConfigError("impact_max_undeclared must be >= 0 and impact_sample 1-100000")
+        if not 60 <= self.console_idle_seconds <= 24 * 3600:
+            raise ConfigError("console_idle_seconds must be within 60 s..24 h")
         if self.stream_replicas not in (1, 3, 5):
             raise ConfigError("stream_replicas must be 1, 3 or 5 (JetStream replication factors)")
         if self.event_key.kid == self.bundle_key.kid:

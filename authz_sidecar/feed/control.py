@@ -125,6 +125,7 @@ class TrustFollower:
             return False
         self._ctx.sidecar.replace_trust(keys)
         self.seq, self.raw = event.seq, data.decode("ascii")
+        self._ctx.sidecar.trust_seq = event.seq
         self._ctx.metrics.events_applied.labels(self.kind).inc()
         log.info("trust set %d applied (%d keys)", event.seq, len(keys))
         return True
@@ -191,6 +192,7 @@ class RevocationsFollower:
             self._ctx.gate.reject(exc.code, self.subject, exc.message, seq=event.seq)
             forget_after = time.time()  # keep the seq moving; nothing applied
         self.seq = event.seq
+        self._ctx.sidecar.revocations_seq = event.seq
         self._rescanned = False
         self.kept.append(_Kept(data.decode("ascii"), forget_after))
         self._ctx.metrics.events_applied.labels(self.kind).inc()

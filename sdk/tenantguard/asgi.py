@@ -192,14 +192,16 @@ class JsonBodies:
     """
 
     def __init__(self, app: ASGIApp, *, realm: str, raw_paths: frozenset[str] = frozenset(),
-                 max_depth: int = MAX_DEPTH) -> None:
+                 raw_prefixes: tuple[str, ...] = (), max_depth: int = MAX_DEPTH) -> None:
         self.app = app
         self.realm = realm
         self.raw_paths = raw_paths
+        self.raw_prefixes = raw_prefixes  # whole subtrees that take forms (the plane's console)
         self.max_depth = max_depth
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in JSON_METHODS or scope["path"] in self.raw_paths:
+        if (scope["type"] != "http" or scope["method"] not in JSON_METHODS or scope["path"] in self.raw_paths
+                or (self.raw_prefixes and scope["path"].startswith(self.raw_prefixes))):
             await self.app(scope, receive, send)
             return
         body = await read_body(receive, 2**62) or b""  # already bounded by the guard outside

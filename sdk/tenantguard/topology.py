@@ -55,8 +55,12 @@ TG_DECISIONS        tg.decisions.<service>.      decision records from sidecars 
                                                  tenant's records are one subject filter.
 (core NATS)         tg.status.<service>          a sidecar's status (plain JSON): its
                                                  instance, active bundle revision, serial
-                                                 and digest (``tenantguard.rollout.fleet``);
-                                                 what the plane shows a staged rollout by.
+                                                 and digest, staleness, trust and
+                                                 revocation seqs, decision count
+                                                 (``tenantguard.rollout.fleet``); what the
+                                                 plane shows a staged rollout and the
+                                                 console's fleet page by. Published only on
+                                                 the sidecar's own service subject.
 TG_ROLLOUTS         tg.rollouts.state            ``rollout.state`` events (newest wins):
                                                  the staged rollout's state machine
                                                  (``tenantguard.rollout.plan``); read by

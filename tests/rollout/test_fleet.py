@@ -32,3 +32,23 @@ def test_reports_are_bounded_validated_and_expire() -> None:
         assert fleet.receive("orders", bad, now=11.0) is None
     assert fleet.malformed == 6
     assert fleet.summary(now=11.0)["by_revision"] == {"1": 1, "2": 1}
+
+
+def test_console_fields_are_validated_and_the_rate_derived() -> None:
+    """Staleness, trust and revocation sequences and the decision count (the console's fleet page)."""
+    fleet = FleetView()
+    old = fleet.receive("orders", report("legacy"), now=0.0)  # a sidecar from before these fields
+    assert old is not None and old.staleness_seconds is None and old.decisions is None
+    assert fleet.receive("orders", report("i1", staleness_seconds=0.4, trust_seq=2, revocations_seq=1,
+                                          decisions=100), now=0.0)
+    assert fleet.receive("orders", report("i1", staleness_seconds=0.2, trust_seq=2, revocations_seq=1,
+                                          decisions=150), now=5.0)
+    rows = {s["instance"]: s for s in fleet.sidecars(now=5.0)}
+    assert rows["i1"]["decision_rate"] == 10.0 and rows["i1"]["trust_seq"] == 2
+    assert rows["legacy"]["decision_rate"] is None
+    assert fleet.receive("orders", report("i1", decisions=3), now=10.0)  # restarted: no negative rate
+    assert {s["instance"]: s for s in fleet.sidecars(now=10.0)}["i1"]["decision_rate"] == 10.0
+    for bad in (report("b1", staleness_seconds=-1), report("b2", staleness_seconds=True), report("b3", trust_seq=1.5),
+                report("b4", decisions=-3), report("b5", revocations_seq="7"), report("b6", decisions=2**64)):
+        assert fleet.receive("orders", bad, now=10.0) is None
+    assert fleet.malformed == 6

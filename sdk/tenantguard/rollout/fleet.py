@@ -39,12 +39,18 @@ class SidecarStatus:
     ready: bool
     sent_at: float
     shadow: Mapping[str, Any] | None = None  # ShadowEvaluator.stats(examples=5) while a shadow runs
+    # For the operations console (absent from older sidecars: None):
+    staleness_seconds: float | None = None  # since the sidecar last heard from the plane (heartbeat or data)
+    trust_seq: int | None = None  # the trust set sequence it applied
+    revocations_seq: int | None = None
+    decisions: int | None = None  # decisions made since it started (the plane derives a rate)
 
     def to_wire(self) -> dict[str, Any]:
         return {"service": self.service, "instance": self.instance, "bundle_revision": self.bundle_revision,
                 "bundle_serial": self.bundle_serial, "bundle_sha256": self.bundle_sha256,
                 "relations_seq": self.relations_seq, "ready": self.ready, "sent_at": self.sent_at,
-                "shadow": self.shadow}
+                "shadow": self.shadow, "staleness_seconds": self.staleness_seconds, "trust_seq": self.trust_seq,
+                "revocations_seq": self.revocations_seq, "decisions": self.decisions}
 
     @classmethod
     def from_wire(cls, raw: Mapping[str, Any], *, service: str) -> SidecarStatus:
@@ -65,9 +71,18 @@ class SidecarStatus:
                                        and all(isinstance(shadow.get(k, 0), int) for k in _SHADOW_COUNTS)
                                        and isinstance(shadow.get("disagreed", {}), Mapping)):
             raise InvalidInput("status shadow must be the shadow evaluator's stats")
+        staleness = raw.get("staleness_seconds")
+        if staleness is not None and (isinstance(staleness, bool) or not isinstance(staleness, int | float)
+                                      or not 0 <= staleness < 1e9):
+            raise InvalidInput("status staleness_seconds must be a non-negative number")
+        counts = {k: raw.get(k) for k in ("trust_seq", "revocations_seq", "decisions")}
+        for key, value in counts.items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not 0 <= value < 2**63):
+                raise InvalidInput(f"status {key} must be a non-negative integer")
         return cls(service, instance, revision, serial, digest, seq, raw.get("ready") is True,
                    float(sent) if isinstance(sent, int | float) and not isinstance(sent, bool) else 0.0,
-                   shadow)
+                   shadow, float(staleness) if staleness is not None else None, **counts)
 
 
 class FleetView:
@@ -77,6 +92,7 @@ class FleetView:
         self.max_instances = max_instances
         self.expire = expire
         self._latest: dict[tuple[str, str], tuple[float, SidecarStatus]] = {}
+        self._rates: dict[tuple[str, str], float] = {}  # decisions per second between the last two reports
         self.received = 0
         self.malformed = 0
         self.dropped = 0
@@ -98,6 +114,11 @@ class FleetView:
             if len(self._latest) >= self.max_instances:
                 self.dropped += 1
                 return None
+        previous = self._latest.get(key)
+        if previous is not None and status.decisions is not None and previous[1].decisions is not None:
+            elapsed, made = now - previous[0], status.decisions - previous[1].decisions
+            if elapsed > 0 and made >= 0:  # a restarted instance counts from 0 again: no rate from that pair
+                self._rates[key] = made / elapsed
         self._latest[key] = (now, status)
         self.received += 1
         return status
@@ -105,12 +126,14 @@ class FleetView:
     def _forget(self, now: float) -> None:
         for key in [k for k, (seen, _) in self._latest.items() if now - seen > self.expire]:
             del self._latest[key]
+            self._rates.pop(key, None)
 
     def sidecars(self, *, now: float | None = None) -> list[dict[str, Any]]:
         now = time.time() if now is None else now
         self._forget(now)
-        return [{**s.to_wire(), "seen_seconds_ago": round(now - seen, 3)}
-                for (_, _), (seen, s) in sorted(self._latest.items())]
+        return [{**s.to_wire(), "seen_seconds_ago": round(now - seen, 3),
+                 "decision_rate": round(self._rates[key], 3) if key in self._rates else None}
+                for key, (seen, s) in sorted(self._latest.items())]
 
     def summary(self, *, now: float | None = None) -> dict[str, Any]:
         """Instances per (service, revision): the picture a staged rollout is watched with."""

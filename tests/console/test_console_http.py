@@ -1,0 +1,235 @@
+"""The console over HTTP, without a browser: sign-in, sessions, CSRF, the read-only role,
+escaping and headers, against a real plane on a real nats-server (one for the module)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Iterator
+
+import httpx
+import nats
+import pytest
+from tenantguard import topology as topo
+from tenantguard.decisionlog.wire import encode_batches
+from tenantguard.keys import write_private
+from tenantguard.natsserver import NatsServer
+
+from policy_plane.console.sessions import SessionStore
+from policy_plane.console.views import LOGIN_COOKIE
+from tests.plane.conftest import ADMIN_TOKEN, World
+from tests.plane.process import PlaneProcess
+
+pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
+
+OPERATOR_TOKEN = "operator-token-" + "c3" * 16
+EVIL = "<script>alert(1)</script>"
+EXTERNAL = re.compile(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", re.I)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    root = tmp_path_factory.mktemp("console")
+    with NatsServer(root / "nats") as server:
+        yield World(root, server)
+
+
+@pytest.fixture(scope="module")
+def plane(world: World) -> Iterator[PlaneProcess]:
+    operator_file = world.root / "operator.token"
+    write_private(operator_file, OPERATOR_TOKEN.encode())
+    running = world.start("--operator-token-file", str(operator_file))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def browser(plane: PlaneProcess) -> httpx.Client:
+    """A cookie-keeping client that never sends an Authorization header (like a browser)."""
+    client = httpx.Client(base_url=plane.base_url, timeout=20, follow_redirects=False)
+    plane.clients.append(client)
+    return client
+
+
+def sign_in(plane: PlaneProcess, token: str) -> tuple[httpx.Client, httpx.Response]:
+    client = browser(plane)
+    form = client.get("/console/login")
+    assert form.status_code == 200
+    login_csrf = re.search(r'name="login_csrf" value="([^"]+)"', form.text)
+    assert login_csrf is not None
+    answer = client.post("/console/login", data={"token": token, "login_csrf": login_csrf.group(1)})
+    return client, answer
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found is not None, "no CSRF field on the page"
+    return found.group(1)
+
+
+def test_pages_need_a_session(plane: PlaneProcess) -> None:
+    client = browser(plane)
+    for page in ("/console/", "/console/decisions", "/console/tenants", "/console/audit"):
+        r = client.get(page)
+        assert r.status_code == 303 and r.headers["location"] == "/console/login", page
+        assert r.headers["x-frame-options"] == "DENY"
+    assert client.post("/console/tenants/kill-switch", data={"tenant": "acme", "op": "trip"}).status_code == 401
+    # the API's bearer token is no session: the console only knows its cookie
+    assert client.get("/console/", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}).status_code == 303
+
+
+def test_sign_in_sets_a_strict_cookie_and_never_echoes_the_token(plane: PlaneProcess) -> None:
+    client, answer = sign_in(plane, ADMIN_TOKEN)
+    assert answer.status_code == 303 and answer.headers["location"] == "/console/"
+    cookie = next(v for k, v in answer.headers.multi_items() if k == "set-cookie" and v.startswith("tg_console="))
+    attributes = {a.strip().split("=")[0].lower() for a in cookie.split(";")}
+    assert {"httponly", "path"} <= attributes and "samesite=strict" in cookie.lower()
+    assert "secure" not in attributes  # plain http here; https gets Secure
+    assert ADMIN_TOKEN not in cookie and ADMIN_TOKEN not in answer.headers["location"]
+    for page in ("/console/", "/console/tenants", "/console/bundles", "/console/decisions", "/console/revocations",
+                 "/console/audit"):
+        r = client.get(page)
+        assert r.status_code == 200, page
+        assert ADMIN_TOKEN not in r.text
+        assert r.headers["cache-control"] == "no-store"
+        csp = r.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp
+        assert r.headers["x-frame-options"] == "DENY" and r.headers["x-content-type-options"] == "nosniff"
+        assert not EXTERNAL.search(r.text), f"{page} references an outside URL"
+        assert re.search(r"<script(?![^>]*\bsrc=)[^>]*>", r.text) is None, f"{page} has an inline script"
+    assert "console.sign_in" in client.get("/console/audit").text
+
+
+def test_cookie_is_secure_behind_a_local_tls_proxy(plane: PlaneProcess) -> None:
+    """uvicorn takes ``X-Forwarded-Proto`` from a proxy on the same host: the page is https to the
+    browser, so the session cookie is ``Secure``."""
+    client = browser(plane)
+    client.headers["X-Forwarded-Proto"] = "https"
+    form = client.get("/console/login")
+    login_csrf = re.search(r'name="login_csrf" value="([^"]+)"', form.text)
+    assert login_csrf is not None and "secure" in form.headers["set-cookie"].lower()
+    # httpx keeps no Secure cookie over http: hand it back as the browser (on https) would
+    client.cookies.set(LOGIN_COOKIE, form.cookies[LOGIN_COOKIE], path="/console/login")
+    answer = client.post("/console/login", data={"token": ADMIN_TOKEN, "login_csrf": login_csrf.group(1)})
+    cookie = next(v for k, v in answer.headers.multi_items() if k == "set-cookie" and v.startswith("tg_console="))
+    assert answer.status_code == 303 and "; secure" in cookie.lower()
+
+
+def test_the_console_can_be_switched_off(world: World, plane: PlaneProcess) -> None:
+    other = world.start("--no-console")
+    assert httpx.get(f"{other.base_url}/console/", timeout=10).status_code == 404
+    assert httpx.get(f"{other.base_url}/docs", timeout=10).status_code == 200
+
+
+def test_wrong_token_and_forged_login_form_are_refused(plane: PlaneProcess) -> None:
+    _, answer = sign_in(plane, "not-the-token")
+    assert answer.status_code == 403 and "tg_console=" not in answer.headers.get("set-cookie", "")
+    assert "not-the-token" not in answer.text
+    stranger = browser(plane)  # no login cookie: a cross-site form cannot sign a victim in
+    r = stranger.post("/console/login", data={"token": ADMIN_TOKEN, "login_csrf": "guess"})
+    assert r.status_code == 403 and "tg_console=" not in r.headers.get("set-cookie", "")
+
+
+def test_kill_switch_needs_csrf_same_origin_and_confirmation(plane: PlaneProcess) -> None:
+    client, _ = sign_in(plane, ADMIN_TOKEN)
+    csrf = csrf_of(client.get("/console/tenants?tenant=acme").text)
+    before = plane.status()["revocations"]["seq"]
+    assert client.post("/console/tenants/kill-switch", data={"tenant": "acme", "op": "trip", "confirm": "yes",
+                                                             "csrf": "x" * len(csrf)}).status_code == 403
+    assert client.post("/console/tenants/kill-switch", data={"tenant": "acme", "op": "trip", "confirm": "yes"}
+                       ).status_code == 403
+    assert client.post("/console/tenants/kill-switch", headers={"Origin": "https://evil.example"},
+                       data={"tenant": "acme", "op": "trip", "confirm": "yes", "csrf": csrf}).status_code == 403
+    other, _ = sign_in(plane, ADMIN_TOKEN)  # another session's token is not this one's
+    other_csrf = csrf_of(other.get("/console/tenants").text)
+    assert client.post("/console/tenants/kill-switch", data={"tenant": "acme", "op": "trip", "confirm": "yes",
+                                                             "csrf": other_csrf}).status_code == 403
+    asked = client.post("/console/tenants/kill-switch", data={"tenant": "acme", "op": "trip", "csrf": csrf})
+    assert asked.status_code == 200 and 'name="confirm" value="yes"' in asked.text
+    assert plane.status()["revocations"]["seq"] == before  # asking published nothing
+    done = client.post("/console/tenants/kill-switch", data={"tenant": "acme", "op": "trip", "confirm": "yes",
+                                                             "csrf": csrf})
+    assert done.status_code == 200 and "tripped" in done.text
+    plane.wait_until(lambda s: s["revocations"]["seq"] == before + 1)
+    assert "TRIPPED" in client.get("/console/tenants?tenant=acme").text
+    done = client.post("/console/tenants/kill-switch", data={"tenant": "acme", "op": "lift", "confirm": "yes",
+                                                             "csrf": csrf})
+    assert done.status_code == 200
+    plane.wait_until(lambda s: s["revocations"]["seq"] == before + 2)
+    audit = client.get("/console/audit").text
+    assert audit.count("revocations.add") >= 2 and "console" in audit
+
+
+def test_operator_reads_everything_and_changes_nothing(plane: PlaneProcess) -> None:
+    client, answer = sign_in(plane, OPERATOR_TOKEN)
+    assert answer.status_code == 303
+    page = client.get("/console/tenants?tenant=acme").text
+    assert "read-only" in page and 'id="kill-switch"' not in page and "kill-switch" not in page.split("<main>")[1]
+    for path in ("/console/", "/console/bundles", "/console/decisions", "/console/revocations", "/console/audit"):
+        assert client.get(path).status_code == 200
+    before = plane.status()["revocations"]["seq"]
+    r = client.post("/console/tenants/kill-switch", data={"tenant": "acme", "op": "trip", "confirm": "yes",
+                                                          "csrf": csrf_of(page)})
+    assert r.status_code == 403 and "read-only" in r.text
+    time.sleep(0.3)
+    assert plane.status()["revocations"]["seq"] == before
+
+
+def test_logout_ends_the_session_server_side(plane: PlaneProcess) -> None:
+    client, _ = sign_in(plane, ADMIN_TOKEN)
+    session_cookie = client.cookies.get("tg_console")
+    csrf = csrf_of(client.get("/console/").text)
+    r = client.post("/console/logout", data={"csrf": csrf})
+    assert r.status_code == 303 and r.headers["location"] == "/console/login"
+    replay = browser(plane)  # the old cookie, kept by an attacker, is dead too
+    replay.cookies.set("tg_console", session_cookie or "", path="/console")
+    assert replay.get("/console/").status_code == 303
+
+
+async def _publish_records(url: str, records: list[dict[str, object]]) -> None:
+    nc = await nats.connect(url, connect_timeout=2, allow_reconnect=False)
+    try:
+        js = nc.jetstream(timeout=5)
+        for tenant, _, data in encode_batches(records):
+            await js.publish(topo.decisions_subject("billing", tenant), data, stream=topo.STREAM_DECISIONS)
+    finally:
+        await nc.close()
+
+
+def test_attacker_named_tenant_and_subject_render_inert(plane: PlaneProcess, world: World) -> None:
+    record = {"v": 2, "decision_id": "evil-1", "time": time.time(), "service": "billing", "tenant": EVIL,
+              "subject": f"user:{EVIL}", "action": f"invoices:read{EVIL}", "resource": "invoice:1", "allow": False,
+              "reasons": [EVIL], "bundle_revision": None, "relations_seq": 0, "input": None}
+    asyncio.run(asyncio.wait_for(_publish_records(world.nats.url, [record]), 30))
+    plane.wait_until(lambda s: s["decisions"]["received"] >= 1)
+    client, _ = sign_in(plane, ADMIN_TOKEN)
+    pages = [client.get("/console/decisions"), client.get("/console/decisions", params={"subject": f"user:{EVIL}"}),
+             client.get("/console/decisions/evil-1", params={"tenant": EVIL, "service": "billing"}),
+             client.get("/console/tenants", params={"tenant": EVIL, "subject": EVIL})]
+    for r in pages:
+        assert EVIL not in r.text and "<script>alert" not in r.text, r.url
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages[0].text and "evil-1" in pages[0].text
+
+
+def test_docs_pages_load_no_outside_asset(plane: PlaneProcess) -> None:
+    for path in ("/docs", "/redoc"):
+        r = httpx.get(f"{plane.base_url}{path}", timeout=10)
+        assert r.status_code == 200
+        assert not EXTERNAL.search(r.text) and "cdn." not in r.text and "fonts.googleapis" not in r.text, path
+        for asset in re.findall(r"""(?:src|href)=["']?(/_docs-assets/[^"' >]+)""", r.text):
+            assert httpx.get(f"{plane.base_url}{asset}", timeout=10).status_code == 200, asset
+
+
+def test_session_store_expires_and_is_bounded() -> None:
+    store = SessionStore(idle=60, absolute=3600, max_sessions=3)
+    ids = [store.create("admin", now=1000.0 + i)[0] for i in range(4)]
+    assert len(store) == 3 and store.get(ids[0], now=1010) is None  # the oldest made room
+    assert store.get(ids[3], now=1050) is not None
+    assert store.get(ids[3], now=1200) is None  # idle past 60 s
+    sid, session = store.create("operator", now=5000)
+    for t in range(5000, 8600, 50):
+        assert store.get(sid, now=t) is not None  # kept alive...
+    assert store.get(sid, now=8700) is None  # ...but not past the absolute limit
+    assert not session.can_change and not session.csrf_ok(None) and session.csrf_ok(session.csrf)
