@@ -393,8 +393,8 @@ CERBOS_DIFFERENCES = """What each side does per request that the other does not:
 - tenantguard runs built-in checks before policy (audience, revocation, tenant match,
   actor chain) and evaluates the whole example bundle (Rego, regorus), which also covers
   scopes, act-as and high-risk marking; Cerbos evaluates one resource policy (CEL).
-- tenantguard puts every decision on its decision log queue (no NATS here: dropped and
-  counted) and answers with a decision id, bundle revision and relations sequence;
+- tenantguard appends a record of every decision to its bounded decision-log queue
+  (O(1); no NATS sink in this run) and answers with a decision id, bundle revision and relations sequence;
   Cerbos with audit disabled returns the effect per action and a call id.
 - Envoy door: tenantguard also parses and normalises the HTTP path from the Envoy
   CheckRequest; Cerbos's gRPC door takes an already-structured request.
@@ -567,6 +567,52 @@ class DelayDropProxy:
             writer.write(chunk)
 
 
+class ProxyProcess:
+    """The proxy in a process of its own (``peers.py --serve-proxy``), so its timers do not
+    share an event loop with the services; ``reset``/``stats`` lines on its stdin."""
+
+    def __init__(self, upstream_port: int, lossy: Lossy, core: str | None = CLIENT_CORE) -> None:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--serve-proxy", str(upstream_port),
+               "--delay-median-ms", str(lossy.median_ms), "--delay-p99-ms", str(lossy.p99_ms),
+               "--fail", str(lossy.fail), "--seed", str(lossy.seed)]
+        self.proc = subprocess.Popen(pinned(core, cmd) if core else cmd, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self.port = int(self._ask(None)["port"])
+
+    def _ask(self, command: str | None) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        if command is not None:
+            self.proc.stdin.write(command + "\n")
+            self.proc.stdin.flush()
+        return dict(json.loads(self.proc.stdout.readline()))
+
+    def reset(self) -> None:
+        self._ask("reset")
+
+    def stats(self) -> dict[str, Any]:
+        return self._ask("stats")
+
+    def close(self) -> None:
+        Server(self.proc).stop()
+
+
+def serve_proxy(upstream: int, lossy: Lossy) -> None:
+    """``--serve-proxy``: print {"port"}, then answer ``reset``/``stats`` lines until stdin closes."""
+
+    async def run() -> None:
+        proxy = DelayDropProxy(upstream, lossy)
+        print(json.dumps({"port": await proxy.start()}), flush=True)
+        loop = asyncio.get_running_loop()
+        while line := await loop.run_in_executor(None, sys.stdin.readline):
+            if line.strip() == "reset":
+                proxy.failed = proxy.forwarded = 0
+            print(json.dumps({"failed": proxy.failed, "forwarded": proxy.forwarded,
+                              "connections": proxy.connections}), flush=True)
+        await proxy.close()
+
+    asyncio.run(run())
+
+
 # --------------------------------------------------------------------------- the chain
 
 
@@ -734,7 +780,7 @@ async def run_chain_design(design: str, world: World, *, hops: int, count: int, 
     import aiohttp
 
     session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
-    proxy: DelayDropProxy | None = None
+    proxy: ProxyProcess | None = None
     try:
         decide: Decide | None = None
         if design == "embedded SDK (in process)":
@@ -743,14 +789,14 @@ async def run_chain_design(design: str, world: World, *, hops: int, count: int, 
             assert sidecar_port is not None
             port = sidecar_port
             if design.startswith("central"):
-                proxy = DelayDropProxy(sidecar_port, lossy)
-                port = await proxy.start()
+                proxy = ProxyProcess(sidecar_port, lossy)
+                port = proxy.port
             decide = await http_decider(session, f"http://127.0.0.1:{port}/v1/check", lambda _t: QUESTION,
                                         tenantguard=True)
         elif design == "central Cerbos (proxy)":
             assert cerbos_port is not None
-            proxy = DelayDropProxy(cerbos_port, lossy)
-            port = await proxy.start()
+            proxy = ProxyProcess(cerbos_port, lossy)
+            port = proxy.port
             decide = await http_decider(session, f"http://127.0.0.1:{port}/api/check/resources",
                                         lambda _t: CERBOS_QUESTION, tenantguard=False)
         chain = Chain(hops, decide)
@@ -759,16 +805,16 @@ async def run_chain_design(design: str, world: World, *, hops: int, count: int, 
             warm = await chain.drive(design, world.token, count=min(20, count), rate=rate, budget_s=budget_s)
             chain.decision_errors = 0
             if proxy is not None:
-                proxy.failed = 0
+                proxy.reset()
             del warm
             result = await chain.drive(design, world.token, count=count, rate=rate, budget_s=budget_s)
         finally:
             await chain.close()
-        result.injected = proxy.failed if proxy is not None else 0
+        result.injected = int(proxy.stats()["failed"]) if proxy is not None else 0
         return result
     finally:
         if proxy is not None:
-            await proxy.close()
+            proxy.close()
         await session.close()
 
 
@@ -776,9 +822,8 @@ CHAIN_DESIGNS = ("no authorization (baseline)", "embedded SDK (in process)", "si
                  "central tenantguard (proxy)", "central Cerbos (proxy)")
 
 
-def section_chain(hops: int, count: int, rate: float, budget_s: float) -> str:
+def section_chain(hops: int, count: int, rate: float, budget_s: float, lossy: Lossy) -> str:
     title = f"## A chain of {hops} services: local decisions against a central decision service\n"
-    lossy = Lossy()
     results: list[ChainResult] = []
     skipped: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -809,8 +854,9 @@ def section_chain(hops: int, count: int, rate: float, budget_s: float) -> str:
 
 def chain_table(results: list[ChainResult], hops: int, lossy: Lossy, rate: float) -> str:
     base = next((r for r in results if r.design.startswith("no authorization")), None)
-    lines = [f"{hops} aiohttp services in one process on loopback (pinned to core {CLIENT_CORE} with the "
-             f"proxy); the decision service (sidecar or Cerbos) in its own process pinned to core {SERVER_CORE}. "
+    lines = [f"{hops} aiohttp services in one process on loopback, the proxy in another, both pinned to core "
+             f"{CLIENT_CORE}; the decision service (sidecar or Cerbos) in its own process pinned to core "
+             f"{SERVER_CORE}; one sidecar process answers every hop of the local design. "
              f"Chains sent open loop at {rate:g}/s; each hop forwards the same context token and asks the same "
              "question before calling the next; a hop whose decision fails answers 503 (fail closed, no retry). "
              f"Proxy: one-way delay per direction lognormal, median {lossy.median_ms:g} ms, p99 {lossy.p99_ms:g} ms "
@@ -843,9 +889,18 @@ def main() -> int:
     parser.add_argument("--hops", type=int, default=8)
     parser.add_argument("--chains", type=int, default=2000, help="chains sent per design")
     parser.add_argument("--chain-rate", type=float, default=50.0, help="chains per second")
+    parser.add_argument("--serve-proxy", type=int, metavar="UPSTREAM_PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--delay-median-ms", type=float, default=1.0, help="proxy one-way delay, median")
+    parser.add_argument("--delay-p99-ms", type=float, default=5.0, help="proxy one-way delay, p99")
+    parser.add_argument("--fail", type=float, default=0.001, help="share of central requests reset")
+    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true",
                         help="the cheap version: chain only, 200 chains per design (run.py --quick)")
     ns = parser.parse_args()
+    lossy = Lossy(ns.delay_median_ms, ns.delay_p99_ms, ns.fail, ns.seed)
+    if ns.serve_proxy:
+        serve_proxy(ns.serve_proxy, lossy)
+        return 0
     names = ns.only.split(",") if ns.only else ["cerbos", "spicedb", "chain"]
     if ns.quick:
         names = [n for n in names if n == "chain"]
@@ -863,7 +918,7 @@ def main() -> int:
             text = section_spicedb(ns.relations, ns.budget)
         else:
             budget = ns.chains / ns.chain_rate * 2 + 30
-            text = section_chain(ns.hops, ns.chains, ns.chain_rate, budget)
+            text = section_chain(ns.hops, ns.chains, ns.chain_rate, budget, lossy)
         print(text + f"\n({time.monotonic() - started:.0f} s; load average "
               f"{', '.join(f'{x:.1f}' for x in os.getloadavg())})\n", flush=True)
     return 0
