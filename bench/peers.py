@@ -449,8 +449,12 @@ def section_spicedb(count: int, budget: float) -> str:
 
     lines.append(f"| check project access (member or owner, via groups), median / p99 | {cell(tg['check'])} | "
                  f"{cell(sp['check'])} |")
+    common = min(len(tg["check"]["answers"]), len(sp["check"]["answers"]))
+    agree = tg["check"]["answers"][:common] == sp["check"]["answers"][:common]
     lines.append(f"| allowed share of those checks | {tg['check']['true'] / tg['check']['n']:.1%} | "
                  f"{sp['check']['true'] / sp['check']['n']:.1%} |")
+    lines.append(f"| same answers on the first {common:,} questions (asked of both) | "
+                 f"{'yes' if agree else 'NO'} | {'yes' if agree else 'NO'} |")
     for label in ("10", "1,000", "10,000"):
         lines.append(f"| list projects a subject reaches ({label}), median / p99 | {cell(tg['list'][label])} | "
                      f"{cell(sp['list'][label])} |")
