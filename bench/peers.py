@@ -36,6 +36,7 @@ import contextlib
 import json
 import math
 import os
+import queue
 import random
 import shutil
 import socket
@@ -44,6 +45,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -492,10 +494,14 @@ class Lossy:
 
 
 class DelayDropProxy:
-    """A TCP proxy on loopback: every chunk read in either direction is released after a
-    delay drawn from ``Lossy`` and never before an earlier chunk of the same direction
-    (order kept); a request chunk drawn to fail resets both sides. Counters are kept so
-    callers can check the accounting."""
+    """A TCP proxy on loopback, with threads and blocking sockets (``time.sleep`` holds a
+    chunk to within tens of µs; an event loop's timers round up to the next millisecond).
+
+    What is read in either direction is released after a delay drawn from ``Lossy``, one
+    draw per message: a chunk read while an earlier one is still held leaves right after it
+    (order kept; a request written as headers then body is delayed once). A request drawn
+    to fail is never forwarded and the caller's connection is reset (RST). Counters, and the
+    delays actually applied, are kept so callers can check the accounting."""
 
     def __init__(self, upstream_port: int, lossy: Lossy) -> None:
         self.upstream_port = upstream_port
@@ -503,72 +509,117 @@ class DelayDropProxy:
         self.forwarded = 0
         self.failed = 0
         self.connections = 0
-        self.server: asyncio.Server | None = None
+        self.held_ms: list[float] = []  # delay actually applied per message, both directions
         self.port = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._listener: socket.socket | None = None
 
-    async def start(self) -> int:
-        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self.server.sockets[0].getsockname()[1]
+    def start(self) -> int:
+        self._listener = socket.socket()
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(512)
+        self._listener.settimeout(0.2)
+        self.port = self._listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
         return self.port
 
-    async def close(self) -> None:
-        if self.server is not None:
-            self.server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.server.wait_closed(), 5)
+    def close(self) -> None:
+        self._stop.set()
+        if self._listener is not None:
+            self._listener.close()
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
-        except OSError:
-            writer.close()
-            return
-        for w in (writer, up_writer):
-            sock = w.get_extra_info("socket")
-            if sock is not None:
+    def reset(self) -> None:
+        with self._lock:
+            self.forwarded = self.failed = 0
+            self.held_ms = []
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            held = sorted(self.held_ms)
+        return {"failed": self.failed, "forwarded": self.forwarded, "connections": self.connections,
+                "messages": len(held), "held_median_ms": statistics.median(held) if held else math.nan,
+                "held_p99_ms": pct(held, 0.99)}
+
+    def _accept(self) -> None:
+        assert self._listener is not None
+        while not self._stop.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.upstream_port), timeout=5)
+            except OSError:
+                client.close()
+                continue
+            upstream.settimeout(None)
+            client.settimeout(None)
+            for sock in (client, upstream):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        broken = asyncio.Event()
-        pumps = [asyncio.create_task(self._pump(reader, up_writer, broken, upstream=True)),
-                 asyncio.create_task(self._pump(up_reader, writer, broken, upstream=False))]
-        await broken.wait()
-        for w in (writer, up_writer):
-            w.close()
-        for task in pumps:
-            task.cancel()
-        await asyncio.gather(*pumps, return_exceptions=True)
+            with self._lock:
+                self.connections += 1
+            pair = (client, upstream)
+            for src, dst, up in ((client, upstream, True), (upstream, client, False)):
+                held: queue.Queue[tuple[float | None, float, bytes] | None] = queue.Queue()
+                threading.Thread(target=self._read, args=(src, held, pair, up), daemon=True).start()
+                threading.Thread(target=self._write, args=(dst, held, pair), daemon=True).start()
 
-    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, broken: asyncio.Event,
-                    *, upstream: bool) -> None:
-        loop = asyncio.get_running_loop()
+    def _read(self, src: socket.socket, held: queue.Queue[tuple[float | None, float, bytes] | None],
+              pair: tuple[socket.socket, socket.socket], upstream: bool) -> None:
         release = 0.0
         try:
-            while not broken.is_set():
-                chunk = await reader.read(65536)
+            while True:
+                chunk = src.recv(65536)
                 if not chunk:
                     break
-                if upstream and self.lossy.rng.random() < self.lossy.fail:
-                    self.failed += 1
-                    writer.transport.abort()  # the request never arrives; the caller's connection is closed
-                    broken.set()
-                    return
-                release = max(release + 1e-6, loop.time() + self.lossy.delay())  # strictly later: order kept
-                loop.call_at(release, self._write, writer, chunk, broken)
-                self.forwarded += upstream
-        except (OSError, asyncio.IncompleteReadError):
+                now = time.monotonic()
+                fresh = release <= now  # not riding behind a held chunk: a new message
+                with self._lock:
+                    fail = upstream and fresh and self.lossy.rng.random() < self.lossy.fail
+                    delay = self.lossy.delay() if fresh else 0.0
+                    if fail:
+                        self.failed += 1
+                    elif upstream:
+                        self.forwarded += 1
+                if fail:
+                    _reset(pair)
+                    break
+                release = now + delay if fresh else release + 1e-6
+                held.put((now if fresh else None, release, chunk))
+        except OSError:
             pass
-        finally:
-            # let delayed chunks drain before closing
-            wait = max(0.0, release - loop.time())
-            if wait and not broken.is_set():
-                with contextlib.suppress(asyncio.CancelledError):
-                    await asyncio.sleep(wait + 0.001)
-            broken.set()
+        held.put(None)
 
-    @staticmethod
-    def _write(writer: asyncio.StreamWriter, chunk: bytes, broken: asyncio.Event) -> None:
-        if not broken.is_set() and not writer.is_closing():
-            writer.write(chunk)
+    def _write(self, dst: socket.socket, held: queue.Queue[tuple[float | None, float, bytes] | None],
+               pair: tuple[socket.socket, socket.socket]) -> None:
+        try:
+            while (item := held.get()) is not None:
+                arrived, release, chunk = item
+                wait = release - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                dst.sendall(chunk)
+                if arrived is not None:
+                    with self._lock:
+                        self.held_ms.append((time.monotonic() - arrived) * 1000)
+        except OSError:
+            pass
+        _reset(pair, graceful=True)
+
+
+def _reset(pair: tuple[socket.socket, socket.socket], *, graceful: bool = False) -> None:
+    """Close both sockets; with an RST (SO_LINGER 0) unless ``graceful``."""
+    for sock in pair:
+        with contextlib.suppress(OSError):
+            if graceful:
+                sock.shutdown(socket.SHUT_RDWR)
+            else:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()
 
 
 class ProxyProcess:
@@ -602,19 +653,13 @@ class ProxyProcess:
 
 def serve_proxy(upstream: int, lossy: Lossy) -> None:
     """``--serve-proxy``: print {"port"}, then answer ``reset``/``stats`` lines until stdin closes."""
-
-    async def run() -> None:
-        proxy = DelayDropProxy(upstream, lossy)
-        print(json.dumps({"port": await proxy.start()}), flush=True)
-        loop = asyncio.get_running_loop()
-        while line := await loop.run_in_executor(None, sys.stdin.readline):
-            if line.strip() == "reset":
-                proxy.failed = proxy.forwarded = 0
-            print(json.dumps({"failed": proxy.failed, "forwarded": proxy.forwarded,
-                              "connections": proxy.connections}), flush=True)
-        await proxy.close()
-
-    asyncio.run(run())
+    proxy = DelayDropProxy(upstream, lossy)
+    print(json.dumps({"port": proxy.start()}), flush=True)
+    for line in sys.stdin:
+        if line.strip() == "reset":
+            proxy.reset()
+        print(json.dumps(proxy.stats()), flush=True)
+    proxy.close()
 
 
 # --------------------------------------------------------------------------- the chain
@@ -634,6 +679,7 @@ class ChainResult:
     decision_errors: int = 0
     injected: int = 0
     elapsed_s: float = 0.0
+    held: str = ""  # the delays the proxy actually applied
 
     @property
     def success(self) -> float:
@@ -814,7 +860,11 @@ async def run_chain_design(design: str, world: World, *, hops: int, count: int, 
             result = await chain.drive(design, world.token, count=count, rate=rate, budget_s=budget_s)
         finally:
             await chain.close()
-        result.injected = int(proxy.stats()["failed"]) if proxy is not None else 0
+        if proxy is not None:
+            stats = proxy.stats()
+            result.injected = int(stats["failed"])
+            result.held = (f"{stats['messages']:,} messages held median {stats['held_median_ms']:.2f} ms, "
+                           f"p99 {stats['held_p99_ms']:.2f} ms")
         return result
     finally:
         if proxy is not None:
@@ -874,6 +924,7 @@ def chain_table(results: list[ChainResult], hops: int, lossy: Lossy, rate: float
         add_p99 = p99 - pct(base.latencies_ms, 0.99) if base and base.latencies_ms else math.nan
         lines.append(f"| {r.design} | {r.sent:,} | {r.ok:,} ({r.success:.2%}) | {r.failed} | {r.denied} | "
                      f"{r.injected} | {med:.2f} | {p99:.2f} | {add_med:+.2f} | {add_p99:+.2f} |")
+    lines += [f"\nDelay the proxy applied ({r.design}): {r.held}." for r in results if r.held]
     expected = (1 - lossy.fail) ** hops
     lines.append(f"\nExpected success with {hops} central calls each failing {lossy.fail:.1%}: {expected:.2%}. "
                  "Added latency = the design's median (p99) minus the baseline's median (p99).\n")
