@@ -156,9 +156,12 @@ def start_cerbos(core: str | None = SERVER_CORE) -> Server:
     cmd = [str(CERBOS_BIN), "server", f"--config={CERBOS_DIR / 'config.yaml'}", "--log-level=warn",
            f"--set=server.httpListenAddr=127.0.0.1:{http}", f"--set=server.grpcListenAddr=127.0.0.1:{grpc_port}",
            f"--set=storage.disk.directory={CERBOS_DIR / 'policies'}"]
-    proc = subprocess.Popen(pinned(core, cmd) if core else cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
-    server = Server(proc, {"http": http, "grpc": grpc_port})
+    log = Path(tempfile.gettempdir()) / f"tenantguard-bench-cerbos-{http}.log"  # never a pipe nobody reads
+    with log.open("w") as sink:
+        # CERBOS_NO_TELEMETRY: Cerbos otherwise tries to report usage to its vendor (loopback only here).
+        proc = subprocess.Popen(pinned(core, cmd) if core else cmd, stdout=sink, stderr=subprocess.STDOUT, text=True,
+                                env={**os.environ, "CERBOS_NO_TELEMETRY": "1"})
+    server = Server(proc, {"http": http, "grpc": grpc_port, "log": str(log)})
     try:
         wait_port(http)
         wait_port(grpc_port)
