@@ -168,6 +168,12 @@ def test_errors_are_typed_and_counted(sidecar: SidecarProcess, world: SearchWorl
     bad = post(sidecar, "/access/v1/search/resource", {**question, "resource": {"type": "Doc Type"}}, token)
     assert bad.status_code == 400
     assert post(sidecar, "/access/v1/search/resource", question, "not-a-token").status_code == 401
+    # the SDK's clients turn each answer back into the same typed error the sidecar raised
+    from tenantguard.clients.errors import error_from_body
+    from tenantguard.search.errors import PageTokenInvalid, RelationsStale, SearchLimitExceeded
+
+    for response, typed in ((other, PageTokenInvalid), (too_big, SearchLimitExceeded), (stale, RelationsStale)):
+        assert type(error_from_body(response.status_code, response.json())) is typed
     metrics = httpx.get(sidecar.base_url + "/metrics").text
     assert 'tg_search_requests_total{kind="resource",outcome="page_token_invalid"}' in metrics
     assert 'tg_search_decisions_total{kind="resource"}' in metrics

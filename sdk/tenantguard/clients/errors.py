@@ -14,6 +14,7 @@ from typing import Any
 from .. import errors as tg_errors
 from .. import exchange as tg_exchange
 from ..errors import TenantGuardError, Unavailable
+from ..search import errors as tg_search_errors
 
 
 class CircuitOpen(Unavailable):
@@ -60,6 +61,13 @@ _GENERAL: dict[str, type[TenantGuardError]] = {cls.code: cls for cls in (
     tg_errors.NotReady, tg_errors.PolicyError,
 )}
 _GENERAL.update(_by_code(tg_errors.TokenError))
+# Bounded-JSON refusals, content types and the search doors' typed errors (the CLI's
+# `relation lookup` and SDK callers of the search doors catch these by class).
+_GENERAL.update({cls.code: cls for cls in (
+    tg_errors.JsonTooDeep, tg_errors.JsonNotInteroperable, tg_errors.UnsupportedMediaType,
+    tg_search_errors.SearchLimitExceeded, tg_search_errors.PageTokenInvalid, tg_search_errors.PageTokenExpired,
+    tg_search_errors.RelationsStale, tg_search_errors.SearchNotSupported,
+)})
 _OAUTH = _by_code(tg_exchange.ExchangeError)
 
 
