@@ -295,7 +295,56 @@ class Announce:
         return cls(scope, revision, digest, size, obj, tuple(services))
 
 
-class BundleFollower:
+class _ScopedFollower:
+    """A "newest wins" subject of one scope whose events name that scope: verify with the
+    subject's event type, refuse one replayed from another scope, hold back while the history
+    is read, skip what is not newer, then :meth:`act` (a network failure there re-reads the
+    history next time, so the event is not lost)."""
+
+    stream = topology.STREAM_BUNDLES
+    event_type = ""
+
+    def __init__(self, ctx: FeedContext, scope: str, kind: str, subject: str) -> None:
+        self._ctx = ctx
+        self.scope = scope
+        self.kind = kind
+        self.subject = subject
+        self.seq = 0
+        self._newest = NewestWins(subject)
+
+    async def start(self, js: JetStreamContext) -> ConsumerConfig:
+        return await self._newest.start(js, self.stream)
+
+    async def handle(self, js: JetStreamContext, data: bytes, stream_seq: int) -> bool:
+        event = self._ctx.gate.verify(data, self.event_type, where=self.subject)
+        if event is not None and event.payload.get("scope") != self.scope:
+            # scopes number their events apart: one replayed onto another scope's subject is refused
+            self._ctx.gate.reject(EventMalformed.code, self.subject,
+                                  f"event for scope {str(event.payload.get('scope'))[:64]!r} on this subject",
+                                  seq=event.seq)
+            event = None
+        ready = self._newest.take(event, data, stream_seq)
+        if ready is None:
+            return True
+        event = ready[0]
+        if event.seq <= self.seq:
+            self._ctx.metrics.events_duplicate.labels(self.kind).inc()
+            return True
+        try:
+            await self.act(js, event)
+        except EventMalformed as exc:
+            self._ctx.gate.reject(exc.code, self.subject, exc.message, seq=event.seq)
+        except BaseException:
+            self._newest.stream_seq = 0  # a network failure: read the history again next time
+            raise
+        self.seq = event.seq
+        return True
+
+    async def act(self, js: JetStreamContext, event: Event) -> None:
+        raise NotImplementedError
+
+
+class BundleFollower(_ScopedFollower):
     """``tg.bundles.<scope>`` for one scope (``all`` or this service): fetch, check, activate.
 
     Activation (signature, file hashes, rollback refusal, keep-last-good) is the sidecar's
@@ -303,53 +352,14 @@ class BundleFollower:
     are the ones the plane announced before handing them over.
     """
 
-    stream = topology.STREAM_BUNDLES
+    event_type = BUNDLE_ANNOUNCE
 
     def __init__(self, ctx: FeedContext, scope: str) -> None:
-        self._ctx = ctx
-        self.scope = scope
-        self.kind = f"bundle:{scope}"
-        self.subject = topology.bundle_subject(scope)
-        self.seq = 0
+        super().__init__(ctx, scope, f"bundle:{scope}", topology.bundle_subject(scope))
         self.revision: str | None = None
-        self._newest = NewestWins(self.subject)
 
-    async def start(self, js: JetStreamContext) -> ConsumerConfig:
-        return await self._newest.start(js, self.stream)
-
-    async def handle(self, js: JetStreamContext, data: bytes, stream_seq: int) -> bool:
-        event = self._ctx.gate.verify(data, BUNDLE_ANNOUNCE, where=self.subject)
-        if event is not None and not self._bound_here(event):
-            event = None
-        ready = self._newest.take(event, data, stream_seq)
-        if ready is None:
-            return True
-        if ready[0].seq <= self.seq:
-            self._ctx.metrics.events_duplicate.labels(self.kind).inc()
-            return True
-        event = ready[0]
-        try:
-            announce = Announce.from_event(event)
-        except EventMalformed as exc:
-            self._ctx.gate.reject(exc.code, self.subject, exc.message, seq=event.seq)
-            self.seq = event.seq
-            return True
-        try:
-            await self._activate(js, announce)
-        except BaseException:
-            self._newest.stream_seq = 0  # a network failure: read the history again next time
-            raise
-        self.seq = event.seq
-        return True
-
-    def _bound_here(self, event: Event) -> bool:
-        """An announce counts only on its own scope's subject (scopes number their announces apart)."""
-        if event.payload.get("scope") == self.scope:
-            return True
-        self._ctx.gate.reject(EventMalformed.code, self.subject,
-                              f"announce for scope {str(event.payload.get('scope'))[:64]!r} on this subject",
-                              seq=event.seq)
-        return False
+    async def act(self, js: JetStreamContext, event: Event) -> None:
+        await self._activate(js, Announce.from_event(event))
 
     async def _activate(self, js: JetStreamContext, announce: Announce) -> None:
         sidecar, options = self._ctx.sidecar, self._ctx.options
@@ -378,7 +388,7 @@ class BundleFollower:
 # --------------------------------------------------------------------------- shadows
 
 
-class ShadowFollower:
+class ShadowFollower(_ScopedFollower):
     """``tg.shadows.<scope>``: a candidate to evaluate beside the active bundle, never to activate.
 
     Verified as ``bundle.shadow`` (a ``bundle.announce`` never passes here, and this type never
@@ -386,42 +396,17 @@ class ShadowFollower:
     the announce and verify against the bundle key like any bundle. ``stop`` ends the shadow.
     """
 
-    stream = topology.STREAM_BUNDLES
+    event_type = topology.BUNDLE_SHADOW
 
     def __init__(self, ctx: FeedContext, scope: str) -> None:
-        self._ctx = ctx
-        self.scope = scope
-        self.kind = f"shadow:{scope}"
-        self.subject = topology.shadow_subject(scope)
-        self.seq = 0
-        self._newest = NewestWins(self.subject)
+        super().__init__(ctx, scope, f"shadow:{scope}", topology.shadow_subject(scope))
 
-    async def start(self, js: JetStreamContext) -> ConsumerConfig:
-        return await self._newest.start(js, self.stream)
-
-    async def handle(self, js: JetStreamContext, data: bytes, stream_seq: int) -> bool:
-        event = self._ctx.gate.verify(data, topology.BUNDLE_SHADOW, where=self.subject)
-        if event is not None and event.payload.get("scope") != self.scope:
-            self._ctx.gate.reject(EventMalformed.code, self.subject, "shadow for another scope", seq=event.seq)
-            event = None
-        ready = self._newest.take(event, data, stream_seq)
-        if ready is None:
-            return True
-        event = ready[0]
-        if event.seq <= self.seq:
-            self._ctx.metrics.events_duplicate.labels(self.kind).inc()
-            return True
+    async def act(self, js: JetStreamContext, event: Event) -> None:
         sidecar = self._ctx.sidecar
         if event.payload.get("stop") is True:
             sidecar.stop_shadow(self.scope)
-            self.seq = event.seq
-            return True
-        try:
-            announce = Announce.from_event(event)
-        except EventMalformed as exc:
-            self._ctx.gate.reject(exc.code, self.subject, exc.message, seq=event.seq)
-            self.seq = event.seq
-            return True
+            return
+        announce = Announce.from_event(event)
         try:
             archive = await fetch_object(js, topology.BUCKET_BUNDLES, announce.object, size=announce.size,
                                          sha256=announce.sha256, limit=self._ctx.options.max_bundle_bytes,
@@ -429,12 +414,8 @@ class ShadowFollower:
             await sidecar.set_shadow(archive, ShadowSettings.from_wire(event.payload), self.scope)
         except (EventRejected, BundleRejected) as exc:
             log.warning("shadow %s (%s) refused: %s", announce.revision, self.subject, exc)
-        except BaseException:
-            self._newest.stream_seq = 0
-            raise
-        self.seq = event.seq
+            return
         self._ctx.metrics.events_applied.labels("shadow").inc()
-        return True
 
 
 # --------------------------------------------------------------------------- heartbeats
