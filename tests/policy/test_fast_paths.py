@@ -81,11 +81,16 @@ def _apply(base: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
 
 
 @st.composite
-def requests(draw: st.DrawFn) -> dict[str, Any]:
-    request = copy.deepcopy(BASELINE)
-    for path in draw(st.lists(st.sampled_from(sorted(CHANGES)), max_size=3, unique=True)):
-        _apply(request, path, draw(st.sampled_from(CHANGES[path])))
+def near(draw: st.DrawFn, baseline: dict[str, Any], changes: dict[tuple[str, ...], list[Any]]) -> dict[str, Any]:
+    """``baseline`` with up to three of ``changes`` applied."""
+    request = copy.deepcopy(baseline)
+    for path in draw(st.lists(st.sampled_from(sorted(changes)), max_size=3, unique=True)):
+        _apply(request, path, draw(st.sampled_from(changes[path])))
     return request
+
+
+def requests() -> st.SearchStrategy[dict[str, Any]]:
+    return near(BASELINE, CHANGES)
 
 
 @settings(max_examples=1500, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -109,12 +114,8 @@ EXCHANGE_CHANGES: dict[tuple[str, ...], list[Any]] = {
 }
 
 
-@st.composite
-def exchanges(draw: st.DrawFn) -> dict[str, Any]:
-    request = copy.deepcopy(EXCHANGE_BASELINE)
-    for path in draw(st.lists(st.sampled_from(sorted(EXCHANGE_CHANGES)), max_size=3, unique=True)):
-        _apply(request, path, draw(st.sampled_from(EXCHANGE_CHANGES[path])))
-    return request
+def exchanges() -> st.SearchStrategy[dict[str, Any]]:
+    return near(EXCHANGE_BASELINE, EXCHANGE_CHANGES)
 
 
 @settings(max_examples=800, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
