@@ -88,33 +88,31 @@ class Chaos:
             i = self.rng.randrange(len(dep.planes))
             window.target = f"plane{i}"
             window.start = time.monotonic()
-            proc = dep.planes[i]
-            {"kill": kill_proc, "pause": lambda p: signal_proc(p, signal.SIGSTOP),
-             "restart": lambda p: p.stop()}[how](proc)
-            stopped = round(time.monotonic() - window.start, 2)
-            self._hold(during)
-            if how == "pause":
-                signal_proc(proc, signal.SIGCONT)
-            else:
-                dep.restart_plane(i)
+            stopped = self._fault_process(dep.planes[i], how, during, window.start, lambda: dep.restart_plane(i))
         else:
             service = self.rng.choice(sorted(dep.sidecars))
             window.target = service
             window.start = time.monotonic()
-            proc = dep.sidecars[service]
-            {"kill": kill_proc, "pause": lambda p: signal_proc(p, signal.SIGSTOP),
-             "restart": lambda p: p.stop()}[how](proc)
-            stopped = round(time.monotonic() - window.start, 2)
-            self._hold(during)
-            if how == "pause":
-                signal_proc(proc, signal.SIGCONT)
-            else:
-                dep.start_sidecar(service)
+            stopped = self._fault_process(dep.sidecars[service], how, during, window.start,
+                                          lambda: dep.start_sidecar(service))
         self.windows.append(window)  # open-ended until whole again: other threads may look at it
         window.steps = {"signalled": stopped, "restored": round(time.monotonic() - window.start, 2)}
         self.wait_whole(window.steps, window.start)
         window.end = time.monotonic()
         return window
+
+    def _fault_process(self, proc: Any, how: str, during: float, started: float, bring_back: Any) -> float:
+        """Kill, pause or stop one plane or sidecar process, hold the fault, then bring it back;
+        return how long the signal took to land."""
+        {"kill": kill_proc, "pause": lambda p: signal_proc(p, signal.SIGSTOP),
+         "restart": lambda p: p.stop()}[how](proc)
+        stopped = round(time.monotonic() - started, 2)
+        self._hold(during)
+        if how == "pause":
+            signal_proc(proc, signal.SIGCONT)
+        else:
+            bring_back()
+        return stopped
 
     def _hold(self, during: Callable[[], None] | None) -> None:
         end = time.monotonic() + self.hold
