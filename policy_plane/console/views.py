@@ -22,7 +22,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.relations import Relationship
-from tenantguard.rollout.fleet import STATUS_INTERVAL
 
 from ..api.auth import plane_of
 from ..api.decisions import _service
@@ -36,7 +35,6 @@ from .sessions import Session, SessionStore
 PREFIX: Final = "/console"
 COOKIE: Final = "tg_console"
 LOGIN_COOKIE: Final = "tg_console_login"  # double-submit token of the sign-in form (login CSRF)
-STALE_AFTER: Final = 2 * STATUS_INTERVAL + 1  # seconds without a report before a sidecar shows as stale
 SIDECAR_STALE: Final = 30.0  # the sidecar's own staleness (since it last heard the plane) that is shown as stale
 MAX_FORM_FIELDS: Final = 16
 PAGE: Final = 50
@@ -196,7 +194,7 @@ def fleet_rows(plane: Plane) -> list[dict[str, Any]]:
     rows = []
     for s in plane.fleet.sidecars():
         staleness = s.get("staleness_seconds")
-        stale = s["seen_seconds_ago"] > STALE_AFTER or (staleness is not None and staleness > SIDECAR_STALE)
+        stale = s["silent"] or (staleness is not None and staleness > SIDECAR_STALE)
         rows.append({**s, "stale": stale, "relations_behind": max(0, plane.state.index.applied_seq
                                                                     - int(s["relations_seq"]))})
     return rows
@@ -206,7 +204,7 @@ def fleet_rows(plane: Plane) -> list[dict[str, Any]]:
 async def fleet(request: Request, session: Signed) -> HTMLResponse:
     plane = plane_of(request)
     return render(request, "fleet.html", session, sidecars=fleet_rows(plane), plane=plane.status(),
-                  stale_after=STALE_AFTER, refresh=True)
+                  stale_after=plane.fleet.silent_after, forget_after=plane.fleet.forget_after, refresh=True)
 
 
 # ---------------------------------------------------------------------- tenants and the kill switch
@@ -273,6 +271,8 @@ async def bundles(request: Request, session: Signed) -> HTMLResponse:
     scopes = [a.to_wire() for _, a in sorted(plane.state.announces.items())]
     running: dict[str, list[dict[str, Any]]] = {}
     for s in plane.fleet.sidecars():
+        if s["silent"]:  # what a silent sidecar ran when last heard of is not what it runs now
+            continue
         running.setdefault(str(s["bundle_revision"]), []).append(s)
     rollout = plane.state.rollout.to_wire() if plane.state.rollout else None
     shadows = {k: v for k, v in sorted(plane.state.shadows.items()) if not v.get("stop")}

@@ -21,7 +21,7 @@ def test_the_service_comes_from_the_subject_not_the_body() -> None:
 
 
 def test_reports_are_bounded_validated_and_expire() -> None:
-    fleet = FleetView(max_instances=2, expire=10.0)
+    fleet = FleetView(max_instances=2, silent_after=8.0, forget_after=10.0)
     assert fleet.receive("orders", report("i1"), now=0.0) and fleet.receive("orders", report("i2"), now=0.0)
     assert fleet.receive("orders", report("i3"), now=5.0) is None and fleet.dropped == 1
     assert fleet.receive("orders", report("i1", revision="2"), now=5.0) is not None  # a known instance updates
@@ -52,3 +52,16 @@ def test_console_fields_are_validated_and_the_rate_derived() -> None:
                 report("b4", decisions=-3), report("b5", revocations_seq="7"), report("b6", decisions=2**64)):
         assert fleet.receive("orders", bad, now=10.0) is None
     assert fleet.malformed == 6
+
+
+def test_a_silent_instance_stays_listed_but_stops_counting_then_is_forgotten() -> None:
+    """A sidecar cut off from NATS is the one an operator must see: it is listed as silent, not dropped."""
+    fleet = FleetView(silent_after=11.0, forget_after=900.0)
+    fleet.receive("orders", report("quiet"), now=0.0)
+    fleet.receive("orders", report("chatty", revision="2"), now=0.0)
+    fleet.receive("orders", report("chatty", revision="2"), now=60.0)
+    rows = {s["instance"]: s for s in fleet.sidecars(now=61.0)}
+    assert rows["quiet"]["silent"] is True and rows["chatty"]["silent"] is False
+    summary = fleet.summary(now=61.0)
+    assert summary["by_revision"] == {"2": 1} and summary["instances"] == 1 and summary["silent"] == 1
+    assert [s["instance"] for s in fleet.sidecars(now=901.0)] == ["chatty"]

@@ -3,8 +3,10 @@
 Plain JSON on core NATS, like decision logs: informational, not a source of trust. A
 sidecar may publish only on its own service's subject (``topology.sidecar_permissions``),
 so the service comes from the subject, never from the body. The plane keeps the last
-status of each instance in a bounded map (:class:`FleetView`) and forgets instances it
-has not heard from for ``expire`` seconds.
+status of each instance in a bounded map (:class:`FleetView`). An instance that stops
+reporting is *silent* after two report intervals: it stays listed (a sidecar cut off from
+NATS is exactly the one an operator must see) but no longer counts as running its revision;
+it is forgotten after ``forget_after`` seconds, or sooner when the map is full.
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ from ..jsonlimits import loads_object
 
 MAX_STATUS_BYTES: Final = 16 * 1024
 DEFAULT_MAX_INSTANCES: Final = 10_000
-DEFAULT_EXPIRE: Final = 30.0
-STATUS_INTERVAL: Final = 5.0
+STATUS_INTERVAL: Final = 5.0  # seconds between a sidecar's reports (and one right after each bundle swap)
+SILENT_AFTER: Final = 2 * STATUS_INTERVAL + 1  # no report for this long: the instance is silent
+DEFAULT_FORGET_AFTER: Final = 900.0
 _SHADOW_COUNTS: Final = ("offered", "evaluated", "agreed", "sampled_out", "rate_limited", "dropped")
-MAX_SHADOW_EXAMPLES: Final = 10  # seconds between a sidecar's reports (and one right after each bundle swap)
+MAX_SHADOW_EXAMPLES: Final = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +91,11 @@ class SidecarStatus:
 class FleetView:
     """The last report of every instance; bounded, expiring; fed by the plane's subscription."""
 
-    def __init__(self, *, max_instances: int = DEFAULT_MAX_INSTANCES, expire: float = DEFAULT_EXPIRE) -> None:
+    def __init__(self, *, max_instances: int = DEFAULT_MAX_INSTANCES, silent_after: float = SILENT_AFTER,
+                 forget_after: float = DEFAULT_FORGET_AFTER) -> None:
         self.max_instances = max_instances
-        self.expire = expire
+        self.silent_after = silent_after
+        self.forget_after = forget_after
         self._latest: dict[tuple[str, str], tuple[float, SidecarStatus]] = {}
         self._rates: dict[tuple[str, str], float] = {}  # decisions per second between the last two reports
         self.received = 0
@@ -124,26 +129,30 @@ class FleetView:
         return status
 
     def _forget(self, now: float) -> None:
-        for key in [k for k, (seen, _) in self._latest.items() if now - seen > self.expire]:
+        for key in [k for k, (seen, _) in self._latest.items() if now - seen > self.forget_after]:
             del self._latest[key]
             self._rates.pop(key, None)
 
     def sidecars(self, *, now: float | None = None) -> list[dict[str, Any]]:
         now = time.time() if now is None else now
         self._forget(now)
-        return [{**s.to_wire(), "seen_seconds_ago": round(now - seen, 3),
+        return [{**s.to_wire(), "seen_seconds_ago": round(now - seen, 3), "silent": now - seen > self.silent_after,
                  "decision_rate": round(self._rates[key], 3) if key in self._rates else None}
                 for key, (seen, s) in sorted(self._latest.items())]
 
     def summary(self, *, now: float | None = None) -> dict[str, Any]:
-        """Instances per (service, revision): the picture a staged rollout is watched with."""
-        sidecars = self.sidecars(now=now)
+        """Reporting instances per (service, revision): the picture a staged rollout is watched with.
+
+        Silent instances are counted apart: what they ran when last heard of is not what they run now."""
+        listed = self.sidecars(now=now)
+        sidecars = [s for s in listed if not s["silent"]]
         by_revision: Counter[str] = Counter(str(s["bundle_revision"]) for s in sidecars)
         by_service: dict[str, dict[str, int]] = {}
         for s in sidecars:
             counts = by_service.setdefault(s["service"], {})
             counts[str(s["bundle_revision"])] = counts.get(str(s["bundle_revision"]), 0) + 1
-        return {"instances": len(sidecars), "by_revision": dict(sorted(by_revision.items())),
+        return {"instances": len(sidecars), "silent": len(listed) - len(sidecars),
+                "by_revision": dict(sorted(by_revision.items())),
                 "by_service": dict(sorted(by_service.items())), "shadow": _shadows(sidecars),
                 "received": self.received, "malformed": self.malformed, "dropped": self.dropped}
 
