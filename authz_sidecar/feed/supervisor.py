@@ -262,6 +262,7 @@ class Feed:
                 nc: Client = await natsconn.connect(
                     self.connection, servers=[server], timeout=timeout * 3, connect_timeout=timeout,
                     name=f"tg-sidecar-{self.sidecar.config.service}", allow_reconnect=False,
+                    inbox_prefix=topology.sidecar_inbox(self.sidecar.config.service),
                     max_reconnect_attempts=1, reconnect_time_wait=0.05, ping_interval=self.options.ping_interval,
                     max_outstanding_pings=self.options.max_outstanding_pings,
                     disconnected_cb=on_lost, closed_cb=on_lost, error_cb=on_error)

@@ -206,6 +206,17 @@ def plane_permissions() -> dict[str, list[str]]:
     }
 
 
+def sidecar_inbox(service: str) -> str:
+    """The inbox prefix of ``service``'s sidecars: their JetStream replies and consumer deliveries.
+
+    A first token of its own (``_INBOX_<service>``, not ``_INBOX.<service>``), so no grant on
+    ``_INBOX.>`` or another service's prefix covers it and a sidecar may subscribe to its own
+    inboxes only: what the plane or another service reads through JetStream (other services'
+    decision records, say) is delivered where this sidecar cannot listen.
+    """
+    return f"{INBOX_PREFIX}_{service}"
+
+
 def sidecar_permissions(service: str) -> dict[str, list[str]]:
     """A sidecar of ``service``: read-only on what it follows, publish only its own decision logs
     and status (``tg.status.<service>``: one service cannot report for another).
@@ -213,7 +224,8 @@ def sidecar_permissions(service: str) -> dict[str, list[str]]:
     No ``tg.relations``/``tg.trust``/... publish, no stream create/update/purge/delete, no
     consumer delete/list, no ``tg.decisions.>`` subscription (other services' logs), no
     read of TG_DECISIONS. Decision records go to ``tg.decisions.<service>.*`` (one token per
-    tenant), which TG_DECISIONS stores; JetStream acks come back on ``_INBOX``.
+    tenant), which TG_DECISIONS stores; JetStream acks and deliveries come back on the
+    service's own inbox prefix (:func:`sidecar_inbox`), never on ``_INBOX.>``.
     """
     followed = [*STREAMS, *(object_store_stream(b) for b in BUCKETS)]
     # STREAM.NAMES: nats-py's object-store get looks up the chunk stream by subject (names only).
@@ -222,4 +234,4 @@ def sidecar_permissions(service: str) -> dict[str, list[str]]:
         publish += [f"$JS.API.STREAM.INFO.{stream}", f"$JS.API.CONSUMER.CREATE.{stream}",
                     f"$JS.API.CONSUMER.CREATE.{stream}.>", f"$JS.API.STREAM.MSG.GET.{stream}",
                     f"$JS.API.DIRECT.GET.{stream}", f"$JS.API.DIRECT.GET.{stream}.>", f"$JS.FC.{stream}.>"]
-    return {"publish": publish, "subscribe": [SUBJECT_HEARTBEAT, f"{INBOX_PREFIX}.>"]}
+    return {"publish": publish, "subscribe": [SUBJECT_HEARTBEAT, f"{sidecar_inbox(service)}.>"]}

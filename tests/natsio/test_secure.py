@@ -177,6 +177,35 @@ async def test_sidecar_credential_cannot_publish_events_purge_or_delete_streams(
     assert info.state.messages == before
 
 
+async def test_sidecar_credential_cannot_listen_on_the_plane_s_or_another_service_s_inbox(
+        secure_nats: NatsServer, creds: dict[str, Path], plane: TestPlane) -> None:
+    """JetStream replies and deliveries travel on inboxes: the plane's (decision records it reads
+    back, say) and another service's are refused to a billing credential; its own still work."""
+    await plane.write("acme/project:p1#member@user:alice")
+    errors = Errors()
+    nc: Client = await natsconn.connect(sidecar_conn(secure_nats, creds), timeout=5, allow_reconnect=False,
+                                        error_cb=errors, inbox_prefix=topology.sidecar_inbox("billing"))
+    snooped: list[str] = []
+
+    async def snoop(msg: Any) -> None:
+        snooped.append(msg.subject)
+
+    try:
+        for prefix in (topology.INBOX_PREFIX, topology.sidecar_inbox("orders")):
+            await nc.subscribe(f"{prefix}.>", cb=snoop)
+        await nc.flush(timeout=5)
+        stored = await plane.js.get_msg(topology.STREAM_RELATIONS, 1)  # answered on the plane's inbox
+        info = await nc.jetstream(timeout=2.0).stream_info(topology.STREAM_RELATIONS)  # its own inbox
+        await nc.flush(timeout=5)
+    finally:
+        await nc.close()
+    seen = "\n".join(errors.seen).lower()
+    assert 'permissions violation for subscription to "_inbox.>"' in seen, seen
+    assert f'permissions violation for subscription to "{topology.sidecar_inbox("orders").lower()}.>"' in seen
+    assert stored.data and snooped == []
+    assert info.config.name == topology.STREAM_RELATIONS
+
+
 async def test_plane_publisher_works_with_its_credential_and_reports_the_node(
         secure_nats: NatsServer, creds: dict[str, Path]) -> None:
     dead = "nats://127.0.0.1:1"  # a server list with a dead node first: any healthy node will do
