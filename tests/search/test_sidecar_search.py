@@ -154,6 +154,23 @@ def test_native_lookups_and_the_filter(sidecar: SidecarProcess, world: SearchWor
     assert admin["any_value"] is True
 
 
+async def test_the_sdk_clients_ask_for_a_filter_and_get_typed_answers(sidecar: SidecarProcess,
+                                                                       world: SearchWorld) -> None:
+    """``AuthzClient.resource_filter`` and its async twin: the same filter the door gives, errors typed."""
+    from tenantguard.client import AsyncAuthzClient, AuthzClient
+    from tenantguard.search import RelationsStale, ResourceFilter
+
+    with AuthzClient(sidecar.base_url) as client:
+        flt = client.resource_filter("read", "document", "project", token=world.token("bob"))
+        assert isinstance(flt, ResourceFilter) and flt.values == ("p2",) and not flt.any_value
+        assert flt.allows("p2") and not flt.allows("p1")
+        with pytest.raises(RelationsStale):
+            client.resource_filter("read", "document", "project", token=world.token("bob"), at_least=10_000)
+    async with AsyncAuthzClient(sidecar.base_url) as aclient:
+        admin = await aclient.resource_filter("read", "document", "project", token=world.token(roles=("admin",)))
+        assert admin.any_value is True
+
+
 def test_errors_are_typed_and_counted(sidecar: SidecarProcess, world: SearchWorld) -> None:
     token = world.token()
     question = {"action": {"name": "read"}, "resource": {"type": "doc"}}

@@ -15,6 +15,7 @@ import httpx
 
 from ..errors import TenantGuardError
 from ..exchange import PropagationMode
+from ..search.core import ResourceFilter
 from . import wire
 from .base import (
     ClientSettings,
@@ -75,6 +76,15 @@ class AuthzClient:
         call = wire.evaluations_call(defaults, wire.evaluation_items(evaluations), semantic,
                                      wire.resolve_token(token, defaults.get("subject")))
         return self._send(call)
+
+    def resource_filter(self, action: Mapping[str, Any] | str, resource: Mapping[str, Any] | str,
+                        attribute: str, *, via: str | None = None, subject: Mapping[str, Any] | None = None,
+                        context: Mapping[str, Any] | None = None, token: str | None = None,
+                        at_least: int | None = None) -> ResourceFilter:
+        """The values of ``resource.properties[attribute]`` the caller may act on, for a list
+        endpoint's own query (``tenantguard.search.sql``); errors raise, so no answer means no list."""
+        body = wire.question(action, resource, subject=subject, context=context)
+        return self._send(wire.filter_call(body, attribute, via, wire.resolve_token(token, subject), at_least))
 
     def exchange(self, token: str | None, audience: str, scope: Sequence[str] | str | None = None) -> ExchangedToken:
         subject_token = wire.resolve_token(token, None)

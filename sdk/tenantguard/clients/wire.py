@@ -18,6 +18,7 @@ from ..context import NoTenantContext, optional_context
 from ..decision import Decision
 from ..errors import InvalidInput, TenantGuardError
 from ..exchange import GRANT_TYPE_TOKEN_EXCHANGE, TOKEN_TYPE_JWT, PropagationMode
+from ..search.core import ResourceFilter
 from ..tokens import token_fingerprint
 from .errors import UnexpectedResponse, error_from_body, oauth_error_from_body
 
@@ -26,6 +27,7 @@ SEMANTICS: frozenset[str] = frozenset({"execute_all", "deny_on_first_deny", "per
 PROPAGATION_MODES: frozenset[str] = frozenset({"forward", "exchange", "deny"})
 
 CHECK_PATH = "/v1/check"
+FILTER_PATH = "/v1/lookup/filter"
 EVALUATIONS_PATH = "/access/v1/evaluations"
 TOKEN_PATH = "/oauth2/token"
 PROPAGATION_PATH = "/v1/propagation"
@@ -159,6 +161,19 @@ def check_call(body: Mapping[str, Any], token: str | None, at_least: int | None 
     return Call("POST", CHECK_PATH, parse_check, json=payload, headers=bearer(token))
 
 
+def filter_call(body: Mapping[str, Any], attribute: str, via: str | None, token: str | None,
+                at_least: int | None = None) -> Call:
+    """``POST /v1/lookup/filter``: the values of ``resource.properties[attribute]`` the caller may act on."""
+    if not isinstance(attribute, str) or not attribute:
+        raise InvalidInput("attribute must be a non-empty property name", field="attribute")
+    payload = {**body, "attribute": attribute}
+    if via is not None:
+        payload["via"] = via
+    if at_least is not None:
+        payload["at_least"] = at_least
+    return Call("POST", FILTER_PATH, parse_filter, json=payload, headers=bearer(token))
+
+
 def evaluation_items(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each entry's own members, shaped like :func:`question` (any member may be omitted)."""
     shaped = []
@@ -227,6 +242,15 @@ def parse_check(status: int, body: Any) -> CheckResult:
     return CheckResult(allow, tuple(str(r) for r in doc.get("reasons") or ()), doc.get("decision_id"),
                        doc.get("bundle_revision"), seq if isinstance(seq, int) else None,
                        bool(doc.get("high_risk", False)))
+
+
+def parse_filter(status: int, body: Any) -> ResourceFilter:
+    """A filter the service can turn into SQL; anything malformed is refused (no filter, no list)."""
+    doc = _ok(status, body)
+    try:
+        return ResourceFilter.from_wire(doc)
+    except InvalidInput as exc:
+        raise UnexpectedResponse(f"filter answer is malformed: {exc.message}") from None
 
 
 def parse_evaluation(doc: Any) -> CheckResult:
