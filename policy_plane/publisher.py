@@ -45,6 +45,7 @@ from tenantguard import history, natsconn
 from tenantguard import topology as topo
 from tenantguard.errors import ConfigError, PayloadTooLarge, TenantGuardError, Unavailable
 from tenantguard.natsconn import NatsConnection
+from tenantguard.urls import shown_text
 
 log = logging.getLogger(__name__)
 
@@ -223,7 +224,7 @@ class Publisher:
 
     async def _on_error(self, exc: Exception) -> None:
         # nats-py errors may quote a server URL: redact before logging.
-        log.warning("nats: %s: %s", type(exc).__name__, natsconn.redact_text(str(exc))[:200])
+        log.warning("nats: %s: %s", type(exc).__name__, shown_text(str(exc))[:200])
 
     async def _on_disconnect(self) -> None:
         self.disconnects += 1

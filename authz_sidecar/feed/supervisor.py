@@ -42,6 +42,7 @@ from tenantguard.events import PLANE_ISSUER, REVOCATION, EventMalformed
 from tenantguard.keys import TrustedKey, TrustSet, load_public_key_file
 from tenantguard.natsconn import NatsConnection
 from tenantguard.rollout.fleet import STATUS_INTERVAL
+from tenantguard.urls import shown_text, shown_url
 
 from .base import FeedContext, FeedOptions, Follower
 from .confirm import FreshnessConfirmer
@@ -244,7 +245,7 @@ class Feed:
         authorization refusal is raised at once: every node of a cluster shares the users.
         """
         async def on_error(exc: Exception) -> None:
-            log.debug("nats: %s", natsconn.redact_text(str(exc)))
+            log.debug("nats: %s", shown_text(str(exc)))
 
         servers = self.connection.servers
         timeout = self.options.connect_timeout
@@ -272,7 +273,7 @@ class Feed:
                 failure = exc
                 continue
             attached[0] = True
-            self.server = natsconn.redact_url(server)
+            self.server = shown_url(server)
             return nc
         assert failure is not None
         raise failure
@@ -396,7 +397,7 @@ class Feed:
 
     def _note_error(self, where: str, exc: BaseException) -> None:
         """Record for status; warn once per distinct error (an outage retries every few seconds)."""
-        message = natsconn.redact_text(f"{where}: {type(exc).__name__}: {exc}")[:300]
+        message = shown_text(f"{where}: {type(exc).__name__}: {exc}")[:300]
         log.log(logging.DEBUG if message == self.last_error else logging.WARNING, "feed %s", message)
         self.last_error = message
 

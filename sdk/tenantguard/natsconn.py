@@ -14,8 +14,8 @@ same checks:
 - TLS from a CA file (server verification), a client certificate + key (mutual TLS)
   and an optional server name override (when nodes are dialled by IP).
 
-Nothing here ever formats a secret: :func:`redact_url` keeps the user and replaces a
-password or token with ``***``; :meth:`NatsConnection.redacted` is what status pages and
+Nothing here ever formats a secret: :func:`tenantguard.urls.shown_url` keeps the user and
+replaces a password or token with ``***``; :meth:`NatsConnection.redacted` is what status pages and
 logs show. :func:`connect` bounds the first connect and turns nats-py's failures into
 typed errors; an authorization refusal is reported as such at once instead of nats-py's
 retry-until-timeout.
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import ssl
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -35,6 +34,7 @@ from urllib.parse import urlsplit
 
 from .errors import ConfigError, NatsAuthorizationRefused, NatsTlsRefused, Unavailable
 from .fsutil import read_private_text, require_private
+from .urls import shown_text, shown_url
 
 SCHEMES: Final = frozenset({"nats", "tls", "ws", "wss"})
 TLS_SCHEMES: Final = frozenset({"tls", "wss"})
@@ -57,10 +57,6 @@ HELP: Final = {
     "tls_server_name": "Expected name in the NATS servers' certificates (when dialling by IP)",
 }
 
-_USERINFO = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.-]*://)(?P<user>[^\s:@/]+)(?::(?P<secret>[^\s@/]*))?@",
-                       re.IGNORECASE)
-
-
 def parse_servers(spec: str | Iterable[str]) -> tuple[str, ...]:
     """Server URLs from a comma-separated string (or an iterable of such strings), validated.
 
@@ -79,31 +75,14 @@ def parse_servers(spec: str | Iterable[str]) -> tuple[str, ...]:
                 parts = urlsplit(url)
                 parts.port  # noqa: B018 - raises ValueError on a bad port
             except ValueError:
-                raise ConfigError(f"NATS server {redact_url(url)!r} is not a valid URL") from None
+                raise ConfigError(f"NATS server {shown_url(url)!r} is not a valid URL") from None
             if parts.scheme not in SCHEMES or not parts.hostname:
-                raise ConfigError(f"NATS server {redact_url(url)!r}: want nats://, tls://, ws:// or wss://HOST[:PORT]")
+                raise ConfigError(f"NATS server {shown_url(url)!r}: want nats://, tls://, ws:// or wss://HOST[:PORT]")
             if url not in servers:
                 servers.append(url)
     if not servers:
         raise ConfigError("no NATS server given")
     return tuple(servers)
-
-
-def redact_url(url: str) -> str:
-    """``url`` with its secret replaced: ``nats://u:p@h`` -> ``nats://u:***@h``; a token
-    (``nats://tok@h``, a user part without a password) -> ``nats://***@h``."""
-    return redact_text(url)
-
-
-def redact_text(text: str) -> str:
-    """Every URL credential in ``text`` redacted (for error messages that may quote a URL)."""
-
-    def sub(m: re.Match[str]) -> str:
-        if m.group("secret") is None:  # user part alone: NATS reads it as a token
-            return f"{m.group('scheme')}{REDACTED}@"
-        return f"{m.group('scheme')}{m.group('user')}:{REDACTED}@"
-
-    return _USERINFO.sub(sub, text)
 
 
 def _has_userinfo(url: str) -> bool:
@@ -186,7 +165,7 @@ class NatsConnection:
 
     @property
     def redacted_servers(self) -> list[str]:
-        return [redact_url(s) for s in self.servers]
+        return [shown_url(s) for s in self.servers]
 
     def redacted(self) -> dict[str, Any]:
         """What status pages and logs may show: servers without secrets, which auth, TLS or not."""
@@ -254,7 +233,7 @@ def connected_server(nc: Any) -> str | None:
     url = getattr(nc, "connected_url", None)
     if url is None or not getattr(nc, "is_connected", False):
         return None
-    return redact_url(url.geturl())
+    return shown_url(url.geturl())
 
 
 def is_authorization_error(exc: BaseException) -> bool:
@@ -274,7 +253,7 @@ def translate_connect_error(exc: BaseException, where: str) -> Unavailable:
         return NatsTlsRefused(f"TLS with NATS at {where} failed ({reason})", servers=where)
     if isinstance(exc, TimeoutError):
         return Unavailable(f"cannot connect to NATS at {where} (timed out)")
-    return Unavailable(f"cannot connect to NATS at {where} ({type(exc).__name__}: {redact_text(str(exc))[:200]})")
+    return Unavailable(f"cannot connect to NATS at {where} ({type(exc).__name__}: {shown_text(str(exc))[:200]})")
 
 
 ErrorCallback = Callable[[Exception], Awaitable[None]]
@@ -290,7 +269,7 @@ async def connect(conn: NatsConnection, *, timeout: float, servers: Iterable[str
     from nats.aio.client import Client
 
     kwargs = conn.connect_kwargs(servers)
-    where = ", ".join(redact_url(s) for s in kwargs["servers"])
+    where = ", ".join(shown_url(s) for s in kwargs["servers"])
     refused: asyncio.Future[BaseException] = asyncio.get_running_loop().create_future()
 
     async def on_error(exc: Exception) -> None:

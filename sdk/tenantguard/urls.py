@@ -2,7 +2,10 @@
 
 A URL can carry credentials (``https://user:secret@host``, ``nats://token@host``,
 ``?token=...``); an error message is copied into tickets and chat, so every URL a message
-names goes through :func:`shown_url` first.
+names goes through :func:`shown_url` first, and text that may quote one (a library's
+exception) through :func:`shown_text`. One rule for both, for HTTP and NATS alike: the user
+name stays (it tells which identity failed), a password becomes ``***``, and a user part
+without a password, which NATS reads as a token, is hidden whole.
 """
 
 from __future__ import annotations
@@ -14,10 +17,21 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 HIDDEN: Final = "***"
 # Query parameters whose value is a credential (matched as a part of the name, case-insensitive).
 _SECRET_PARAM: Final = re.compile(r"pass|secret|token|key|sig|auth|cred", re.IGNORECASE)
+_USERINFO: Final = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.-]*://)(?P<user>[^\s:@/]+)(?::(?P<secret>[^\s@/]*))?@",
+                              re.IGNORECASE)
+
+
+def _userinfo(user: str, secret: str | None) -> str:
+    return f"{HIDDEN}@" if secret is None else f"{user}:{HIDDEN}@"
+
+
+def shown_text(text: str) -> str:
+    """Every URL credential in ``text`` hidden by the module's rule (for messages that may quote a URL)."""
+    return _USERINFO.sub(lambda m: m.group("scheme") + _userinfo(m.group("user"), m.group("secret")), text)
 
 
 def shown_url(url: str) -> str:
-    """``url`` with any userinfo replaced by ``***`` and credential-like query values hidden.
+    """``url`` with its userinfo hidden by the module's rule and credential-like query values hidden.
 
     A value that does not parse as a URL is shown as ``***`` whole: it may be anything.
     """
@@ -33,7 +47,7 @@ def shown_url(url: str) -> str:
     if port is not None:
         netloc += f":{port}"
     if parts.username is not None or parts.password is not None:
-        netloc = f"{HIDDEN}@{netloc}"
+        netloc = _userinfo(parts.username or "", parts.password) + netloc
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)

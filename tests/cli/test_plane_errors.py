@@ -83,7 +83,7 @@ def test_unreachable_names_the_url_but_never_its_credentials(token_file: Path) -
     done = run_cli("relation", "write", TUPLE, "--plane", f"http://admin:hunter2@127.0.0.1:{port}",
                    "--token-file", token_file)
     assert done.returncode == 1
-    assert f"error unavailable: policy plane at http://***@127.0.0.1:{port} unreachable: ConnectError" \
+    assert f"error unavailable: policy plane at http://admin:***@127.0.0.1:{port} unreachable: ConnectError" \
         in done.stderr, done.stderr
     assert "hunter2" not in done.stdout + done.stderr
 
@@ -121,13 +121,13 @@ def test_the_sdk_names_the_sidecar_it_cannot_reach() -> None:
     port = closed_port()
     with AuthzClient(f"http://svc:s3cret@127.0.0.1:{port}") as client, pytest.raises(Unavailable) as info:
         client.check(token="t", action="read", resource={"type": "invoice", "id": "1"})
-    assert f"sidecar at http://***@127.0.0.1:{port} unreachable" in info.value.message
+    assert f"sidecar at http://svc:***@127.0.0.1:{port} unreachable" in info.value.message
     assert "s3cret" not in str(info.value)
 
 
 @pytest.mark.parametrize(("url", "shown"), [
     ("http://127.0.0.1:8282", "http://127.0.0.1:8282"),
-    ("https://admin:pw@plane.internal:8443/base?token=abc&page=2", "https://***@plane.internal:8443/base?token=***&page=2"),
+    ("https://admin:pw@plane.internal:8443/base?token=abc&page=2", "https://admin:***@plane.internal:8443/base?token=***&page=2"),
     ("nats://s3cret@127.0.0.1:4222", "nats://***@127.0.0.1:4222"),
     ("http://h:99999", "***"),
 ])

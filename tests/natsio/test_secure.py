@@ -155,7 +155,7 @@ async def test_sidecar_credential_cannot_publish_events_purge_or_delete_streams(
     before = (await plane.js.stream_info(topology.STREAM_RELATIONS)).state.messages
     errors = Errors()
     nc: Client = await natsconn.connect(sidecar_conn(secure_nats, creds), timeout=5, allow_reconnect=False,
-                                        error_cb=errors)
+                                        error_cb=errors, inbox_prefix=topology.sidecar_inbox("billing"))
     js = nc.jetstream(timeout=1.0)
     try:
         with pytest.raises(Exception):  # the server drops the request: no reply, a nats timeout

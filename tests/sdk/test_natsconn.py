@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from tenantguard.errors import ConfigError
 from tenantguard.keys import write_private
-from tenantguard.natsconn import NatsConnection, parse_servers, redact_text, redact_url
+from tenantguard.natsconn import NatsConnection, parse_servers
+from tenantguard.urls import shown_text, shown_url
 
 
 def test_server_lists_are_comma_separated_and_bare_hosts_get_nats_scheme() -> None:
@@ -19,10 +20,10 @@ def test_server_lists_are_comma_separated_and_bare_hosts_get_nats_scheme() -> No
 
 
 def test_redaction_keeps_the_user_and_hides_passwords_and_tokens() -> None:
-    assert redact_url("nats://plane:s3cret@h:4222") == "nats://plane:***@h:4222"
-    assert redact_url("tls://tok3n@h:4222") == "tls://***@h:4222"
-    assert redact_url("nats://h:4222") == "nats://h:4222"
-    assert redact_text("failed: nats://u:p@a:1, nats://t@b:2") == "failed: nats://u:***@a:1, nats://***@b:2"
+    assert shown_url("nats://plane:s3cret@h:4222") == "nats://plane:***@h:4222"
+    assert shown_url("tls://tok3n@h:4222") == "tls://***@h:4222"
+    assert shown_url("nats://h:4222") == "nats://h:4222"
+    assert shown_text("failed: nats://u:p@a:1, nats://t@b:2") == "failed: nats://u:***@a:1, nats://***@b:2"
     conn = NatsConnection.of("nats://u:pw@a:1,nats://b:2")
     assert "pw" not in repr(conn) and "pw" not in str(conn.redacted())
 
