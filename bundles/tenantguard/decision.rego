@@ -30,121 +30,111 @@ import rego.v1
 
 import data.tenantguard.lib
 
-decision := {"allow": true, "reasons": [], "high_risk": false} if {
+decision := {"allow": granted, "reasons": reasons, "high_risk": false} if {
+	# A user calling directly in its own tenant with no scope: allowed when one of its
+	# roles holds the action's verb, else denied for missing_role (denies are as cheap
+	# as allows, so a flood of denied requests costs no more than allowed ones).
+	# The checks that tell the other fast branches apart come first, so a request for
+	# another branch leaves this one after a few comparisons.
+	input.actor_chain == []
+	subject := input.subject
+	props := subject.properties
+	tenant := props.tenant_id
+	input.resource.properties.tenant_id == tenant
+	not input.token.scope != null
+	not props.scope != null
+
 	# Cheap type checks: Rego orders values of different types (null < booleans <
 	# numbers < strings < arrays < objects and sets), so `"" < x; x < []` holds exactly
 	# for a non-empty string, and `[] <= x; x < {}; x < set()` exactly for an array.
 	# A comparison costs ~0.1 us, a builtin call such as is_string(x) ~1 us.
-
-	# Tenancy: the subject's tenant is a non-empty string and owns the resource.
-	subject := input.subject
-	props := subject.properties
-	tenant := props.tenant_id
 	"" < tenant
 	tenant < []
-	input.resource.properties.tenant_id == tenant
 	"" < subject.id
 	subject.id < []
-
-	# Services: a user calling directly, so no call rule applies.
 	subject.type != "service"
-	input.actor_chain == []
-
-	# Scope: neither the token nor the subject carries one ("absent or null").
-	not input.token.scope != null
-	not props.scope != null
-
-	# Roles: an ordinary "<resource>:<verb>" action (not listed in config.actions, so
-	# not high-risk) whose verb one of the subject's roles holds.
 	action := input.action.name
 	"" < action
 	action < []
-	cfg := data.tenantguard.config # one data reference, then local lookups
-	not cfg.actions[action]
+	cfg := data.tenantguard.config # one data reference (~2 us), then local lookups
+	not cfg.actions[action] # an ordinary "<resource>:<verb>" action, not high-risk
 	[_, verb_name] := split(action, ":")
+	verb := cfg.verbs[verb_name]
 	roles := props.roles
 	[] <= roles
 	roles < {}
 	roles < set()
-	cfg.verbs[verb_name] in cfg.roles[roles[_]]
-
-	# Relations: the resource belongs to no project, or to one the subject is a member of.
 	fast_path_project_ok(input.resource.properties, cfg.project_relations)
-} else := {"allow": false, "reasons": ["missing_role"], "high_risk": false} if {
-	# Denies are as cheap as allows, so a flood of denied requests costs no more than
-	# allowed ones. A user calling directly in its own tenant, everything well formed
-	# and nothing else wrong, whose roles do not hold the verb.
-	input.actor_chain == []
-	input.resource.properties.tenant_id == input.subject.properties.tenant_id
-	fast_common_shape
-	not fast_role_grants
-	fast_no_scope
-	fast_path_project_ok(input.resource.properties, data.tenantguard.config.project_relations)
+
+	# Whether a role holds the verb, as a value: two comprehensions cost ~1 us, a second
+	# rule body for the deny, repeating the checks above, ~15 us.
+	granted := [role | some role in roles; verb in cfg.roles[role]] != []
+	reasons := [reason | not granted; reason := "missing_role"]
 } else := {"allow": false, "reasons": ["tenant_mismatch"], "high_risk": false} if {
-	# Another tenant's resource, asked directly, with no act-as request.
+	# Another tenant's resource, asked directly, with no act-as request. Roles and verbs
+	# do not matter here (missing_role needs the same tenant), only well-formedness.
 	input.actor_chain == []
-	resource_tenant_id := input.resource.properties.tenant_id
-	resource_tenant_id != input.subject.properties.tenant_id
-	"" < resource_tenant_id
-	resource_tenant_id < []
+	subject := input.subject
+	props := subject.properties
+	resource_props := input.resource.properties
+	resource_tenant := resource_props.tenant_id
+	resource_tenant != props.tenant_id
 	not input.context.act_as != null
-	fast_common_shape
-	fast_no_scope
-	fast_project_well_formed(input.resource.properties)
+	not input.token.scope != null
+	not props.scope != null
+	"" < resource_tenant
+	resource_tenant < []
+	tenant := props.tenant_id
+	"" < tenant
+	tenant < []
+	"" < subject.id
+	subject.id < []
+	subject.type != "service"
+	action := input.action.name
+	"" < action
+	action < []
+	not data.tenantguard.config.actions[action]
+	roles := props.roles
+	[] <= roles
+	roles < {}
+	roles < set()
+	fast_project_well_formed(resource_props)
 } else := {"allow": true, "reasons": [], "high_risk": false} if {
 	# Allowed in its own tenant through services on the user's behalf (an actor chain),
 	# or with a scope on the token or the subject that covers the action.
-	input.resource.properties.tenant_id == input.subject.properties.tenant_id
-	fast_common_shape
-	fast_caller_ok
-	fast_scopes_cover
-	fast_role_grants
-	fast_path_project_ok(input.resource.properties, data.tenantguard.config.project_relations)
+	subject := input.subject
+	props := subject.properties
+	tenant := props.tenant_id
+	input.resource.properties.tenant_id == tenant
+	"" < tenant
+	tenant < []
+	"" < subject.id
+	subject.id < []
+	subject.type != "service"
+	action := input.action.name
+	"" < action
+	action < []
+	cfg := data.tenantguard.config
+	not cfg.actions[action]
+	[resource_name, verb_name] := split(action, ":")
+	roles := props.roles
+	[] <= roles
+	roles < {}
+	roles < set()
+
+	# The scopes that cover a two-part action "r:v" (lib.scope_covers): "r:v" itself and
+	# "r:*", since a wildcard's prefix up to "*" must be a prefix of "r:v" ending in ":".
+	covering := {action, concat("", [resource_name, ":*"])}
+	fast_caller_ok(input.actor_chain, input.context, covering, cfg)
+	fast_scopes_ok(input.token, props, covering)
+	fast_path_project_ok(input.resource.properties, cfg.project_relations)
+	cfg.verbs[verb_name] in cfg.roles[roles[_]]
 } else := full_decision
 
 # ---------------------------------------------------------------- fast path pieces
 # Each is a cheap, total check; together they describe requests for which the complete
 # rules can give only one answer (fast_path_test.rego and tests/policy pin that).
-
-# Well-formed fields every fast branch needs: a subject tenant and id and an action that
-# are non-empty strings, an ordinary "<resource>:<verb>" action with a known verb (not
-# listed in config.actions, so not high-risk), roles an array, a user subject.
-fast_common_shape if {
-	subject := input.subject
-	tenant := subject.properties.tenant_id
-	"" < tenant
-	tenant < []
-	"" < subject.id
-	subject.id < []
-	subject.type != "service"
-	action := input.action.name
-	"" < action
-	action < []
-	cfg := data.tenantguard.config
-	not cfg.actions[action]
-	[_, verb_name] := split(action, ":")
-	cfg.verbs[verb_name]
-	roles := subject.properties.roles
-	[] <= roles
-	roles < {}
-	roles < set()
-}
-
-# A user calling directly, or through services the callee accepts for the action.
-fast_caller_ok if input.actor_chain == []
-
-fast_caller_ok if fast_service_call_allowed
-
-fast_no_scope if {
-	not input.token.scope != null
-	not input.subject.properties.scope != null
-}
-
-fast_role_grants if {
-	cfg := data.tenantguard.config
-	[_, verb_name] := split(input.action.name, ":")
-	cfg.verbs[verb_name] in cfg.roles[input.subject.properties.roles[_]]
-}
+# A function call costs ~2 us, so the branches above call one only for an "or".
 
 # A project that is absent, null or a non-empty string (anything else is invalid_input).
 fast_project_well_formed(resource_props) if {
@@ -154,47 +144,78 @@ fast_project_well_formed(resource_props) if {
 	resource_props.project < []
 }
 
-# An actor chain of 1..max_actor_chain "svc:<name>" entries whose nearest caller may call
-# this service (context.service) for the action: config.calls, as services.rego reads it.
-fast_service_call_allowed if {
-	chain := input.actor_chain
+# A user calling directly, or through an actor chain of 1..max_actor_chain "svc:<name>"
+# entries whose nearest caller may call this service (context.service) with a scope in
+# `covering`: config.calls, as services.rego reads it.
+fast_caller_ok(chain, context, covering, cfg) if {
+	chain == []
+} else := true if {
 	[] <= chain
 	chain < {}
 	chain < set()
-	count(chain) > 0
-	cfg := data.tenantguard.config
 	count(chain) <= cfg.max_actor_chain
-	not fast_chain_has_non_service(chain)
-	callee := input.context.service
+	# "svc:" < actor < "svc;" holds exactly for a string "svc:" followed by at least one
+	# character (":" and ";" are neighbours), i.e. where lib.service_name is defined.
+	[actor | some actor in chain; "svc:" < actor; actor < "svc;"] == chain
+	callee := context.service
 	"" < callee
 	callee < []
-	scopes := cfg.calls[callee][lib.service_name(chain[0])]
+	scopes := cfg.calls[callee][trim_prefix(chain[0], "svc:")]
 	[] <= scopes
 	scopes < {}
 	scopes < set()
-	some scope in scopes
-	lib.scope_covers(scope, input.action.name)
+	scopes[_] in covering
 }
 
-fast_chain_has_non_service(chain) if {
-	some actor in chain
-	not lib.service_name(actor)
+# Both scopes (the token's and the subject's) are absent or null, or cover the action,
+# as in scope.rego. The shapes seen most come first, each answered in one body: no scope
+# at all; the subject's scope only (a contract request: a string or an array); one
+# space-separated scope on the token and the subject alike (what the sidecar sends for a
+# scoped token: policy_input copies the token's scope to the subject).
+fast_scopes_ok(token, props, covering) if {
+	not token.scope != null
+	not props.scope != null
+} else := true if {
+	not token.scope != null
+	scope := props.scope
+	"" < scope
+	scope < []
+	split(scope, " ")[_] in covering
+} else := true if {
+	not token.scope != null
+	scope := props.scope
+	[] <= scope
+	scope < {}
+	scope < set()
+	scope[_] in covering
+} else := true if {
+	scope := token.scope
+	props.scope == scope
+	"" < scope
+	scope < []
+	split(scope, " ")[_] in covering
+} else := true if {
+	fast_scope_ok(token, covering)
+	fast_scope_ok(props, covering)
 }
 
-# Every scope present (the token's, the subject's) covers the action; absent or null
-# scopes limit nothing, as in scope.rego.
-fast_scopes_cover if {
-	fast_token_scope_ok
-	fast_subject_scope_ok
+# A scope (the token's or the subject's, in holder.scope) that is absent or null (it
+# limits nothing, as in scope.rego), or holds one of `covering`: a space-separated
+# string or an array.
+fast_scope_ok(holder, covering) if {
+	not holder.scope != null
+} else := true if {
+	scope := holder.scope
+	"" < scope
+	scope < []
+	split(scope, " ")[_] in covering
+} else := true if {
+	scope := holder.scope
+	[] <= scope
+	scope < {}
+	scope < set()
+	scope[_] in covering
 }
-
-fast_token_scope_ok if not input.token.scope != null
-
-fast_token_scope_ok if lib.any_covers(lib.scope_set(input.token.scope), input.action.name)
-
-fast_subject_scope_ok if not input.subject.properties.scope != null
-
-fast_subject_scope_ok if lib.any_covers(lib.scope_set(input.subject.properties.scope), input.action.name)
 
 # The fast path's "or", as in relations.rego: a resource with no project (absent or
 # null: `resource_project == null` there) needs no relation; one with a project needs
