@@ -11,15 +11,17 @@
 #   The decision is on every request's path, so it is evaluated in two steps
 #   (bundles/README.md, "How to keep a policy fast"):
 #
-#   1. The fast path: one rule body that recognises the common allowed request (a
-#      user calling directly, inside its own tenant, a role granting the action's verb,
-#      no scope limiting the token, and a resource in no project (absent or null, as
-#      for an Envoy route) or in one the subject is a member of). It reads input and
-#      data directly and refers to no other rule, only to the small function
-#      fast_path_project_ok for its one "or", the project (~2 us; bundles/README.md
-#      lists the shapes measured for it). So a decision costs ~20 us instead of
-#      ~120-250 us. It is only ever a shortcut: whenever it holds, the complete rules
-#      below allow too (the tests in fast_path_test.rego pin that).
+#   1. The fast branches: a few rule bodies (`else`), each recognising common requests
+#      whose answer only one outcome of the complete rules can be: a user calling
+#      directly in its own tenant with no scope (allowed, or denied for missing_role:
+#      one body for both); another tenant's resource asked directly (tenant_mismatch);
+#      a service call or a scope that covers the action (allowed). Each reads input
+#      and data directly, binds data once, and writes an "or" as two comprehensions
+#      that must agree rather than as a function call; the checks that tell the
+#      branches apart come first in each. So a decision costs ~20-40 us instead of
+#      ~120-250 us. They are only ever a shortcut: whenever one holds, the complete
+#      rules below give the same answer (fast_path_test.rego and
+#      tests/policy/test_fast_paths.py pin that).
 #   2. Everything else falls through to `full_decision`, which evaluates every check
 #      and gives the reasons for a deny. It is slower, and only runs for the requests
 #      the fast path does not recognise (denies, act-as, service calls, scoped tokens,
@@ -64,7 +66,21 @@ decision := {"allow": granted, "reasons": reasons, "high_risk": false} if {
 	[] <= roles
 	roles < {}
 	roles < set()
-	fast_path_project_ok(input.resource.properties, cfg.project_relations)
+	# The resource is in no project (absent or null: `resource_project == null` in
+	# relations.rego), or in one the subject holds one of config.project_relations on:
+	# the project, if any, equals the project the subject is a member of, if any. Two
+	# comprehensions cost less than a function call for the "or".
+	resource_props := input.resource.properties
+	{p | p := resource_props.project; p != null} == {p |
+		p := resource_props.project
+		"" < p
+		p < []
+		held := input.relations[concat(":", ["project", p])]
+		[] <= held
+		held < {}
+		held < set()
+		held[_] in cfg.project_relations
+	}
 
 	# Whether a role holds the verb, as a value: two comprehensions cost ~1 us, a second
 	# rule body for the deny, repeating the checks above, ~15 us.
@@ -98,7 +114,8 @@ decision := {"allow": granted, "reasons": reasons, "high_risk": false} if {
 	[] <= roles
 	roles < {}
 	roles < set()
-	fast_project_well_formed(resource_props)
+	# A project that is absent, null or a non-empty string (anything else is invalid_input).
+	{p | p := resource_props.project; p != null} == {p | p := resource_props.project; "" < p; p < []}
 } else := {"allow": true, "reasons": [], "high_risk": false} if {
 	# Allowed in its own tenant through services on the user's behalf (an actor chain),
 	# or with a scope on the token or the subject that covers the action.
@@ -125,9 +142,45 @@ decision := {"allow": granted, "reasons": reasons, "high_risk": false} if {
 	# The scopes that cover a two-part action "r:v" (lib.scope_covers): "r:v" itself and
 	# "r:*", since a wildcard's prefix up to "*" must be a prefix of "r:v" ending in ":".
 	covering := {action, concat("", [resource_name, ":*"])}
-	fast_caller_ok(input.actor_chain, input.context, covering, cfg)
+
 	fast_scopes_ok(input.token, props, covering)
-	fast_path_project_ok(input.resource.properties, cfg.project_relations)
+
+	# A user calling directly (no actor chain, or an empty one: services.rego reads both
+	# alike), or through 1..max_actor_chain "svc:<name>" entries whose nearest caller may
+	# call this service (context.service) with a covering scope: config.calls, as
+	# services.rego reads it. As for the project below, the "or" is two comprehensions
+	# that must agree: the chain, if not empty, is the chain that passes.
+	chain := input.actor_chain
+	{c | c := chain; c != []} == {c |
+		c := chain
+		[] <= c
+		c < {}
+		c < set()
+		count(c) <= cfg.max_actor_chain
+		# "svc:" < actor < "svc;" holds exactly for a string "svc:" followed by at least
+		# one character (":" and ";" are neighbours): where lib.service_name is defined.
+		[actor | some actor in c; "svc:" < actor; actor < "svc;"] == c
+		callee := input.context.service
+		"" < callee
+		callee < []
+		scopes := cfg.calls[callee][trim_prefix(c[0], "svc:")]
+		[] <= scopes
+		scopes < {}
+		scopes < set()
+		scopes[_] in covering
+	}
+
+	resource_props := input.resource.properties
+	{p | p := resource_props.project; p != null} == {p |
+		p := resource_props.project
+		"" < p
+		p < []
+		held := input.relations[concat(":", ["project", p])]
+		[] <= held
+		held < {}
+		held < set()
+		held[_] in cfg.project_relations
+	}
 	cfg.verbs[verb_name] in cfg.roles[roles[_]]
 } else := full_decision
 
@@ -135,37 +188,6 @@ decision := {"allow": granted, "reasons": reasons, "high_risk": false} if {
 # Each is a cheap, total check; together they describe requests for which the complete
 # rules can give only one answer (fast_path_test.rego and tests/policy pin that).
 # A function call costs ~2 us, so the branches above call one only for an "or".
-
-# A project that is absent, null or a non-empty string (anything else is invalid_input).
-fast_project_well_formed(resource_props) if {
-	not resource_props.project != null
-} else := true if {
-	"" < resource_props.project
-	resource_props.project < []
-}
-
-# A user calling directly, or through an actor chain of 1..max_actor_chain "svc:<name>"
-# entries whose nearest caller may call this service (context.service) with a scope in
-# `covering`: config.calls, as services.rego reads it.
-fast_caller_ok(chain, context, covering, cfg) if {
-	chain == []
-} else := true if {
-	[] <= chain
-	chain < {}
-	chain < set()
-	count(chain) <= cfg.max_actor_chain
-	# "svc:" < actor < "svc;" holds exactly for a string "svc:" followed by at least one
-	# character (":" and ";" are neighbours), i.e. where lib.service_name is defined.
-	[actor | some actor in chain; "svc:" < actor; actor < "svc;"] == chain
-	callee := context.service
-	"" < callee
-	callee < []
-	scopes := cfg.calls[callee][trim_prefix(chain[0], "svc:")]
-	[] <= scopes
-	scopes < {}
-	scopes < set()
-	scopes[_] in covering
-}
 
 # Both scopes (the token's and the subject's) are absent or null, or cover the action,
 # as in scope.rego. The shapes seen most come first, each answered in one body: no scope
@@ -215,24 +237,6 @@ fast_scope_ok(holder, covering) if {
 	scope < {}
 	scope < set()
 	scope[_] in covering
-}
-
-# The fast path's "or", as in relations.rego: a resource with no project (absent or
-# null: `resource_project == null` there) needs no relation; one with a project needs
-# the subject to hold one of config.project_relations on it, and nothing else (a
-# malformed project) passes. With `else`, the second branch runs only when the first
-# fails; the whole call costs ~2 us.
-fast_path_project_ok(resource_props, project_relations) if {
-	not resource_props.project != null
-} else := true if {
-	project := resource_props.project
-	"" < project
-	project < []
-	held := input.relations[concat(":", ["project", project])]
-	[] <= held
-	held < {}
-	held < set()
-	held[_] in project_relations
 }
 
 # The complete decision: every check, and the reasons for a deny.
