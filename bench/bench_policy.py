@@ -1,15 +1,15 @@
 """Policy decision latency and bundle swap gap for the example bundle.
 
-Run: ``python bench/bench_policy.py [--bundle DIR] [--quick]``. Prints a markdown table
-(µs unless stated, median and p99):
+Run: ``python bench/bench_policy.py [--bundle DIR] [--quick] [--against REV]``. Prints a
+markdown table (µs unless stated, median and p99):
 
 * per decision: the full ``PreparedPolicy.evaluate()`` call (entrypoint check, input
   conversion, evaluation, result conversion). The allow is the request the sidecar
   sends (verified token claims without a scope, no actor chain, the subject's
   relations); the Envoy route question is the same user asking ``route:read`` on a
   resource that names no project; the denies change one field of the first (another
-  tenant's resource; a viewer writing). The contract example (a call through orders
-  and edge, a subject scope) is allowed by the complete rules rather than the fast path;
+  tenant's resource; a viewer writing); the contract example is a call through orders
+  and edge with a subject scope;
 * the same decisions with 10,000 tenants x 10 relations (100,000 tuples) in data;
 * the exchange and propagation entrypoints;
 * swapping revisions while one thread keeps deciding, as the sidecar's event loop does.
@@ -19,16 +19,26 @@ Run: ``python bench/bench_policy.py [--bundle DIR] [--quick]``. Prints a markdow
   (the deciding thread then builds its own engine at its first decision, and waits for
   the GIL while the worker holds it); ``prepare_steps`` on the deciding thread, one step
   between two decisions (see tenantguard.engine).
+
+With ``--against REV`` (a git revision), it measures only the per-request rows, for the
+bundle as it is and as it was at REV (extracted with ``git archive``), in one process:
+the two alternate in chunks of calls, so both see the same machine load. It also checks
+that both give the same answer to every request.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import io
+import os
+import subprocess
 import sys
+import tarfile
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +55,7 @@ TENANTS = 10_000
 RELATIONS_PER_TENANT = 10
 SWAPS = 3
 AFTER_SWAP = 1_000
+CHUNK = 250  # --against: calls of one side before switching to the other
 
 # What the sidecar sends for a user calling directly with a verified token.
 REQUEST = {
@@ -134,6 +145,73 @@ def time_calls(call: Callable[[], Any], iterations: int) -> tuple[float, float]:
         samples.append(clock() - started)
     samples.sort()
     return percentile(samples, 0.5), percentile(samples, 0.99)
+
+
+def time_alternately(calls: Sequence[Callable[[], Any]], iterations: int) -> list[tuple[float, float]]:
+    """(median, p99) in µs of each of ``calls``, timed in alternating chunks of CHUNK calls
+    (the order rotating every round), so that every call sees the same machine load."""
+    for call in calls:
+        for _ in range(WARMUP):
+            call()
+    samples: list[list[int]] = [[] for _ in calls]
+    clock = time.perf_counter_ns
+    for round_ in range(max(1, iterations // CHUNK)):
+        for offset in range(len(calls)):
+            index = (round_ + offset) % len(calls)
+            call, out = calls[index], samples[index]
+            for _ in range(CHUNK):
+                started = clock()
+                call()
+                out.append(clock() - started)
+    results = []
+    for out in samples:
+        out.sort()
+        results.append((percentile(out, 0.5), percentile(out, 0.99)))
+    return results
+
+
+def bundle_at(revision: str, bundle: Path, into: Path) -> Path:
+    """The bundle directory as it was at ``revision``, extracted under ``into``."""
+    bundle = bundle.resolve()
+    top = Path(subprocess.run(["git", "-C", str(bundle), "rev-parse", "--show-toplevel"],
+                              check=True, capture_output=True, text=True).stdout.strip())
+    relative = bundle.relative_to(top).as_posix()
+    archive = subprocess.run(["git", "-C", str(top), "archive", "--format=tar", revision, relative],
+                             check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into / relative
+
+
+def compare(bundle: Path, revision: str, iterations: int) -> None:
+    """Per-request rows for ``bundle`` now and at ``revision``, side by side (see --against)."""
+    engine = RegorusEngine()
+    with tempfile.TemporaryDirectory() as tmp:
+        old_dir = bundle_at(revision, bundle, Path(tmp))
+        old = engine.prepare(*load_bundle_dir(old_dir, include_tests=False))
+    new = engine.prepare(*load_bundle_dir(bundle, include_tests=False))
+    cases = [(f"decision, {name}", DECISION, request) for name, request, _ in DECISIONS]
+    cases += [("exchange decision", EXCHANGE_ENTRYPOINT, EXCHANGE),
+              ("propagation mode", PROPAGATION_ENTRYPOINT, PROPAGATION)]
+    for name, entrypoint, request in cases:
+        before, after = old.evaluate(entrypoint, request), new.evaluate(entrypoint, request)
+        assert before == after, f"{name}: {revision} gives {before}, the bundle now {after}"
+    for _, request, expected in DECISIONS:
+        check(new, request, expected)
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"regorus policy benchmark: {bundle.name} at {revision} vs now (python {sys.version.split()[0]}, "
+          f"{iterations:,} iterations each after {WARMUP:,} warmup, alternating in chunks of {CHUNK}, "
+          f"load average {load} before)\n")
+    print(f"| measurement (µs) | {revision} median | {revision} p99 | now median | now p99 |")
+    print("|---|---:|---:|---:|---:|")
+    for name, entrypoint, request in cases:
+        (old_median, old_p99), (new_median, new_p99) = time_alternately(
+            [lambda e=entrypoint, r=request: old.evaluate(e, r), lambda e=entrypoint, r=request: new.evaluate(e, r)],
+            iterations,
+        )
+        print(f"| {name} | {old_median:.1f} | {old_p99:.1f} | {new_median:.1f} | {new_p99:.1f} |")
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"\nload average after: {load}")
 
 
 def big_data(data: dict[str, Any]) -> dict[str, Any]:
@@ -226,8 +304,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", type=Path, default=BUNDLE, help="bundle directory (default: the example)")
     parser.add_argument("--quick", action="store_true", help="fewer iterations, for a smoke run")
+    parser.add_argument("--against", metavar="REV",
+                        help="compare the per-request rows with the bundle at git revision REV, in one run")
     args = parser.parse_args()
     iterations = 3_000 if args.quick else ITERATIONS
+    if args.against:
+        compare(args.bundle, args.against, iterations)
+        return
 
     started = time.perf_counter()
     engine = RegorusEngine()

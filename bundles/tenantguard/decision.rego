@@ -11,15 +11,17 @@
 #   The decision is on every request's path, so it is evaluated in two steps
 #   (bundles/README.md, "How to keep a policy fast"):
 #
-#   1. The fast path: one rule body that recognises the common allowed request (a
-#      user calling directly, inside its own tenant, a role granting the action's verb,
-#      no scope limiting the token, and a resource in no project (absent or null, as
-#      for an Envoy route) or in one the subject is a member of). It reads input and
-#      data directly and refers to no other rule, only to the small function
-#      fast_path_project_ok for its one "or", the project (~2 us; bundles/README.md
-#      lists the shapes measured for it). So a decision costs ~20 us instead of
-#      ~120-250 us. It is only ever a shortcut: whenever it holds, the complete rules
-#      below allow too (the tests in fast_path_test.rego pin that).
+#   1. The fast branches: a few rule bodies (`else`), each recognising common requests
+#      whose answer only one outcome of the complete rules can be: a user calling
+#      directly in its own tenant with no scope (allowed, or denied for missing_role:
+#      one body for both); another tenant's resource asked directly (tenant_mismatch);
+#      a service call or a scope that covers the action (allowed). Each reads input
+#      and data directly, binds data once, and writes an "or" as two comprehensions
+#      that must agree rather than as a function call; the checks that tell the
+#      branches apart come first in each. So a decision costs ~20-40 us instead of
+#      ~120-250 us. They are only ever a shortcut: whenever one holds, the complete
+#      rules below give the same answer (fast_path_test.rego and
+#      tests/policy/test_fast_paths.py pin that).
 #   2. Everything else falls through to `full_decision`, which evaluates every check
 #      and gives the reasons for a deny. It is slower, and only runs for the requests
 #      the fast path does not recognise (denies, act-as, service calls, scoped tokens,
@@ -30,188 +32,211 @@ import rego.v1
 
 import data.tenantguard.lib
 
-decision := {"allow": true, "reasons": [], "high_risk": false} if {
+decision := {"allow": granted, "reasons": reasons, "high_risk": false} if {
+	# A user calling directly in its own tenant with no scope: allowed when one of its
+	# roles holds the action's verb, else denied for missing_role (denies are as cheap
+	# as allows, so a flood of denied requests costs no more than allowed ones).
+	# The checks that tell the other fast branches apart come first, so a request for
+	# another branch leaves this one after a few comparisons.
+	input.actor_chain == []
+	subject := input.subject
+	props := subject.properties
+	tenant := props.tenant_id
+	input.resource.properties.tenant_id == tenant
+	not input.token.scope != null
+	not props.scope != null
+
 	# Cheap type checks: Rego orders values of different types (null < booleans <
 	# numbers < strings < arrays < objects and sets), so `"" < x; x < []` holds exactly
 	# for a non-empty string, and `[] <= x; x < {}; x < set()` exactly for an array.
 	# A comparison costs ~0.1 us, a builtin call such as is_string(x) ~1 us.
-
-	# Tenancy: the subject's tenant is a non-empty string and owns the resource.
-	subject := input.subject
-	props := subject.properties
-	tenant := props.tenant_id
 	"" < tenant
 	tenant < []
-	input.resource.properties.tenant_id == tenant
 	"" < subject.id
 	subject.id < []
-
-	# Services: a user calling directly, so no call rule applies.
 	subject.type != "service"
-	input.actor_chain == []
-
-	# Scope: neither the token nor the subject carries one ("absent or null").
-	not input.token.scope != null
-	not props.scope != null
-
-	# Roles: an ordinary "<resource>:<verb>" action (not listed in config.actions, so
-	# not high-risk) whose verb one of the subject's roles holds.
 	action := input.action.name
 	"" < action
 	action < []
-	cfg := data.tenantguard.config # one data reference, then local lookups
-	not cfg.actions[action]
+	cfg := data.tenantguard.config # one data reference (~2 us), then local lookups
+	not cfg.actions[action] # an ordinary "<resource>:<verb>" action, not high-risk
 	[_, verb_name] := split(action, ":")
+	verb := cfg.verbs[verb_name]
 	roles := props.roles
 	[] <= roles
 	roles < {}
 	roles < set()
-	cfg.verbs[verb_name] in cfg.roles[roles[_]]
+	# The resource is in no project (absent or null: `resource_project == null` in
+	# relations.rego), or in one the subject holds one of config.project_relations on:
+	# the project, if any, equals the project the subject is a member of, if any. Two
+	# comprehensions cost less than a function call for the "or".
+	resource_props := input.resource.properties
+	{p | p := resource_props.project; p != null} == {p |
+		p := resource_props.project
+		"" < p
+		p < []
+		held := input.relations[concat(":", ["project", p])]
+		[] <= held
+		held < {}
+		held < set()
+		held[_] in cfg.project_relations
+	}
 
-	# Relations: the resource belongs to no project, or to one the subject is a member of.
-	fast_path_project_ok(input.resource.properties, cfg.project_relations)
-} else := {"allow": false, "reasons": ["missing_role"], "high_risk": false} if {
-	# Denies are as cheap as allows, so a flood of denied requests costs no more than
-	# allowed ones. A user calling directly in its own tenant, everything well formed
-	# and nothing else wrong, whose roles do not hold the verb.
-	input.actor_chain == []
-	input.resource.properties.tenant_id == input.subject.properties.tenant_id
-	fast_common_shape
-	not fast_role_grants
-	fast_no_scope
-	fast_path_project_ok(input.resource.properties, data.tenantguard.config.project_relations)
+	# Whether a role holds the verb, as a value: two comprehensions cost ~1 us, a second
+	# rule body for the deny, repeating the checks above, ~15 us.
+	granted := [role | some role in roles; verb in cfg.roles[role]] != []
+	reasons := [reason | not granted; reason := "missing_role"]
 } else := {"allow": false, "reasons": ["tenant_mismatch"], "high_risk": false} if {
-	# Another tenant's resource, asked directly, with no act-as request.
+	# Another tenant's resource, asked directly, with no act-as request. Roles and verbs
+	# do not matter here (missing_role needs the same tenant), only well-formedness.
 	input.actor_chain == []
-	resource_tenant_id := input.resource.properties.tenant_id
-	resource_tenant_id != input.subject.properties.tenant_id
-	"" < resource_tenant_id
-	resource_tenant_id < []
+	subject := input.subject
+	props := subject.properties
+	resource_props := input.resource.properties
+	resource_tenant := resource_props.tenant_id
+	resource_tenant != props.tenant_id
 	not input.context.act_as != null
-	fast_common_shape
-	fast_no_scope
-	fast_project_well_formed(input.resource.properties)
+	not input.token.scope != null
+	not props.scope != null
+	"" < resource_tenant
+	resource_tenant < []
+	tenant := props.tenant_id
+	"" < tenant
+	tenant < []
+	"" < subject.id
+	subject.id < []
+	subject.type != "service"
+	action := input.action.name
+	"" < action
+	action < []
+	not data.tenantguard.config.actions[action]
+	roles := props.roles
+	[] <= roles
+	roles < {}
+	roles < set()
+	# A project that is absent, null or a non-empty string (anything else is invalid_input).
+	{p | p := resource_props.project; p != null} == {p | p := resource_props.project; "" < p; p < []}
 } else := {"allow": true, "reasons": [], "high_risk": false} if {
 	# Allowed in its own tenant through services on the user's behalf (an actor chain),
 	# or with a scope on the token or the subject that covers the action.
-	input.resource.properties.tenant_id == input.subject.properties.tenant_id
-	fast_common_shape
-	fast_caller_ok
-	fast_scopes_cover
-	fast_role_grants
-	fast_path_project_ok(input.resource.properties, data.tenantguard.config.project_relations)
+	subject := input.subject
+	props := subject.properties
+	tenant := props.tenant_id
+	input.resource.properties.tenant_id == tenant
+	"" < tenant
+	tenant < []
+	"" < subject.id
+	subject.id < []
+	subject.type != "service"
+	action := input.action.name
+	"" < action
+	action < []
+	cfg := data.tenantguard.config
+	not cfg.actions[action]
+	[resource_name, verb_name] := split(action, ":")
+	roles := props.roles
+	[] <= roles
+	roles < {}
+	roles < set()
+
+	# The scopes that cover a two-part action "r:v" (lib.scope_covers): "r:v" itself and
+	# "r:*", since a wildcard's prefix up to "*" must be a prefix of "r:v" ending in ":".
+	covering := {action, concat("", [resource_name, ":*"])}
+
+	fast_scopes_ok(input.token, props, covering)
+
+	# A user calling directly (no actor chain, or an empty one: services.rego reads both
+	# alike), or through 1..max_actor_chain "svc:<name>" entries whose nearest caller may
+	# call this service (context.service) with a covering scope: config.calls, as
+	# services.rego reads it. As for the project below, the "or" is two comprehensions
+	# that must agree: the chain, if not empty, is the chain that passes.
+	chain := input.actor_chain
+	{c | c := chain; c != []} == {c |
+		c := chain
+		[] <= c
+		c < {}
+		c < set()
+		count(c) <= cfg.max_actor_chain
+		# "svc:" < actor < "svc;" holds exactly for a string "svc:" followed by at least
+		# one character (":" and ";" are neighbours): where lib.service_name is defined.
+		[actor | some actor in c; "svc:" < actor; actor < "svc;"] == c
+		callee := input.context.service
+		"" < callee
+		callee < []
+		scopes := cfg.calls[callee][trim_prefix(c[0], "svc:")]
+		[] <= scopes
+		scopes < {}
+		scopes < set()
+		scopes[_] in covering
+	}
+
+	resource_props := input.resource.properties
+	{p | p := resource_props.project; p != null} == {p |
+		p := resource_props.project
+		"" < p
+		p < []
+		held := input.relations[concat(":", ["project", p])]
+		[] <= held
+		held < {}
+		held < set()
+		held[_] in cfg.project_relations
+	}
+	cfg.verbs[verb_name] in cfg.roles[roles[_]]
 } else := full_decision
 
 # ---------------------------------------------------------------- fast path pieces
 # Each is a cheap, total check; together they describe requests for which the complete
 # rules can give only one answer (fast_path_test.rego and tests/policy pin that).
+# A function call costs ~2 us, so the branches above call one only for an "or".
 
-# Well-formed fields every fast branch needs: a subject tenant and id and an action that
-# are non-empty strings, an ordinary "<resource>:<verb>" action with a known verb (not
-# listed in config.actions, so not high-risk), roles an array, a user subject.
-fast_common_shape if {
-	subject := input.subject
-	tenant := subject.properties.tenant_id
-	"" < tenant
-	tenant < []
-	"" < subject.id
-	subject.id < []
-	subject.type != "service"
-	action := input.action.name
-	"" < action
-	action < []
-	cfg := data.tenantguard.config
-	not cfg.actions[action]
-	[_, verb_name] := split(action, ":")
-	cfg.verbs[verb_name]
-	roles := subject.properties.roles
-	[] <= roles
-	roles < {}
-	roles < set()
-}
-
-# A user calling directly, or through services the callee accepts for the action.
-fast_caller_ok if input.actor_chain == []
-
-fast_caller_ok if fast_service_call_allowed
-
-fast_no_scope if {
-	not input.token.scope != null
-	not input.subject.properties.scope != null
-}
-
-fast_role_grants if {
-	cfg := data.tenantguard.config
-	[_, verb_name] := split(input.action.name, ":")
-	cfg.verbs[verb_name] in cfg.roles[input.subject.properties.roles[_]]
-}
-
-# A project that is absent, null or a non-empty string (anything else is invalid_input).
-fast_project_well_formed(resource_props) if {
-	not resource_props.project != null
+# Both scopes (the token's and the subject's) are absent or null, or cover the action,
+# as in scope.rego. The shapes seen most come first, each answered in one body: no scope
+# at all; the subject's scope only (a contract request: a string or an array); one
+# space-separated scope on the token and the subject alike (what the sidecar sends for a
+# scoped token: policy_input copies the token's scope to the subject).
+fast_scopes_ok(token, props, covering) if {
+	not token.scope != null
+	not props.scope != null
 } else := true if {
-	"" < resource_props.project
-	resource_props.project < []
-}
-
-# An actor chain of 1..max_actor_chain "svc:<name>" entries whose nearest caller may call
-# this service (context.service) for the action: config.calls, as services.rego reads it.
-fast_service_call_allowed if {
-	chain := input.actor_chain
-	[] <= chain
-	chain < {}
-	chain < set()
-	count(chain) > 0
-	cfg := data.tenantguard.config
-	count(chain) <= cfg.max_actor_chain
-	not fast_chain_has_non_service(chain)
-	callee := input.context.service
-	"" < callee
-	callee < []
-	scopes := cfg.calls[callee][lib.service_name(chain[0])]
-	[] <= scopes
-	scopes < {}
-	scopes < set()
-	some scope in scopes
-	lib.scope_covers(scope, input.action.name)
-}
-
-fast_chain_has_non_service(chain) if {
-	some actor in chain
-	not lib.service_name(actor)
-}
-
-# Every scope present (the token's, the subject's) covers the action; absent or null
-# scopes limit nothing, as in scope.rego.
-fast_scopes_cover if {
-	fast_token_scope_ok
-	fast_subject_scope_ok
-}
-
-fast_token_scope_ok if not input.token.scope != null
-
-fast_token_scope_ok if lib.any_covers(lib.scope_set(input.token.scope), input.action.name)
-
-fast_subject_scope_ok if not input.subject.properties.scope != null
-
-fast_subject_scope_ok if lib.any_covers(lib.scope_set(input.subject.properties.scope), input.action.name)
-
-# The fast path's "or", as in relations.rego: a resource with no project (absent or
-# null: `resource_project == null` there) needs no relation; one with a project needs
-# the subject to hold one of config.project_relations on it, and nothing else (a
-# malformed project) passes. With `else`, the second branch runs only when the first
-# fails; the whole call costs ~2 us.
-fast_path_project_ok(resource_props, project_relations) if {
-	not resource_props.project != null
+	not token.scope != null
+	scope := props.scope
+	"" < scope
+	scope < []
+	split(scope, " ")[_] in covering
 } else := true if {
-	project := resource_props.project
-	"" < project
-	project < []
-	held := input.relations[concat(":", ["project", project])]
-	[] <= held
-	held < {}
-	held < set()
-	held[_] in project_relations
+	not token.scope != null
+	scope := props.scope
+	[] <= scope
+	scope < {}
+	scope < set()
+	scope[_] in covering
+} else := true if {
+	scope := token.scope
+	props.scope == scope
+	"" < scope
+	scope < []
+	split(scope, " ")[_] in covering
+} else := true if {
+	fast_scope_ok(token, covering)
+	fast_scope_ok(props, covering)
+}
+
+# A scope (the token's or the subject's, in holder.scope) that is absent or null (it
+# limits nothing, as in scope.rego), or holds one of `covering`: a space-separated
+# string or an array.
+fast_scope_ok(holder, covering) if {
+	not holder.scope != null
+} else := true if {
+	scope := holder.scope
+	"" < scope
+	scope < []
+	split(scope, " ")[_] in covering
+} else := true if {
+	scope := holder.scope
+	[] <= scope
+	scope < {}
+	scope < set()
+	scope[_] in covering
 }
 
 # The complete decision: every check, and the reasons for a deny.

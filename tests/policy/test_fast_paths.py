@@ -51,6 +51,7 @@ CHANGES: dict[tuple[str, ...], list[Any]] = {
     ("subject", "properties", "roles"): [["viewer"], ["admin"], ["support"], [], ["viewer", 3], "editor", {"editor"},
                                           _ABSENT],
     ("subject", "properties", "scope"): ["invoices:read", "invoices:write", "orders:* invoices:*", ["invoices:read"],
+                                          "invoices:* ", " invoices:read", ["invoices:*", 4], {"s": "invoices:read"},
                                           [4], "", False, None],
     ("action", "name"): ["invoices:write", "invoices:delete", "orders:read", "export_all", "invoices:frobnicate",
                          "invoices:lines:read", ":read", "invoices", *ODD],
@@ -59,9 +60,11 @@ CHANGES: dict[tuple[str, ...], list[Any]] = {
     ("context", "service"): ["orders", "reports", "", 2, _ABSENT],
     ("context", "act_as"): [None, {"tenant_id": "globex", "reason": "SUP-1"}, 1],
     ("token",): [None, {}, _ABSENT],
-    ("token", "scope"): ["invoices:read", "invoices:write", ["invoices:*"], "orders:*", [], 5, None],
+    ("token", "scope"): ["invoices:read", "invoices:write", ["invoices:*"], ["invoices:read"], "orders:*", [], 5,
+                         {"s": "invoices:read"}, None],
     ("actor_chain",): [["svc:orders"], ["svc:edge"], ["svc:orders", "svc:edge"], ["svc:reports"], ["svc:"],
-                       ["orders"], [5], ["svc:orders"] * 4, ["svc:orders"] * 5, None, "svc:orders", {}, _ABSENT],
+                       ["orders"], [5], ["svc;orders"], ["svc:orders", "svc:"], ["svc:orders", 5], ["svc:orders", "x"],
+                       ["svc:orders"] * 4, ["svc:orders"] * 5, None, "svc:orders", {}, {"0": "svc:orders"}, _ABSENT],
     ("relations",): [{}, {"project:p1": ["viewer"]}, {"project:p1": ["owner"]}, {"project:p1": "member"},
                      {"project:p2": ["member"]}, None, _ABSENT],
 }
@@ -105,11 +108,14 @@ EXCHANGE_BASELINE: dict[str, Any] = {
 }
 EXCHANGE_CHANGES: dict[tuple[str, ...], list[Any]] = {
     ("subject", "properties", "tenant_id"): [*ODD, _ABSENT],
-    ("subject", "properties", "scope"): ["invoices:read", "orders:read", ["invoices:*"], [], None, 4],
+    ("subject", "properties", "scope"): ["invoices:read", "orders:read", "invoices:read invoices:write",
+                                          " invoices:read", ["invoices:*"], ["invoices:read", "invoices:write"], [],
+                                          {"s": "invoices:read"}, False, None, 4],
     ("actor", "service"): ["edge", "reports", "billing", "nowhere", *ODD, _ABSENT],
     ("audience",): ["orders", "exports", "identity", "nowhere", *ODD, _ABSENT],
-    ("scope",): [["invoices:write"], ["invoices:read", "invoices:write"], ["orders:*"], [], [5], "invoices:read",
-                 None, _ABSENT],
+    ("scope",): [["invoices:write"], ["invoices:read", "invoices:write"], ["invoices:read", "invoices:read"],
+                 ["invoices:read", ""], [""], ["orders:*"], [], [5], "invoices:read", {"s": "invoices:read"}, None,
+                 _ABSENT],
     ("actor_chain",): [[], ["svc:edge", "svc:orders"], ["svc:edge"] * 3, ["svc:edge"] * 4, None, {}, _ABSENT],
 }
 
