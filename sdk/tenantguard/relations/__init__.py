@@ -6,6 +6,7 @@ hands ``relations_of`` (or a :class:`TenantRelations` bound to the decision's te
 the policy.
 """
 
+from .cells import OUT_OF_SCOPE, CellRelations, CellsMixed, CellsView, OutOfScope, RelationScope, scope_of
 from .encoding import (
     decode_id,
     encode_id,
@@ -38,6 +39,13 @@ from .snapshot import (
 )
 
 __all__ = [
+    "OUT_OF_SCOPE",
+    "CellRelations",
+    "CellsMixed",
+    "CellsView",
+    "OutOfScope",
+    "RelationScope",
+    "scope_of",
     "MAX_BATCH_CHANGES",
     "MAX_DEPTH",
     "ChangeBatch",
