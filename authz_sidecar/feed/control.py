@@ -449,6 +449,8 @@ class PlaneView:
             beat.revocations_seq
         self.bundles = dict(beat.bundles)
         self.cells, self.cell_seqs = beat.cells, dict(beat.relations)
+        if not self.cell_seqs and beat.cells == 1:  # a plane from before cells: its one sequence is c0's
+            self.cell_seqs = {"c0": beat.relations_seq}
         self.issued_at, self.expires_at, self.received_at = beat.issued_at, beat.expires_at, time.time()
         self.heartbeats += 1
         return True

@@ -348,7 +348,8 @@ class Searcher:
         _type_of(question.resource, "resource")
         pinned, offset = self._start("action", question, limit, token)
         size = self._page_size(limit)
-        identity = self.core.identify(self._request(question, question.resource))
+        identity = self.core.identify(DecisionRequest(subject=question.subject or {}, action={},
+                                                      resource=question.resource, claims=question.claims))
         if identity is not None:
             _scoped(pinned, identity[0], question.resource["type"])
         candidates = self._candidate_actions(pinned, question)
