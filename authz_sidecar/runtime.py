@@ -68,13 +68,12 @@ from tenantguard.exchange import (
 from tenantguard.keys import SigningKey, TrustedKey, TrustSet, load_public_key_file
 from tenantguard.oidc import EdgeConfig, EdgeVerifier
 from tenantguard.relations import CellRelations, RelationIndex, Relationship
-from tenantguard.topology import DEFAULT_CELL
 from tenantguard.revocations import RevocationList
 from tenantguard.rollout import ShadowEvaluator, ShadowSettings, SidecarStatus
 from tenantguard.rollout.shadow import REPORTED_EXAMPLES
 from tenantguard.search import Searcher
 from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions
-from tenantguard.topology import sidecar_issuer
+from tenantguard.topology import DEFAULT_CELL, sidecar_issuer
 from tenantguard.verdicts import VerdictMemo
 
 from .config import SidecarConfig

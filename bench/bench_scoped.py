@@ -61,15 +61,22 @@ def per_type_ids(n: int) -> int:
     return max(1, n // 5)
 
 
+def pick_type(r: float) -> tuple[str, str]:
+    """The (object type, relation) whose cumulative share first exceeds ``r``."""
+    acc = 0.0
+    for otype, rel, share in TYPES:
+        acc += share
+        if r < acc:
+            return otype, rel
+    return TYPES[-1][0], TYPES[-1][1]
+
+
 def tenant_tuples(tenant: str, n: int, rng: random.Random) -> list[tuple[str, str, str, str]]:
     out = []
-    for i in range(n):
-        r, acc = rng.random(), 0.0
-        for otype, rel, share in TYPES:
-            acc += share
-            if r < acc:
-                break
-        out.append((tenant, f"{otype}:{otype[0]}{rng.randrange(per_type_ids(n))}", rel, f"user:u{rng.randrange(10**5)}"))
+    ids = per_type_ids(n)
+    for _ in range(n):
+        otype, rel = pick_type(rng.random())
+        out.append((tenant, f"{otype}:{otype[0]}{rng.randrange(ids)}", rel, f"user:u{rng.randrange(10**5)}"))
     return out
 
 
@@ -102,7 +109,7 @@ async def child(args: dict[str, Any]) -> None:
                                           for c in sidecar.relations.indexes)):
         await asyncio.sleep(0.01)
     boot = time.perf_counter() - started
-    nc = feed._nc  # noqa: SLF001 - the bench reads the connection's byte counters
+    nc = feed._nc
     assert nc is not None
     boot_bytes = nc.stats["in_bytes"]
     gc.collect()
@@ -151,10 +158,9 @@ def fmt_bytes(n: float) -> str:
 
 
 async def parent(opts: argparse.Namespace) -> None:
+    from policy_plane.publisher import stream_configs
     from tests.feed.conftest import make_bundle
     from tests.feed.plane import TestPlane
-
-    from policy_plane.publisher import stream_configs
 
     rng = random.Random(7)
     plane_key, bundle_key = SigningKey.generate("EdDSA"), SigningKey.generate("EdDSA")

@@ -55,7 +55,8 @@ class ControlState:
         return {
             "version": STATE_VERSION,
             "relations": {"seq": c0[0], "stream_seq": c0[1], "cells": self.cells, "scope_types": self.scope_types,
-                          "positions": {c: {"seq": a, "stream_seq": b} for c, (a, b) in sorted(self.relations.items())}},
+                          "positions": {c: {"seq": a, "stream_seq": b}
+                                        for c, (a, b) in sorted(self.relations.items())}},
             "trust_event": self.trust_event,
             "revocations": {"stream_seq": self.revocations_stream_seq, "events": self.revocation_events},
             "bundles": {scope: {"seq": seq} for scope, seq in sorted(self.bundle_seqs.items())},

@@ -146,8 +146,8 @@ class Feed:
         if not state.relations:
             pass  # nothing persisted yet
         elif state.cells == scope.total and state.scope_types == types:
-            for cell, follower in self.cells.items():
-                self._restore_cell(cell, follower, state)
+            for cell, cell_follower in self.cells.items():
+                self._restore_cell(cell, cell_follower, state)
         else:  # kept under another cell count or type scope: it may lack what is in scope now
             log.warning("persisted relations were kept for %d cells and types %s, not %d and %s: ignoring them",
                         state.cells, state.scope_types, scope.total, types)

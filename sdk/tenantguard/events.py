@@ -73,7 +73,6 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from .errors import GRPC_FAILED_PRECONDITION, TenantGuardError
 from .jsonlimits import MAX_DEPTH, exceeds_depth
 from .keys import PrivateKey, PublicKey, SigningKey, TrustedKey, TrustSet
-from .topology import DEFAULT_CELL
 from .relations import (
     ChangeBatch,
     ChangeBatchInvalid,
@@ -84,6 +83,7 @@ from .relations import (
     read_header,
     snapshot_digest,
 )
+from .topology import DEFAULT_CELL
 
 VERSION: Final = 1
 SIGNING_PREFIX: Final = b"tenantguard.event.v1\n"

@@ -155,7 +155,8 @@ class ShadowEvaluator:
         try:
             input_doc = self._core.policy_input(view, request, decision.tenant, decision.subject,
                                                 getattr(candidate.policy, "reads_relations", True))
-            verdict = evaluate_input(candidate, view, input_doc, decision.tenant, scope_types(getattr(self._core, "relations", None)))
+            types = scope_types(getattr(self._core, "relations", None))
+            verdict = evaluate_input(candidate, view, input_doc, decision.tenant, types)
         except TenantGuardError as exc:
             verdict = Verdict(False, (exc.code,))
         except Exception:

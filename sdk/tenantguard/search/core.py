@@ -36,7 +36,7 @@ from typing import Any
 
 from ..decision import DecisionCore, DecisionRequest, PolicyRevision
 from ..errors import InvalidInput, TenantGuardError
-from ..relations import IndexView, OutOfScope, RelationIndex
+from ..relations import IndexView, OutOfScope
 from ..relations.index import WalkTooBroad
 from ..relations.model import NAME_RE
 from ..tokens import TOKEN_SUBJECT_TYPE, Claims
@@ -123,7 +123,7 @@ class Pinned:
     id: str
     revision: PolicyRevision | None
     relations: PinnedRelations
-    index: weakref.ref[RelationIndex]
+    index: weakref.ref[Any]  # the live relation source (a RelationIndex or CellRelations)
     last_used: float
 
     @property
