@@ -79,6 +79,7 @@ stored, and the plane compacts each subject after every commit.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from typing import Final
@@ -153,8 +154,12 @@ def cell_of(tenant: str, cells: int) -> str:
         return DEFAULT_CELL
     if not 1 <= cells <= MAX_CELLS:
         raise ValueError(f"cells must be 1-{MAX_CELLS}")
-    k = int.from_bytes(hashlib.sha256(tenant.encode()).digest()[:8], "big") % cells
-    return f"c{k}"
+    return _cell_of(tenant, cells)
+
+
+@functools.lru_cache(maxsize=65_536)  # on every decision of a multi-cell reader; bounded, thread-safe
+def _cell_of(tenant: str, cells: int) -> str:
+    return f"c{int.from_bytes(hashlib.sha256(tenant.encode()).digest()[:8], 'big') % cells}"
 
 
 def cell_names(cells: int) -> tuple[str, ...]:

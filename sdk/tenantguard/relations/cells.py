@@ -124,10 +124,10 @@ class CellRelations:
 
     def index_of(self, tenant: str) -> RelationIndex:
         """The index holding ``tenant``'s cell; :class:`OutOfScope` when that cell is not held."""
-        index = self.indexes.get(self.scope.cell(tenant))
+        cell = self.scope.cell(tenant)
+        index = self.indexes.get(cell)
         if index is None:
-            raise OutOfScope(f"tenant {tenant[:64]!r} is in cell {self.scope.cell(tenant)}, outside this "
-                             f"reader's cells", cell=self.scope.cell(tenant))
+            raise OutOfScope(f"tenant {tenant[:64]!r} is in cell {cell}, outside this reader's cells", cell=cell)
         return index
 
     def index(self, cell: str) -> RelationIndex:
