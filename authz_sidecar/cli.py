@@ -120,6 +120,16 @@ def serve(
         envvar=ENV + "NATS_TLS_KEY", dir_okay=False, help=NATS_HELP["tls_key"])] = None,
     nats_tls_server_name: Annotated[str | None, typer.Option(
         envvar=ENV + "NATS_TLS_SERVER_NAME", help=NATS_HELP["tls_server_name"])] = None,
+    cells: Annotated[int, typer.Option(
+        min=1, max=4096, envvar=ENV + "CELLS",
+        help="The system's tenant cell count: must equal the plane's --cells (a mismatch keeps the sidecar "
+             "not ready)")] = 1,
+    scope_cell: Annotated[list[str] | None, typer.Option(
+        envvar=ENV + "SCOPE_CELL", help="A tenant cell (c0, c1, ...) this sidecar follows and holds; repeat. "
+        "Default: every cell. Questions about tenants of other cells are denied out_of_scope")] = None,
+    scope_type: Annotated[list[str] | None, typer.Option(
+        envvar=ENV + "SCOPE_TYPE", help="An object type whose tuples this sidecar keeps (e.g. billing_account); "
+        "repeat. Default: every type. Questions about other types are denied out_of_scope")] = None,
 ) -> None:
     """Start the sidecar: HTTP doors (native, AuthZEN, OPA Data API, ops) and Envoy ext_authz over gRPC."""
     from tenantguard.errors import ConfigError
@@ -152,5 +162,6 @@ def serve(
         exchange_client_secret_file=exchange_client_secret_file, edge_config=edge_config,
         nats_url=nats, nats=nats_connection, plane_key=plane_key, max_staleness_seconds=max_staleness,
         plane_url=plane_url, join_secret_file=join_secret_file,
+        cells=cells, scope_cells=tuple(scope_cell or ()), scope_types=tuple(scope_type or ()),
     )
     run(Sidecar.from_config(config))

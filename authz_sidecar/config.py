@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 from tenantguard.decisionlog import LogPolicy
 from tenantguard.errors import ConfigError
 from tenantguard.natsconn import NatsConnection
+from tenantguard.relations import RelationScope, scope_of
+from tenantguard.relations.model import NAME_RE
 from tenantguard.tokens import DEFAULT_LIFETIME, DEFAULT_MAX_ACT_DEPTH, MAX_LEEWAY, MAX_LIFETIME
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
@@ -68,6 +70,10 @@ class SidecarConfig:
     # -- key registration: the exchange key goes to the plane, which publishes it in the trust set
     plane_url: str | None = None  # the plane's HTTP API, e.g. https://plane.internal:8443
     join_secret_file: Path | None = None  # this service's join secret (mode 0600, read once)
+    # -- scoped feeds: which tenant cells and object types this sidecar holds (docs/scoped-feeds.md)
+    cells: int = 1  # the system's cell count; must equal the plane's (checked against its signed heartbeat)
+    scope_cells: tuple[str, ...] = ()  # cells followed and held; empty: every cell
+    scope_types: tuple[str, ...] = ()  # object types whose tuples are kept; empty: every type
 
     def __post_init__(self) -> None:
         if not self.service or not self.service.replace("-", "").replace("_", "").isalnum():
@@ -111,6 +117,16 @@ class SidecarConfig:
         if self.plane_url is not None and not self.plane_url.startswith(("http://", "https://")):
             raise ConfigError("--plane-url must be an http:// or https:// URL")
 
+        try:
+            object.__setattr__(self, "scope_cells", tuple(dict.fromkeys(self.scope_cells)))
+            object.__setattr__(self, "scope_types", tuple(dict.fromkeys(self.scope_types)))
+            scope = self.relation_scope
+        except ValueError as exc:
+            raise ConfigError(f"--cells/--scope-cell: {exc}") from None
+        if any(NAME_RE.fullmatch(t) is None for t in scope.types or ()):
+            raise ConfigError("--scope-type must name object types (letters, digits, '_', '-')")
+        if not scope.unscoped and self.relations_file is not None:
+            raise ConfigError("--relations (a local file) holds every tenant and type: it cannot be scoped")
         LogPolicy.of(sample_allow=self.decision_log_sample_allow, sample_deny=self.decision_log_sample_deny,
                      masks=self.decision_log_masks)  # raises ConfigError on a bad rate or pointer
         if self.sidecar_id is not None and not _is_name(self.sidecar_id, 128):
@@ -121,6 +137,11 @@ class SidecarConfig:
             parts = urlsplit(self.public_url)
             if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
                 raise ConfigError("--public-url must be an http(s) URL without query or fragment")
+
+    @property
+    def relation_scope(self) -> RelationScope:
+        """The cells and object types this sidecar holds (raises ValueError when inconsistent)."""
+        return scope_of(self.cells, self.scope_cells, self.scope_types)
 
     @property
     def decision_log_subject(self) -> str:

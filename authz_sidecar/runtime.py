@@ -67,13 +67,13 @@ from tenantguard.exchange import (
 )
 from tenantguard.keys import SigningKey, TrustedKey, TrustSet, load_public_key_file
 from tenantguard.oidc import EdgeConfig, EdgeVerifier
-from tenantguard.relations import RelationIndex, Relationship
+from tenantguard.relations import CellRelations, RelationIndex, Relationship
 from tenantguard.revocations import RevocationList
 from tenantguard.rollout import ShadowEvaluator, ShadowSettings, SidecarStatus
 from tenantguard.rollout.shadow import REPORTED_EXAMPLES
 from tenantguard.search import Searcher
 from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions
-from tenantguard.topology import sidecar_issuer
+from tenantguard.topology import DEFAULT_CELL, sidecar_issuer
 from tenantguard.verdicts import VerdictMemo
 
 from .config import SidecarConfig
@@ -125,7 +125,15 @@ class Sidecar:
         self.bound_url: str | None = None  # http://host:port once the HTTP listener is bound (server.py)
         self.trust = trust if trust is not None else TrustSet()
         self.revocations = revocations if revocations is not None else RevocationList()
-        self.relations = relations if relations is not None else RelationIndex()
+        self.relations = CellRelations(config.relation_scope)  # one index per cell in scope
+        if relations is not None:  # a relations file, or a caller's own index: one cell, every type
+            if not self.relations.scope.unscoped or config.cells != 1:
+                raise ConfigError("a given relations index holds every tenant: it needs one cell and no scope")
+            self.relations.replace(DEFAULT_CELL, relations)
+        # cells whose relations are loaded (persisted state or a feed bootstrap); readiness of a
+        # scoped sidecar waits for all of them. A sidecar without a feed holds what it was given.
+        self.cells_bootstrapped: set[str] = set() if config.nats_url is not None else set(self.relations.indexes)
+        self.scope_problem: str | None = None  # e.g. the plane runs another cell count (the feed sets it)
         self.metrics = SidecarMetrics()
         self.decision_log = DecisionLog(
             log_sink or MemorySink(), maxsize=config.decision_log_queue,
@@ -329,8 +337,31 @@ class Sidecar:
 
     @property
     def ready(self) -> bool:
-        """Whether this sidecar can decide: a verified bundle is active (``/ready``, gRPC health)."""
-        return self.core.ready
+        """Whether this sidecar can decide: a verified bundle is active (``/ready``, gRPC health),
+        the plane runs the same cell count, and (scoped sidecars) every cell in scope is loaded."""
+        return self.core.ready and self.scope_problem is None and not self._cells_pending()
+
+    def not_ready_reason(self) -> str | None:
+        """Why :attr:`ready` is False, for ``/ready`` and the status; None when ready."""
+        if self.scope_problem is not None:
+            return self.scope_problem
+        if not self.core.ready:
+            return "no verified bundle is active"
+        pending = self._cells_pending()
+        if pending:
+            return f"relations of cells {', '.join(pending[:8])} not bootstrapped yet"
+        return None
+
+    def _cells_pending(self) -> list[str]:
+        if self.relations.scope.unscoped and self.config.cells == 1:
+            return []  # unscoped single-cell sidecars keep their behaviour: ready with a bundle
+        return [c for c in self.relations.indexes if c not in self.cells_bootstrapped]
+
+    def cell_bootstrapped(self, cell: str) -> None:
+        """The feed loaded ``cell`` (snapshot, stream or persisted state)."""
+        if cell not in self.cells_bootstrapped:
+            self.cells_bootstrapped.add(cell)
+            self.readiness_changed.set()
 
     @property
     def bundle_revision(self) -> str | None:
@@ -430,34 +461,36 @@ class Sidecar:
     def stale_decision(self, wire: Mapping[str, Any], claims: Claims | None, door: str, wanted: int) -> Decision:
         """The deny for a check whose ``at_least`` sequence has not arrived in time."""
         DecisionRequest.from_wire(wire, claims)  # still a 400 for a malformed request
+        seq = self.relations.seq_of(question_tenant(wire, claims))
         decision = Decision(allow=False, reasons=("relations_stale",), decision_id=_new_id(),
-                            bundle_revision=self.bundle_revision, relations_seq=self.relations.applied_seq)
+                            bundle_revision=self.bundle_revision, relations_seq=seq or 0)
         self.metrics.record(door, False, 0.0)
         log.info("check wanted relations seq %d, have %d: denied as stale", wanted, decision.relations_seq)
         return decision
 
-    async def wait_for_seq(self, seq: int) -> bool:
-        """Wait (bounded by ``max_wait_ms``) until relations reach ``seq``."""
-        if self.relations.applied_seq >= seq:
+    async def wait_for_seq(self, seq: int, tenant: str | None = None) -> bool:
+        """Wait (bounded by ``max_wait_ms``) until the relations of ``tenant``'s cell reach ``seq``
+        (a consistency token is a cell's sequence; no tenant known: every cell in scope). A tenant
+        outside the scope does not wait: its decision is denied ``out_of_scope`` anyway."""
+        def arrived() -> bool:
+            have = self.relations.seq_of(tenant)
+            return have is None or have >= seq
+
+        if arrived():
             return True
         try:
             async with self._seq_changed:
-                await asyncio.wait_for(
-                    self._seq_changed.wait_for(lambda: self.relations.applied_seq >= seq),
-                    timeout=self.config.max_wait_ms / 1000,
-                )
+                await asyncio.wait_for(self._seq_changed.wait_for(arrived), timeout=self.config.max_wait_ms / 1000)
         except TimeoutError:
             return False
         return True
 
-    def replace_relations(self, index: RelationIndex) -> None:
-        """Swap in a resynchronised index (snapshot or cold start); the core reads the same one.
-
-        Two reference assignments: a decision in flight keeps the index it already read.
-        Call :meth:`relations_advanced` afterwards to wake ``at_least`` waiters.
+    def replace_relations(self, index: RelationIndex, cell: str = DEFAULT_CELL) -> None:
+        """Swap in a resynchronised index of ``cell`` (snapshot or cold start); the core reads the
+        same composite, so this is one reference assignment: a decision in flight keeps the
+        index it already read. Call :meth:`relations_advanced` afterwards to wake ``at_least`` waiters.
         """
-        self.relations = index
-        self.core.relations = index
+        self.relations.replace(cell, index)
         self.last_update = time.time()
         if self.settle_heap_on_reload:
             settle_heap()
@@ -503,6 +536,9 @@ class Sidecar:
             "decision_entrypoint": self.decision_entrypoint,
             "relations_seq": self.relations.applied_seq,
             "relations_count": self.relations.count(),
+            "relations": {**self.relations.scope.to_wire(), "cell_seqs": self.relations.seqs(),
+                          "bootstrapped": sorted(self.cells_bootstrapped, key=lambda c: int(c[1:]))},
+            "not_ready": self.not_ready_reason(),
             "staleness_seconds": round(self.staleness(), 3),
             "feed": self.feed_state,
             "feed_detail": self.feed_status() if self.feed_status is not None else None,
@@ -584,6 +620,7 @@ class Sidecar:
             self.config.service, key or SigningKey.generate(), self.verifier, lambda: self.core.active,
             lifetime=self.config.exchange_lifetime, max_act_depth=self.config.exchange_max_act_depth,
             edge=edge, client_secret=client_secret, tenant=self.config.tenant,
+            holds_tenant=self.relations.scope.holds_tenant,
         )
 
     def register_exchange_key(self, registrar: KeyRegistrar | None = None) -> None:
@@ -685,6 +722,20 @@ def _read_file(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def question_tenant(wire: Mapping[str, Any], claims: Claims | None) -> str | None:
+    """The tenant a question is about, as far as it can be told before deciding: the token's,
+    else the subject's or the resource's stated ``tenant_id`` (None: not stated)."""
+    if claims is not None:
+        return claims.tenant_id
+    for part in ("subject", "resource"):
+        entity = wire.get(part)
+        props = entity.get("properties") if isinstance(entity, Mapping) else None
+        tenant = props.get("tenant_id") if isinstance(props, Mapping) else None
+        if isinstance(tenant, str) and tenant:
+            return tenant
+    return None
 
 
 def load_relations_file(path: Path) -> RelationIndex:

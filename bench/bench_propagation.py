@@ -159,7 +159,7 @@ async def publish_snapshot(url: str, key: SigningKey, count: int) -> tuple[int, 
     await plane.bundle(make_bundle(key, 1), "1")
     store = await plane.js.object_store(topology.BUCKET_SNAPSHOTS)
     await store.put(topology.snapshot_object(1), data)
-    await plane.js.publish(topology.SUBJECT_SNAPSHOT, sign_snapshot_manifest(key, data))
+    await plane.js.publish(topology.snapshot_subject("c0"), sign_snapshot_manifest(key, data))
     await plane.close()
     return len(data), count, build
 

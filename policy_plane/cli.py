@@ -100,6 +100,11 @@ def serve(
             envvar=ENV + "STREAM_REPLICAS", help="JetStream replicas of every stream and bucket (3 in production)"
         ),
     ] = 1,
+    cells: Annotated[int, typer.Option(
+        min=1, max=4096, envvar=ENV + "CELLS",
+        help="Tenant cells: relations are partitioned by cell (own subject, sequence and snapshots) so a "
+             "sidecar can hold only its cells. Fixed when the system is set up (no resharding); every "
+             "sidecar states the same number")] = 1,
     impact_gate: Annotated[ImpactGateMode, typer.Option(
         envvar=ENV + "IMPACT_GATE",
         help="Before every publish, replay this replica's decision sample against the candidate: off, report "
@@ -168,6 +173,7 @@ def serve(
         max_bundle_bytes=max_bundle_bytes,
         connect_timeout=connect_timeout,
         stream_replicas=stream_replicas,
+        cells=cells,
         impact_gate=impact_gate.value,
         impact_max_undeclared=impact_max_undeclared,
         impact_sample=impact_sample,

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tenantguard import topology as topo
 from tenantguard.errors import ConfigError
 from tenantguard.keys import SigningKey
 from tenantguard.natsconn import NatsConnection
@@ -72,6 +73,11 @@ class PlaneConfig:
     console_idle_seconds: float = 900.0  # a console session ends after this long without a request
     replica: str = field(default_factory=lambda: os.urandom(4).hex())
     nats: NatsConnection | None = None  # credentials and TLS; built from nats_url when not given
+    cells: int = 1  # tenant cells (tenantguard.topology.cell_of): fixed when the system is set up
+
+    @property
+    def cell_names(self) -> tuple[str, ...]:
+        return topo.cell_names(self.cells)
 
     def __post_init__(self) -> None:
         if self.nats is None:
@@ -95,6 +101,8 @@ class PlaneConfig:
             raise ConfigError("impact_max_undeclared must be >= 0 and impact_sample 1-100000")
         if not 60 <= self.console_idle_seconds <= 24 * 3600:
             raise ConfigError("console_idle_seconds must be within 60 s..24 h")
+        if not 1 <= self.cells <= topo.MAX_CELLS:
+            raise ConfigError(f"cells must be within 1..{topo.MAX_CELLS} (fixed for the life of the system)")
         if self.stream_replicas not in (1, 3, 5):
             raise ConfigError("stream_replicas must be 1, 3 or 5 (JetStream replication factors)")
         if self.event_key.kid == self.bundle_key.kid:

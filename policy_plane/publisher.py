@@ -120,9 +120,11 @@ def stream_configs(*, relations_max_age: float, replicas: int, decisions_max_age
     history = {"discard": DiscardPolicy.NEW, "max_msgs_per_subject": -1, "max_msgs": HISTORY_MAX_MSGS,
                "max_bytes": HISTORY_MAX_BYTES}
     return [
-        cfg(topo.STREAM_RELATIONS, [topo.SUBJECT_RELATIONS], max_age=relations_max_age,
+        # one subject per tenant cell (tg.relations.changes.<cell>); an existing stream's subjects are
+        # updated by ensure_topology
+        cfg(topo.STREAM_RELATIONS, [topo.SUBJECT_RELATIONS_ALL], max_age=relations_max_age,
             duplicate_window=DUPLICATE_WINDOW),
-        cfg(topo.STREAM_SNAPSHOTS, [topo.SUBJECT_SNAPSHOT], **history),
+        cfg(topo.STREAM_SNAPSHOTS, [topo.SUBJECT_SNAPSHOTS_ALL], **history),
         cfg(topo.STREAM_TRUST, [topo.SUBJECT_TRUST], **history),
         cfg(topo.STREAM_REVOCATIONS, [topo.SUBJECT_REVOCATIONS], duplicate_window=DUPLICATE_WINDOW),
         cfg(topo.STREAM_BUNDLES, [f"{topo.SUBJECT_BUNDLES_PREFIX}.*", f"{topo.SUBJECT_SHADOWS_PREFIX}.*"], **history),

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from nats.aio.msg import Msg
+from prometheus_client.core import GaugeMetricFamily
 from tenantguard import topology as topo
 from tenantguard.errors import InvalidInput, TenantGuardError, Unavailable
 from tenantguard.events import REVOCATION, TRUST_UPDATE, sign_batch, sign_event, verify_batch, verify_event
 from tenantguard.keys import TrustedKey, TrustSet
 from tenantguard.natsconn import ServerInfoCollector
-from tenantguard.relations import ChangeBatch, RelationChange
+from tenantguard.relations import CellsMixed, ChangeBatch, RelationChange
 from tenantguard.rollout import FleetView
 
 from .audit import AuditLog
@@ -63,6 +64,7 @@ class Written:
     replayed: bool = False
     applied: bool = True
     payload: dict[str, Any] | None = None
+    cell: str | None = None  # relations writes: the tenant cell whose sequence ``seq`` is
 
 
 def _msg_id(key: str | None) -> str | None:
@@ -71,6 +73,26 @@ def _msg_id(key: str | None) -> str | None:
     if IDEMPOTENCY_KEY_RE.fullmatch(key) is None:
         raise InvalidInput("Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 . _ : -", field="Idempotency-Key")
     return key
+
+
+class _CellsCollector:
+    """``tg_plane_cell_relations_seq{cell}`` and ``tg_plane_cell_relations_tuples{cell}``."""
+
+    def __init__(self, state: PlaneState) -> None:
+        self.state = state
+
+    def describe(self) -> list[Any]:
+        return []
+
+    def collect(self) -> Any:
+        seq = GaugeMetricFamily("tg_plane_cell_relations_seq", "Relations sequence applied, per tenant cell",
+                                labels=["cell"])
+        tuples = GaugeMetricFamily("tg_plane_cell_relations_tuples", "Tuples held, per tenant cell", labels=["cell"])
+        for cell, index in self.state.index.indexes.items():
+            seq.add_metric([cell], index.applied_seq)
+            tuples.add_metric([cell], index.count())
+        yield seq
+        yield tuples
 
 
 class Plane:
@@ -82,7 +104,8 @@ class Plane:
                                    decisions_max_age=config.decisions_max_age,
                                    decisions_max_bytes=config.decisions_max_bytes,
                                    name=f"tenantguard-plane/{config.replica}")
-        self.state = PlaneState(config.event_key, config.bundle_key, max_bundle_bytes=config.max_bundle_bytes)
+        self.state = PlaneState(config.event_key, config.bundle_key, max_bundle_bytes=config.max_bundle_bytes,
+                                cells=config.cells)
         self.state.publisher = self.publisher
         self.metrics = PlaneMetrics()
         self.audit = AuditLog(config.audit_kept, config.replica)
@@ -91,33 +114,32 @@ class Plane:
         self._decisions_sub: Any = None
         p, s = self.publisher, self.state
         self.followers = {
-            "relations": Follower(p, topo.STREAM_RELATIONS, topo.SUBJECT_RELATIONS, s.apply_relations),
+            # every cell's subject in one ordered consumer (Follower tracks each subject's position)
+            "relations": Follower(p, topo.STREAM_RELATIONS, topo.SUBJECT_RELATIONS_ALL, s.apply_relations),
             "trust": Follower(p, topo.STREAM_TRUST, topo.SUBJECT_TRUST, s.apply_trust),
             "revocations": Follower(p, topo.STREAM_REVOCATIONS, topo.SUBJECT_REVOCATIONS, s.apply_revocation),
             # one consumer for the whole stream (announces and shadows), so it is never "behind" a message
             # of the other kind that it would not be delivered
             "bundles": Follower(p, topo.STREAM_BUNDLES, f"{topo.SUBJECT_ROOT}.>", self._apply_bundles_stream),
-            "snapshots": Follower(p, topo.STREAM_SNAPSHOTS, topo.SUBJECT_SNAPSHOT, s.apply_snapshot),
+            "snapshots": Follower(p, topo.STREAM_SNAPSHOTS, topo.SUBJECT_SNAPSHOTS_ALL, s.apply_snapshot),
             "rollouts": Follower(p, topo.STREAM_ROLLOUTS, topo.SUBJECT_ROLLOUT, s.apply_rollout),
         }
         timeout = config.request_timeout * 2
         self.writers = {
-            "relations": SequencedWriter(p, self.followers["relations"], topo.SUBJECT_RELATIONS, timeout=timeout),
             "trust": SequencedWriter(p, self.followers["trust"], topo.SUBJECT_TRUST, timeout=timeout, compact=True),
             "revocations": SequencedWriter(p, self.followers["revocations"], topo.SUBJECT_REVOCATIONS,
                                            timeout=timeout),
-            "snapshots": SequencedWriter(p, self.followers["snapshots"], topo.SUBJECT_SNAPSHOT, timeout=timeout,
-                                         compact=True),
             "rollouts": SequencedWriter(p, self.followers["rollouts"], topo.SUBJECT_ROLLOUT, timeout=timeout,
                                         compact=True),
         }
         self._bundle_writers: dict[str, SequencedWriter] = {}
+        self._cell_writers: dict[str, SequencedWriter] = {}  # relations:<cell> and snapshots:<cell>, made on first use
         self.fleet = FleetView()
         self.bundles = BundleService(
             s, p, config.event_key, config.bundle_key, self._bundle_writer, rollout_writer=self.writers["rollouts"],
             sample=lambda: self.decisions.records, shadow_writer_for=self._shadow_writer,
             gate=ImpactGate(config.impact_gate, config.impact_max_undeclared, config.impact_sample))
-        self.snapshotter = Snapshotter(s, p, self.followers["relations"], self.writers["snapshots"],
+        self.snapshotter = Snapshotter(s, p, self.followers["relations"], self.snapshot_writer,
                                        config.event_key, self.metrics, every=config.snapshot_every,
                                        seconds=config.snapshot_seconds)
         self.heartbeat = Heartbeat(s, p, config.event_key, config.replica, config.heartbeat_seconds)
@@ -132,6 +154,32 @@ class Plane:
             await self.state.apply_shadow(subject, stream_seq, data, headers)
         else:
             await self.state.apply_bundle(subject, stream_seq, data, headers)
+
+    def relations_writer(self, cell: str) -> SequencedWriter:
+        """The sequenced writer of ``tg.relations.changes.<cell>`` (one cell, one sequence)."""
+        key = f"relations:{cell}"
+        if key not in self._cell_writers:
+            self._cell_writers[key] = SequencedWriter(self.publisher, self.followers["relations"],
+                                                      topo.relations_subject(cell),
+                                                      timeout=self.config.request_timeout * 2)
+        return self._cell_writers[key]
+
+    def snapshot_writer(self, cell: str) -> SequencedWriter:
+        """The sequenced, compacting writer of ``tg.snapshots.relations.<cell>`` (newest wins per cell)."""
+        key = f"snapshots:{cell}"
+        if key not in self._cell_writers:
+            self._cell_writers[key] = SequencedWriter(self.publisher, self.followers["snapshots"],
+                                                      topo.snapshot_subject(cell),
+                                                      timeout=self.config.request_timeout * 2, compact=True)
+        return self._cell_writers[key]
+
+    def cell_of_changes(self, changes: list[RelationChange]) -> str:
+        """The one cell every change's tenant belongs to; :class:`CellsMixed` (422) otherwise."""
+        cells = sorted({self.state.index.cell(c.rel.tenant) for c in changes}, key=lambda c: int(c[1:]))
+        if len(cells) > 1:
+            raise CellsMixed(f"a batch must touch tenants of one cell (one consistency token); this one touches "
+                             f"cells {', '.join(cells[:8])}: split it per cell", cells=cells[:64])
+        return cells[0] if cells else topo.DEFAULT_CELL
 
     def _shadow_writer(self, scope: str) -> SequencedWriter:
         key = f"shadow:{scope}"
@@ -229,31 +277,33 @@ class Plane:
     # ------------------------------------------------------------------ writes
 
     async def write_relations(self, changes: list[RelationChange], *, idempotency_key: str | None = None) -> Written:
-        """Publish ``changes`` as one batch; its sequence (the consistency token).
+        """Publish ``changes`` (tenants of one cell) as one batch; its sequence (the consistency
+        token: the relations sequence of that cell).
 
         With ``idempotency_key``, a retry of a write that was committed before (an
         ambiguous outcome: a timeout, a lost connection) returns that first write's
         sequence and publishes nothing; the same key with other changes is refused.
         """
         self.require_ready()
+        cell = self.cell_of_changes(changes)
         chosen: list[int] = []
 
         def build() -> bytes:
-            seq = self.state.index.applied_seq + 1
+            seq = self.state.index.index(cell).applied_seq + 1
             chosen.append(seq)
-            return sign_batch(self.config.event_key, ChangeBatch(seq, tuple(changes)))
+            return sign_batch(self.config.event_key, ChangeBatch(seq, tuple(changes)), cell=cell)
 
-        commit = await self.writers["relations"].commit(build, msg_id=_msg_id(idempotency_key))
+        commit = await self.relations_writer(cell).commit(build, msg_id=_msg_id(idempotency_key))
         if commit.duplicate:
             stored = await self.publisher.stored(topo.STREAM_RELATIONS, commit.stream_seq)
-            batch = verify_batch(stored.data, self.state.event_trust)
+            batch = verify_batch(stored.data, self.state.event_trust, cell=cell)
             if list(batch.changes) != list(changes):
                 raise IdempotencyKeyReused("this Idempotency-Key was used for other changes",
                                            consistency_token=batch.seq)
-            return Written(batch.seq, replayed=True, applied=commit.applied)
+            return Written(batch.seq, replayed=True, applied=commit.applied, cell=cell)
         self.metrics.relation_batches.inc()
         self.metrics.relation_changes.inc(len(changes))
-        return Written(chosen[-1], applied=commit.applied)
+        return Written(chosen[-1], applied=commit.applied, cell=cell)
 
     async def change_trust(self, change: Callable[[TrustSet], list[TrustedKey]]) -> tuple[int, bool]:
         """Apply ``change`` to the current trust set and publish the result; ``(seq, changed)``."""
@@ -298,17 +348,22 @@ class Plane:
             return Written(event.seq, replayed=True, applied=commit.applied, payload=event.payload)
         return Written(chosen[-1], applied=commit.applied, payload=payload)
 
-    async def wait_relations(self, at_least: int, timeout: float) -> None:
-        """Wait (bounded) until the index has applied ``at_least``; a later read sees it."""
+    async def wait_relations(self, at_least: int, timeout: float, tenant: str | None = None) -> None:
+        """Wait (bounded) until the cell of ``tenant`` has applied ``at_least`` (a consistency token is
+        a cell's sequence; no tenant: every cell); a later read sees it."""
         follower = self.followers["relations"]
-        if self.state.index.applied_seq >= at_least:
+
+        def applied() -> int:
+            return self.state.index.seq_of(tenant) or 0
+
+        if applied() >= at_least:
             return
         deadline = time.monotonic() + timeout
-        while self.state.index.applied_seq < at_least:
+        while applied() < at_least:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise Unavailable(f"relations at {self.state.index.applied_seq}, not yet at {at_least}",
-                                  consistency_token=self.state.index.applied_seq)
+                raise Unavailable(f"relations at {applied()}, not yet at {at_least}",
+                                  consistency_token=applied())
             with contextlib.suppress(Unavailable):
                 await follower.wait_for(follower.last_stream_seq + 1, min(remaining, 0.25))
 
@@ -325,7 +380,11 @@ class Plane:
             "nats": {"connected": self.publisher.connected, "disconnects": self.publisher.disconnects,
                      "server": self.publisher.server, **self.publisher.connection.redacted()},
             "relations": {"seq": s.index.applied_seq, "count": s.index.count(),
-                          "stream_seq": self.followers["relations"].last_stream_seq, "broken": s.relations_broken},
+                          "stream_seq": self.followers["relations"].last_stream_seq, "broken": s.relations_broken,
+                          "cells": s.cells},
+            "cells": {cell: {"seq": index.applied_seq, "count": index.count(),
+                             "snapshot_seq": s.snapshots[cell].seq if cell in s.snapshots else None}
+                      for cell, index in s.index.indexes.items()},
             "snapshot": {"seq": s.snapshot.seq, "count": s.snapshot.count, "size": s.snapshot.size}
             if s.snapshot else None,
             "trust": {"seq": s.trust_seq, "keys": len(s.trust)},
@@ -333,6 +392,7 @@ class Plane:
             "bundles": {scope: a.to_wire() for scope, a in sorted(s.announces.items())},
             "rejected_events": {f"{stream}:{code}": n for (stream, code), n in sorted(s.rejected.items())},
             "conflicts": {name: w.conflicts for name, w in self.writers.items()}
+            | {"relations": sum(w.conflicts for k, w in self._cell_writers.items() if k.startswith("relations:"))}
             | {f"bundles:{k}": w.conflicts for k, w in self._bundle_writers.items()},
             "decisions": self.decisions.stats(),
             "rollout": s.rollout.to_wire() if s.rollout else None,
@@ -344,6 +404,7 @@ class Plane:
     def _register_metrics(self) -> None:
         s = self.state
         self.metrics.registry.register(ServerInfoCollector(lambda: self.publisher.server))
+        self.metrics.registry.register(_CellsCollector(s))
         self.metrics.read_from(
             gauges={
                 "tg_plane_relations_seq": ("Relations sequence applied", lambda: s.index.applied_seq),
@@ -358,7 +419,8 @@ class Plane:
             counters={
                 "tg_plane_events_rejected": ("Stream messages that did not verify", lambda: sum(s.rejected.values())),
                 "tg_plane_write_conflicts": ("Expected-sequence conflicts with other replicas",
-                                             lambda: sum(w.conflicts for w in self.writers.values())),
+                                             lambda: sum(w.conflicts for w in [*self.writers.values(),
+                                                                               *self._cell_writers.values()])),
                 "tg_plane_decisions_received": ("Decision records received", lambda: self.decisions.received),
                 "tg_plane_decisions_malformed": ("Decision messages that were no record batch",
                                                  lambda: self.decisions.malformed),

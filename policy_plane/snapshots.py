@@ -1,9 +1,10 @@
 """Background duties of a replica: relation snapshots and the signed heartbeat.
 
-Snapshots. Every ``every`` batches or ``seconds`` seconds (whichever comes first, and
-only when something changed) a replica writes ``snapshot_bytes(index)`` to object
-``relations/<seq>`` in ``tg-snapshots`` and then publishes the signed manifest on
-``tg.snapshots.relations``. Snapshots of the same sequence are byte-identical on every
+Snapshots, per tenant cell. Every ``every`` batches of a cell or ``seconds`` seconds
+(whichever comes first, and only for cells that changed) a replica writes
+``snapshot_bytes(index of the cell)`` to object ``relations/<cell>/<seq>`` in
+``tg-snapshots`` and then publishes the signed manifest (which names the cell) on
+``tg.snapshots.relations.<cell>``. Snapshots of the same sequence are byte-identical on every
 replica, so two replicas racing write the same object; the manifest goes through the
 sequenced writer, so an older manifest never replaces a newer one. The manifest carries
 an unsigned ``Tg-Stream-Seq`` header: the JetStream sequence up to which the snapshot is
@@ -18,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 
 from tenantguard import topology as topo
 from tenantguard.errors import TenantGuardError
@@ -41,58 +43,73 @@ class _Superseded(Exception):
 
 
 class Snapshotter:
-    def __init__(self, state: PlaneState, publisher: Publisher, relations: Follower, writer: SequencedWriter,
-                 key: SigningKey, metrics: PlaneMetrics, *, every: int, seconds: float) -> None:
+    def __init__(self, state: PlaneState, publisher: Publisher, relations: Follower,
+                 writer: Callable[[str], SequencedWriter], key: SigningKey, metrics: PlaneMetrics, *, every: int,
+                 seconds: float) -> None:
         self.state = state
         self.publisher = publisher
         self.relations = relations
-        self.writer = writer
+        self.writer = writer  # cell -> the sequenced writer of its manifest subject
         self.key = key
         self.metrics = metrics
         self.every = every
         self.seconds = seconds
         self._last_attempt = time.monotonic()
 
-    def due(self) -> bool:
-        seq = self.state.index.applied_seq
-        done = self.state.snapshot.seq if self.state.snapshot is not None else 0
-        if seq <= done:
-            return False
-        return seq - done >= self.every or time.monotonic() - self._last_attempt >= self.seconds
+    def _done(self, cell: str) -> int:
+        manifest = self.state.snapshots.get(cell)
+        return manifest.seq if manifest is not None else 0
 
-    async def snapshot(self) -> int | None:
-        """Write one snapshot now; return its sequence, or None when a newer one exists."""
-        self._last_attempt = time.monotonic()
+    def due_cells(self) -> list[str]:
+        """Cells that changed since their last snapshot by ``every`` batches, or at all once
+        ``seconds`` have passed since the last pass."""
+        timed = time.monotonic() - self._last_attempt >= self.seconds
+        out = []
+        for cell, index in self.state.index.indexes.items():
+            seq, done = index.applied_seq, self._done(cell)
+            if seq > done and (seq - done >= self.every or timed):
+                out.append(cell)
+        return out
+
+    def due(self) -> bool:
+        return bool(self.due_cells())
+
+    async def snapshot(self, cell: str = topo.DEFAULT_CELL) -> int | None:
+        """Write one snapshot of ``cell`` now; return its sequence, or None when a newer one exists."""
         stream_seq = self.relations.last_stream_seq  # read before the view: a lower bound, as the hint must be
-        data = await asyncio.to_thread(snapshot_bytes, self.state.index)
+        data = await asyncio.to_thread(snapshot_bytes, self.state.index.index(cell))
         seq = read_header(data).seq
-        if self.state.snapshot is not None and self.state.snapshot.seq >= seq:
+        if self._done(cell) >= seq:
             return None
-        await self.publisher.put_object(topo.BUCKET_SNAPSHOTS, topo.snapshot_object(seq), data)
-        manifest = sign_snapshot_manifest(self.key, data)
+        await self.publisher.put_object(topo.BUCKET_SNAPSHOTS, topo.snapshot_object(seq, cell), data)
+        manifest = sign_snapshot_manifest(self.key, data, cell=cell)
 
         def build() -> bytes:
-            if self.state.snapshot is not None and self.state.snapshot.seq >= seq:
+            if self._done(cell) >= seq:
                 raise _Superseded
             return manifest
 
         try:
-            await self.writer.commit(build, headers={STREAM_SEQ_HINT: str(stream_seq)})
+            await self.writer(cell).commit(build, headers={STREAM_SEQ_HINT: str(stream_seq)})
         except _Superseded:
             return None
         self.metrics.snapshots.inc()
-        log.info("relations snapshot %d written (%d bytes)", seq, len(data))
+        log.info("relations snapshot %s/%d written (%d bytes)", cell, seq, len(data))
         return seq
 
     async def run_forever(self, tick: float = 1.0) -> None:
         while True:
             await asyncio.sleep(tick)
-            if not self.due():
+            cells = self.due_cells()
+            if not cells:
                 continue
-            try:
-                await self.snapshot()
-            except TenantGuardError as exc:  # NATS down: try again at the next tick
-                log.warning("snapshot failed: %s", exc)
+            self._last_attempt = time.monotonic()
+            for cell in cells:  # only cells that changed
+                try:
+                    await self.snapshot(cell)
+                except TenantGuardError as exc:  # NATS down: try again at the next tick
+                    log.warning("snapshot of %s failed: %s", cell, exc)
+                    break
 
 
 class Heartbeat:
@@ -112,8 +129,10 @@ class Heartbeat:
         """A signed :class:`~tenantguard.freshness.Heartbeat` naming every stream's newest version."""
         issued = time.time() if now is None else now
         s = self.state
+        seqs = s.index.seqs()
         return FreshnessBeat(
-            relations_seq=s.index.applied_seq, trust_seq=s.trust_seq, revocations_seq=s.revocations_seq,
+            relations_seq=max(seqs.values()), cells=s.cells, relations=seqs,
+            trust_seq=s.trust_seq, revocations_seq=s.revocations_seq,
             bundles={scope: a.seq for scope, a in s.announces.items()}, issued_at=issued,
             expires_at=issued + validity_for(self.seconds), replica=self.replica,
         ).sign(self.key)

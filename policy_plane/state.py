@@ -4,13 +4,15 @@ Each ``apply_*`` method consumes one message of one stream (called by a
 :class:`~.follower.Follower`, in stream order), verifies it with the plane's own event
 key exactly as a sidecar would, and updates an in-memory view:
 
-* relations: a :class:`RelationIndex`, bootstrapped from the latest signed snapshot
-  (manifest on ``tg.snapshots.relations``, bytes in ``tg-snapshots``) when there is one;
+* relations: a :class:`CellRelations` (one index per tenant cell, each with its own
+  sequence), each cell bootstrapped from its latest signed snapshot (manifest on
+  ``tg.snapshots.relations.<cell>``, bytes in ``tg-snapshots``) when there is one; a batch
+  or manifest signed for another cell than its subject's is refused;
 * trust: the token trust set of the newest ``trust.update``;
 * revocations: every ``revocation`` event, replayed into a :class:`RevocationList`;
 * bundles: per scope, the newest ``bundle.announce`` and a :class:`BundleStore` holding
   that revision (the ordering authority when a new bundle is published);
-* snapshots: the newest verified manifest.
+* snapshots: the newest verified manifest of every cell.
 
 A message that does not verify is counted and skipped, never applied.
 
@@ -41,13 +43,14 @@ from tenantguard.events import (
     EventDigestMismatch,
     EventMalformed,
     EventRejected,
+    EventWrongCell,
     SnapshotManifest,
     verify_batch,
     verify_event,
     verify_snapshot_manifest,
 )
 from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.relations import RelationIndex, SequenceGap, index_from_snapshot_bytes
+from tenantguard.relations import CellRelations, RelationScope, SequenceGap, index_from_snapshot_bytes
 from tenantguard.revocations import RevocationList
 from tenantguard.rollout import ROLLOUT_STATE, RolloutState
 
@@ -86,7 +89,8 @@ class Announce:
 
 
 class PlaneState:
-    def __init__(self, event_key: SigningKey, bundle_key: SigningKey, *, max_bundle_bytes: int) -> None:
+    def __init__(self, event_key: SigningKey, bundle_key: SigningKey, *, max_bundle_bytes: int,
+                 cells: int = 1) -> None:
         self.event_trust = TrustSet()
         self.event_trust.add_public_key(event_key.public_key, PLANE_ISSUER)
         bundle_trust = TrustSet()
@@ -96,7 +100,8 @@ class PlaneState:
         self.bundle_limits = ArchiveLimits(
             max_compressed_bytes=max_bundle_bytes, max_total_bytes=DEFAULT_LIMITS.max_total_bytes,
             max_file_bytes=DEFAULT_LIMITS.max_file_bytes, max_files=DEFAULT_LIMITS.max_files)
-        self.index = RelationIndex()
+        self.cells = cells
+        self.index = CellRelations(RelationScope(cells))  # the read API of one index, routed by tenant
         self.relations_broken: str | None = None
         self.trust = TrustSet()
         self.trust_seq = 0
@@ -105,7 +110,7 @@ class PlaneState:
         self.revocations_seq = 0
         self.stores: dict[str, BundleStore[None]] = {}
         self.announces: dict[str, Announce] = {}
-        self.snapshot: SnapshotManifest | None = None
+        self.snapshots: dict[str, SnapshotManifest] = {}  # cell -> newest verified manifest
         self.rollout: RolloutState | None = None
         self.shadows: dict[str, dict[str, Any]] = {}  # scope -> the newest verified bundle.shadow payload (+ seq)
         self.rollout_seq = 0
@@ -125,35 +130,45 @@ class PlaneState:
 
     # ------------------------------------------------------------------ relations
 
+    @property
+    def snapshot(self) -> SnapshotManifest | None:
+        """Cell c0's newest manifest (the only cell of a one-cell system)."""
+        return self.snapshots.get(topo.DEFAULT_CELL)
+
     async def bootstrap_relations(self, publisher: Publisher) -> int:
-        """Load the latest verified snapshot, if any; return the stream sequence to resume at."""
-        newest = await self._newest_manifest(publisher)
+        """Load every cell's latest verified snapshot, if any; return the stream sequence to resume
+        at (the lowest any cell needs: cells further on skip what they already hold)."""
+        resume = [await self._bootstrap_cell(publisher, cell) for cell in topo.cell_names(self.cells)]
+        return min(resume)
+
+    async def _bootstrap_cell(self, publisher: Publisher, cell: str) -> int:
+        newest = await self._newest_manifest(publisher, cell)
         if newest is None:
             return 1
         manifest, last = newest
         try:
-            data = await publisher.get_object(topo.BUCKET_SNAPSHOTS, topo.snapshot_object(manifest.seq),
+            data = await publisher.get_object(topo.BUCKET_SNAPSHOTS, topo.snapshot_object(manifest.seq, cell),
                                               max_bytes=manifest.size)
             manifest.check(data)
-            self.index = await asyncio.to_thread(index_from_snapshot_bytes, data)
+            self.index.replace(cell, await asyncio.to_thread(index_from_snapshot_bytes, data))
         except EventRejected as exc:
             self._refuse(topo.STREAM_SNAPSHOTS, last.stream_seq, exc)
             return 1
         except TenantGuardError as exc:  # object missing or unreadable: replay the stream instead
-            log.warning("snapshot unusable, replaying relations from the stream: %s", exc)
+            log.warning("snapshot of %s unusable, replaying its relations from the stream: %s", cell, exc)
             return 1
-        self.snapshot = manifest
+        self.snapshots[cell] = manifest
         hint = last.headers.get(STREAM_SEQ_HINT, "")
-        log.info("relations bootstrapped from snapshot %d (%d tuples)", manifest.seq, manifest.count)
+        log.info("relations of %s bootstrapped from snapshot %d (%d tuples)", cell, manifest.seq, manifest.count)
         return int(hint) + 1 if hint.isdigit() else 1
 
-    async def _newest_manifest(self, publisher: Publisher) -> tuple[SnapshotManifest, StoredMsg] | None:
-        """The verified manifest with the highest seq stored, whatever order the broker holds them in
-        (the last one stored may be a replayed old manifest)."""
+    async def _newest_manifest(self, publisher: Publisher, cell: str) -> tuple[SnapshotManifest, StoredMsg] | None:
+        """The verified manifest of ``cell`` with the highest seq stored, whatever order the broker holds
+        them in (the last one stored may be a replayed old manifest)."""
         best: tuple[SnapshotManifest, StoredMsg] | None = None
-        async for msg in publisher.subject_history(topo.STREAM_SNAPSHOTS, topo.SUBJECT_SNAPSHOT):
+        async for msg in publisher.subject_history(topo.STREAM_SNAPSHOTS, topo.snapshot_subject(cell)):
             try:
-                manifest = verify_snapshot_manifest(msg.data, self.event_trust)
+                manifest = verify_snapshot_manifest(msg.data, self.event_trust, cell=cell)
             except EventRejected as exc:
                 self._refuse(topo.STREAM_SNAPSHOTS, msg.stream_seq, exc)
                 continue
@@ -161,14 +176,23 @@ class PlaneState:
                 best = (manifest, msg)
         return best
 
+    def _cell_of(self, subject: str) -> str:
+        cell = topo.cell_of_subject(subject)
+        try:
+            topo.cell_index(cell, self.cells)
+        except ValueError:
+            raise EventWrongCell(f"{subject} names no cell of this {self.cells}-cell system") from None
+        return cell
+
     async def apply_relations(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
         try:
-            batch = verify_batch(data, self.event_trust)
+            cell = self._cell_of(subject)
+            batch = verify_batch(data, self.event_trust, cell=cell)
         except EventRejected as exc:
             self._refuse(topo.STREAM_RELATIONS, stream_seq, exc)
             return
         try:
-            self.index.apply(batch)
+            self.index.apply(cell, batch)
         except SequenceGap as exc:
             self.relations_broken = exc.message
             log.error("relations stream has a gap at stream message %d: %s", stream_seq, exc.message)
@@ -266,12 +290,14 @@ class PlaneState:
 
     async def apply_snapshot(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
         try:
-            manifest = verify_snapshot_manifest(data, self.event_trust)
+            cell = self._cell_of(subject)
+            manifest = verify_snapshot_manifest(data, self.event_trust, cell=cell)
         except EventRejected as exc:
             self._refuse(topo.STREAM_SNAPSHOTS, stream_seq, exc)
             return
-        if self.snapshot is None or manifest.seq >= self.snapshot.seq:
-            self.snapshot = manifest
+        current = self.snapshots.get(cell)
+        if current is None or manifest.seq >= current.seq:
+            self.snapshots[cell] = manifest
 
 
 def _announce(scope: str, seq: int, kid: str, payload: dict[str, Any]) -> Announce:

@@ -433,6 +433,8 @@ class PlaneView:
     expires_at: float = 0.0
     received_at: float = 0.0
     heartbeats: int = 0
+    cells: int | None = None  # the plane's cell count (None: no heartbeat yet)
+    cell_seqs: dict[str, int] = field(default_factory=dict)  # cell -> the plane's newest relations seq
 
     def accept(self, event: Event) -> bool:
         """Take a verified heartbeat if unexpired and newer than the last one.
@@ -446,6 +448,9 @@ class PlaneView:
         self.relations_seq, self.trust_seq, self.revocations_seq = beat.relations_seq, beat.trust_seq, \
             beat.revocations_seq
         self.bundles = dict(beat.bundles)
+        self.cells, self.cell_seqs = beat.cells, dict(beat.relations)
+        if not self.cell_seqs and beat.cells == 1:  # a plane from before cells: its one sequence is c0's
+            self.cell_seqs = {"c0": beat.relations_seq}
         self.issued_at, self.expires_at, self.received_at = beat.issued_at, beat.expires_at, time.time()
         self.heartbeats += 1
         return True

@@ -1,9 +1,12 @@
 """What the feed keeps in ``state_dir/feed`` so a sidecar restarted with NATS down still serves.
 
-- ``relations.snapshot``: the local index in the library's snapshot format (atomic write,
-  self-checking header). The sidecar wrote it, so it is trusted like the rest of the
-  state directory; its integrity is checked, not its origin.
-- ``feed.json``: positions (relations seq and the JetStream stream seq it came from, the
+- ``relations.snapshot`` (cell ``c0``) and ``relations.<cell>.snapshot`` (other cells): each
+  cell's local index in the library's snapshot format (atomic write, self-checking header).
+  The sidecar wrote them, so they are trusted like the rest of the state directory; their
+  integrity is checked, not their origin.
+- ``feed.json``: the scope they were kept under (cell count, object types: persisted
+  relations kept under another scope are ignored, never answered from), positions (per cell,
+  the relations seq and the JetStream stream seq it came from, the
   revocations stream seq, the highest bundle announce seq acted on per scope, below
   which a restarted sidecar refuses announces) and the *signed* trust and revocation
   events as received. Those
@@ -25,6 +28,7 @@ from typing import Any
 
 from tenantguard.fsutil import atomic_write
 from tenantguard.relations import RelationIndex, SnapshotInvalid, read_snapshot, write_snapshot
+from tenantguard.topology import DEFAULT_CELL
 
 log = logging.getLogger(__name__)
 
@@ -38,17 +42,21 @@ MAX_STATE_BYTES = 64 * 1024 * 1024
 class ControlState:
     """Positions and signed control events (ASCII JSON text, exactly as published)."""
 
-    relations_seq: int = 0
-    relations_stream_seq: int = 0
+    relations: dict[str, tuple[int, int]] = field(default_factory=dict)  # cell -> (seq, stream seq)
     trust_event: str | None = None
     revocation_events: list[str] = field(default_factory=list)
     revocations_stream_seq: int = 0
     bundle_seqs: dict[str, int] = field(default_factory=dict)  # scope -> highest announce seq acted on
+    cells: int = 1
+    scope_types: list[str] | None = None  # the object types the persisted relations were kept for
 
     def to_wire(self) -> dict[str, Any]:
+        c0 = self.relations.get(DEFAULT_CELL, (0, 0))
         return {
             "version": STATE_VERSION,
-            "relations": {"seq": self.relations_seq, "stream_seq": self.relations_stream_seq},
+            "relations": {"seq": c0[0], "stream_seq": c0[1], "cells": self.cells, "scope_types": self.scope_types,
+                          "positions": {c: {"seq": a, "stream_seq": b}
+                                        for c, (a, b) in sorted(self.relations.items())}},
             "trust_event": self.trust_event,
             "revocations": {"stream_seq": self.revocations_stream_seq, "events": self.revocation_events},
             "bundles": {scope: {"seq": seq} for scope, seq in sorted(self.bundle_seqs.items())},
@@ -67,8 +75,17 @@ class ControlState:
         bundles = doc.get("bundles") or {}
         if not isinstance(bundles, dict) or not all(isinstance(v, dict) for v in bundles.values()):
             raise ValueError("bundles must map scopes to positions")
-        return cls(_int(rel.get("seq")), _int(rel.get("stream_seq")), trust, list(events),
-                   _int(rev.get("stream_seq")), {str(k): _int(v.get("seq")) for k, v in bundles.items()})
+        positions = rel.get("positions")
+        if positions is None:  # written before cells: one cell
+            positions = {DEFAULT_CELL: {"seq": rel.get("seq", 0), "stream_seq": rel.get("stream_seq", 0)}}
+        if not isinstance(positions, dict) or not all(isinstance(v, dict) for v in positions.values()):
+            raise ValueError("relation positions must map cells to positions")
+        types = rel.get("scope_types")
+        if types is not None and not (isinstance(types, list) and all(isinstance(t, str) for t in types)):
+            raise ValueError("scope_types must be a list of names")
+        return cls({str(c): (_int(v.get("seq", 0)), _int(v.get("stream_seq", 0))) for c, v in positions.items()},
+                   trust, list(events), _int(rev.get("stream_seq")),
+                   {str(k): _int(v.get("seq")) for k, v in bundles.items()}, _int(rel.get("cells", 1)), types)
 
 
 def _int(value: Any) -> int:
@@ -85,20 +102,24 @@ class FeedStore:
 
     @property
     def snapshot_path(self) -> Path:
-        return self.directory / SNAPSHOT_NAME
+        return self.snapshot_path_of(DEFAULT_CELL)
+
+    def snapshot_path_of(self, cell: str) -> Path:
+        return self.directory / (SNAPSHOT_NAME if cell == DEFAULT_CELL else f"relations.{cell}.snapshot")
 
     @property
     def state_path(self) -> Path:
         return self.directory / STATE_NAME
 
-    def load_relations(self) -> RelationIndex | None:
-        """The persisted index, or None when absent or unreadable (logged; NATS will refill it)."""
-        if not self.snapshot_path.is_file():
+    def load_relations(self, cell: str = DEFAULT_CELL) -> RelationIndex | None:
+        """The persisted index of ``cell``, or None when absent or unreadable (logged; NATS will refill it)."""
+        path = self.snapshot_path_of(cell)
+        if not path.is_file():
             return None
         try:
-            return read_snapshot(self.snapshot_path)
+            return read_snapshot(path)
         except (OSError, SnapshotInvalid) as exc:
-            log.error("persisted relations snapshot %s unusable, ignoring it: %s", self.snapshot_path, exc)
+            log.error("persisted relations snapshot %s unusable, ignoring it: %s", path, exc)
             return None
 
     def load_state(self) -> ControlState:
@@ -113,10 +134,10 @@ class FeedStore:
             log.error("persisted feed state %s unusable, ignoring it: %s", self.state_path, exc)
             return ControlState()
 
-    def save_relations(self, index: RelationIndex) -> int:
-        """Write the index's current state; return the seq written."""
+    def save_relations(self, index: RelationIndex, cell: str = DEFAULT_CELL) -> int:
+        """Write the index's current state of ``cell``; return the seq written."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        return write_snapshot(index, self.snapshot_path).seq
+        return write_snapshot(index, self.snapshot_path_of(cell)).seq
 
     def save_state(self, state: ControlState) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)

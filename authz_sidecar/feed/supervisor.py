@@ -98,7 +98,8 @@ class Feed:
         sidecar.metrics.registry.register(natsconn.ServerInfoCollector(self.attached_server))
         self.gate = EventGate(plane_keys, self.metrics, max_bytes=self.options.max_event_bytes)
         self._ctx = FeedContext(sidecar, self.gate, self.metrics, self.options)
-        self.relations = RelationsFollower(self._ctx)
+        # one follower per cell in scope (docs/scoped-feeds.md); cell c0 alone by default
+        self.cells = {cell: RelationsFollower(self._ctx, cell) for cell in sidecar.relations.indexes}
         self.trust = TrustFollower(self._ctx)
         self.revocations = RevocationsFollower(self._ctx)
         self.bundles = [BundleFollower(self._ctx, topology.BUNDLE_SCOPE_ALL),
@@ -111,10 +112,10 @@ class Feed:
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._persist_lock = asyncio.Lock()
-        self._persisted: tuple[int, int, int, tuple[int, ...]] = (-1, -1, -1, ())
+        self._persisted: tuple[tuple[int, ...], int, int, tuple[int, ...]] = ((), -1, -1, ())
         self._state_lock = threading.Lock()  # feed.json is written from the loop and from a worker thread
         self._state_written: tuple[int, int] = (-1, -1)  # (trust seq, revocations seq) in feed.json
-        self._on_disk_relations: tuple[int, int] = (0, 0)  # (seq, stream seq) feed.json pairs with the snapshot
+        self._on_disk_relations: dict[str, tuple[int, int]] = {}  # cell -> (seq, stream seq) paired with its snapshot
         self._behind_since: dict[str, float] = {}
         self.connects = 0
         self.status_reports = 0
@@ -140,20 +141,37 @@ class Feed:
         """Restore relations, trust and revocations from ``state_dir`` (blocking; call before serving)."""
         if self.store is None:
             return
-        index = self.store.load_relations()
         state = self.store.load_state()
-        self._on_disk_relations = (state.relations_seq, state.relations_stream_seq)
-        if index is not None and index.applied_seq > self.sidecar.relations.applied_seq:
-            self.sidecar.replace_relations(index)
-            if state.relations_seq == index.applied_seq:
-                self.relations.stream_seq = state.relations_stream_seq
-            log.info("relations restored from %s at seq %d", self.store.snapshot_path, index.applied_seq)
+        scope = self.sidecar.relations.scope
+        types = sorted(scope.types) if scope.types is not None else None
+        if not state.relations:
+            pass  # nothing persisted yet
+        elif state.cells == scope.total and state.scope_types == types:
+            for cell, cell_follower in self.cells.items():
+                self._restore_cell(cell, cell_follower, state)
+        else:  # kept under another cell count or type scope: it may lack what is in scope now
+            log.warning("persisted relations were kept for %d cells and types %s, not %d and %s: ignoring them",
+                        state.cells, state.scope_types, scope.total, types)
         if state.trust_event is not None:
             self.trust.apply(state.trust_event.encode("ascii"), where=str(self.store.state_path))
         for follower in self.bundles:  # never act on an announce older than one already acted on
             follower.seq = max(follower.seq, state.bundle_seqs.get(follower.scope, 0))
         self._restore_revocations(state)
         self._persisted = self._fingerprint()
+
+    def _restore_cell(self, cell: str, follower: RelationsFollower, state: ControlState) -> None:
+        assert self.store is not None
+        index = self.store.load_relations(cell)
+        if index is None or index.applied_seq <= self.sidecar.relations.index(cell).applied_seq:
+            return
+        self.sidecar.replace_relations(index, cell)
+        self.sidecar.cell_bootstrapped(cell)  # decides from it until NATS answers (cold start)
+        seq, stream_seq = state.relations.get(cell, (0, 0))
+        if seq == index.applied_seq:
+            follower.stream_seq = stream_seq
+        self._on_disk_relations[cell] = (index.applied_seq, follower.stream_seq)
+        log.info("relations of %s restored from %s at seq %d", cell, self.store.snapshot_path_of(cell),
+                 index.applied_seq)
 
     def _restore_revocations(self, state: ControlState) -> None:
         complete = True
@@ -283,7 +301,8 @@ class Feed:
         log.info("feed connected to %s", natsconn.connected_server(nc) or self.server)
         self.sidecar.feed_state = "resyncing"
         js = nc.jetstream(timeout=self.options.request_timeout)
-        followers: list[Follower] = [self.relations, self.trust, self.revocations, *self.bundles, *self.shadows]
+        followers: list[Follower] = [*self.cells.values(), self.trust, self.revocations, *self.bundles,
+                                     *self.shadows]
         tasks = [asyncio.create_task(self._follow(nc, js, f), name=f"feed-{f.kind}") for f in followers]
         tasks.append(asyncio.create_task(self._report_status(nc), name="feed-status"))
         try:
@@ -358,17 +377,31 @@ class Feed:
         except EventMalformed as exc:  # HeartbeatExpired included: a replayed heartbeat proves nothing
             self.gate.reject(exc.code, topology.SUBJECT_HEARTBEAT, exc.message)
             return
-        self.relations.note_plane_seq(self.plane.relations_seq)
+        self._check_cells()
+        for cell, follower in self.cells.items():
+            follower.note_plane_seq(self.plane.cell_seqs.get(cell, 0))
         now = time.time()
         behind = self._behind()
         self._behind_since = {kind: self._behind_since.get(kind, now) for kind in behind}
         if not behind:
             self.sidecar.last_update = now
 
+    def _check_cells(self) -> None:
+        """A plane running another cell count routes tenants elsewhere: every answer would be about
+        the wrong tuples, so the sidecar is not ready until the settings agree."""
+        declared, own = self.plane.cells, self.sidecar.config.cells
+        problem = None if declared in (None, own) else (
+            f"cell count mismatch: this sidecar is configured for {own} cells, the plane runs {declared}")
+        if problem != self.sidecar.scope_problem:
+            if problem is not None:
+                log.error("%s; not ready until --cells matches", problem)
+            self.sidecar.scope_problem = problem
+            self.sidecar.readiness_changed.set()
+
     def _applied_and_declared(self) -> dict[str, tuple[int, int]]:
         """Per stream: (applied here, newest the plane's last heartbeat declared)."""
-        pairs = {"relations": (self.sidecar.relations.applied_seq, self.plane.relations_seq),
-                 "trust": (self.trust.seq, self.plane.trust_seq),
+        pairs = {f.kind: (f.applied, self.plane.cell_seqs.get(cell, 0)) for cell, f in self.cells.items()}
+        pairs |= {"trust": (self.trust.seq, self.plane.trust_seq),
                  "revocations": (self.revocations.seq, self.plane.revocations_seq)}
         for follower in self.bundles:
             if follower.scope in self.plane.bundles:
@@ -421,8 +454,8 @@ class Feed:
                 log.error("feed state not persisted: %s", exc)
                 await asyncio.sleep(self.options.persist_interval)
 
-    def _fingerprint(self) -> tuple[int, int, int, tuple[int, ...]]:
-        return (self.sidecar.relations.applied_seq, self.trust.seq, self.revocations.seq,
+    def _fingerprint(self) -> tuple[tuple[int, ...], int, int, tuple[int, ...]]:
+        return (tuple(f.applied for f in self.cells.values()), self.trust.seq, self.revocations.seq,
                 tuple(b.seq for b in self.bundles))
 
     async def persist(self) -> None:
@@ -436,21 +469,27 @@ class Feed:
             await self._write(fingerprint)
             self._persisted = fingerprint
 
-    async def _write(self, fingerprint: tuple[int, int, int, tuple[int, ...]]) -> None:
+    async def _write(self, fingerprint: tuple[tuple[int, ...], int, int, tuple[int, ...]]) -> None:
+        """Write the snapshot of every cell that moved (only those), then feed.json pointing at them."""
         store = self.store
         assert store is not None
-        index, stream_seq = self.sidecar.relations, self.relations.stream_seq
-        written = fingerprint[0]
-        if fingerprint[0] != self._persisted[0]:
-            written = await asyncio.to_thread(store.save_relations, index)
-        state = self._control_state(written, stream_seq if written == fingerprint[0] else 0)
+        positions = dict(self._on_disk_relations)
+        for cell, follower in self.cells.items():
+            applied, stream_seq = follower.applied, follower.stream_seq
+            if positions.get(cell, (-1, 0))[0] == applied:
+                continue
+            written = await asyncio.to_thread(store.save_relations, self.sidecar.relations.index(cell), cell)
+            positions[cell] = (written, stream_seq if written == applied else 0)
+        state = self._control_state(positions)
         if await asyncio.to_thread(self._save_state, state, (self.trust.seq, self.revocations.seq)):
-            self._on_disk_relations = (state.relations_seq, state.relations_stream_seq)
+            self._on_disk_relations = positions
 
-    def _control_state(self, relations_seq: int, relations_stream_seq: int) -> ControlState:
+    def _control_state(self, positions: dict[str, tuple[int, int]]) -> ControlState:
+        scope = self.sidecar.relations.scope
         return ControlState(
-            relations_seq=relations_seq,
-            relations_stream_seq=relations_stream_seq,
+            relations=positions,
+            cells=scope.total,
+            scope_types=sorted(scope.types) if scope.types is not None else None,
             trust_event=self.trust.raw,
             revocation_events=self.revocations.to_keep(time.time()),
             revocations_stream_seq=self.revocations.stream_seq,
@@ -478,7 +517,7 @@ class Feed:
         if self.store is None:
             return
         try:
-            self._save_state(self._control_state(*self._on_disk_relations), (self.trust.seq, self.revocations.seq))
+            self._save_state(self._control_state(self._on_disk_relations), (self.trust.seq, self.revocations.seq))
         except OSError as exc:  # the periodic pass retries; decisions go on
             log.error("trust/revocations not persisted: %s", exc)
             return
@@ -502,7 +541,11 @@ class Feed:
             "connects": self.connects,
             "status_reports": self.status_reports,
             "relations": {"applied_seq": self.sidecar.relations.applied_seq,
-                          "plane_seq": self.relations.plane_seq, "stream_seq": self.relations.stream_seq},
+                          "plane_seq": sum(f.plane_seq for f in self.cells.values()),
+                          "stream_seq": max(f.stream_seq for f in self.cells.values())},
+            "cells": {"plane_cells": self.plane.cells,
+                      **{cell: {"applied_seq": f.applied, "plane_seq": f.plane_seq, "stream_seq": f.stream_seq}
+                         for cell, f in self.cells.items()}},
             "trust": {"applied_seq": self.trust.seq, "plane_seq": self.plane.trust_seq},
             "revocations": {"applied_seq": self.revocations.seq, "plane_seq": self.plane.revocations_seq},
             "bundles": {b.scope: {"announce_seq": b.seq, "revision": b.revision} for b in self.bundles},
@@ -513,6 +556,6 @@ class Feed:
                           else None, "believable": self.plane.believable(now)},
             "lagging": {kind: {"applied_seq": a, "plane_seq": p} for kind, (a, p) in self.lagging(now).items()},
             "events_rejected": self.gate.rejected,
-            "persisted_relations_seq": self._persisted[0] if self.store is not None else None,
+            "persisted_relations_seq": sum(self._persisted[0]) if self.store is not None else None,
             "last_error": self.last_error,
         }

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
 from tenantguard.asgi import header
 
-from ..runtime import Sidecar
+from ..runtime import Sidecar, question_tenant
 from .models import CheckRequest, CheckResponse, ErrorBody
 from .wire import Reply, as_route, json_reply, parse_json, request_body_doc
 
@@ -20,7 +20,8 @@ async def check_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     claims = sidecar.authenticate(header(scope, b"authorization"))
     question = parse_json(scope, body, CheckRequest)
     wire = question.model_dump(exclude_none=True, exclude={"at_least"})
-    if question.at_least is not None and not await sidecar.wait_for_seq(question.at_least):
+    if question.at_least is not None and not await sidecar.wait_for_seq(question.at_least,
+                                                                        question_tenant(wire, claims)):
         decision = sidecar.stale_decision(wire, claims, "native", question.at_least)
     else:
         decision = sidecar.decide(wire, claims, door="native")

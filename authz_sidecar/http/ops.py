@@ -57,12 +57,13 @@ async def health(request: Request) -> JSONResponse:
 
 @probes.get("/ready")  # type: ignore[untyped-decorator]
 async def ready(request: Request) -> JSONResponse:
-    """Ready only once a verified bundle is active: before that every decision would deny."""
+    """Ready only once a verified bundle is active (before that every decision would deny), the plane
+    runs the same cell count, and a scoped sidecar has loaded every cell in its scope."""
     sidecar: Sidecar = request.app.state.sidecar
     if sidecar.ready:
         return JSONResponse({"status": "ready", "bundle_revision": sidecar.bundle_revision})
-    return JSONResponse({"status": "not_ready", "error": "not_ready", "message": "no verified bundle is active"},
-                        status_code=503)
+    return JSONResponse({"status": "not_ready", "error": "not_ready",
+                         "message": sidecar.not_ready_reason() or "not ready"}, status_code=503)
 
 
 @router.get("/v1/status")  # type: ignore[untyped-decorator]

@@ -20,7 +20,7 @@ from tenantguard.asgi import header
 from tenantguard.errors import TenantGuardError
 from tenantguard.search import Page, Question, RelationsStale, entity
 
-from ..runtime import Caller, Sidecar, _bind_tenant
+from ..runtime import Caller, Sidecar, _bind_tenant, question_tenant
 from .authzen import SEARCH_ACTION_PATH, SEARCH_RESOURCE_PATH, SEARCH_SUBJECT_PATH, _request_id
 from .models import (
     ActionSearchRequest,
@@ -86,9 +86,12 @@ async def _run(sidecar: Sidecar, scope: Scope, kind: str, body: bytes, model: ty
                                                                        sidecar.config.tenant)
         parsed = parse_json(scope, body, model)
         at_least = getattr(parsed, "at_least", None)
-        if at_least is not None and not await sidecar.wait_for_seq(at_least):
+        tenant = caller.claims.tenant_id if caller.claims is not None else caller.tenant
+        if tenant is None:
+            tenant = question_tenant(parsed.model_dump(exclude_none=True), None)
+        if at_least is not None and not await sidecar.wait_for_seq(at_least, tenant):
             raise RelationsStale(f"relations sequence {at_least} not applied in time",
-                                 wanted=at_least, current=sidecar.relations.applied_seq)
+                                 wanted=at_least, current=sidecar.relations.seq_of(tenant))
         return json_reply(await answer(parsed, caller), headers=_request_id(scope))
     except TenantGuardError as exc:
         outcome = exc.code

@@ -120,7 +120,7 @@ async def explain_adhoc(
     if revision is None:
         scope = plane.state.stores.get(service) or plane.state.stores.get("all")
         revision = scope.active.bundle.revision if scope is not None and scope.active is not None else None
-    seq = body.get("relations_seq", plane.state.index.applied_seq)
+    seq = body.get("relations_seq", plane.state.index.seq_of(tenant))  # the tenant's cell's sequence
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
         raise InvalidInput("relations_seq must be a non-negative integer", field="relations_seq")
     doc.setdefault("context", {})

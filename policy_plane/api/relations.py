@@ -48,7 +48,10 @@ class ChangesIn(BaseModel):
 
 
 class WriteOut(BaseModel):
-    consistency_token: int
+    consistency_token: int = Field(description="The relations sequence of the batch's tenant cell: reads of "
+                                               "those tenants with at_least this value see the write")
+    cell: str = Field(examples=["c0"], description="The tenant cell the batch belongs to (every tenant of a "
+                                                   "batch must be in one cell, else 422 cells_mixed)")
 
 
 class CheckOut(BaseModel):
@@ -93,7 +96,7 @@ async def write(body: ChangesIn, request: Request, response: Response,
         writes = sum(1 for c in changes if c.op == "write")
         plane.audit.record(who.actor, "relations.write", seq=written.seq, writes=writes,
                            deletes=len(changes) - writes, tenants=sorted({c.rel.tenant for c in changes})[:20])
-    return {"consistency_token": written.seq}
+    return {"consistency_token": written.seq, "cell": written.cell}
 
 
 def _encode_cursor(rel: Relationship) -> str:
@@ -128,8 +131,8 @@ async def list_relations(
     plane = plane_of(request)
     plane.require_ready()
     if at_least is not None:
-        await plane.wait_relations(at_least, WAIT_SECONDS)
-    seq = plane.state.index.applied_seq
+        await plane.wait_relations(at_least, WAIT_SECONDS, tenant)
+    seq = plane.state.index.seq_of(tenant) or 0
     rows = plane.state.index.list(tenant, object, relation, subject)
     start = bisect.bisect_right(rows, _decode_cursor(cursor)) if cursor else 0
     page = rows[start : start + limit]
@@ -175,7 +178,7 @@ async def check(
     plane.require_ready()
     rel = Relationship(tenant, object, relation, subject)  # validates every part
     if at_least is not None:
-        await plane.wait_relations(at_least, WAIT_SECONDS)
+        await plane.wait_relations(at_least, WAIT_SECONDS, rel.tenant)
     bound = plane.state.index.tenant(rel.tenant)
     return {"allowed": bound.check(rel.object, rel.relation, rel.subject), "consistency_token": bound.seq}
 

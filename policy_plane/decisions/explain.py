@@ -96,7 +96,7 @@ class Explainer:
     publisher: Publisher
     store: DecisionStore
     _bundles: OrderedDict[tuple[str, str], _Revision] = field(default_factory=OrderedDict)
-    _indexes: OrderedDict[int, RelationIndex] = field(default_factory=OrderedDict)
+    _indexes: OrderedDict[tuple[str, int], RelationIndex] = field(default_factory=OrderedDict)
 
     async def explain_id(self, decision_id: str, *, tenant: str | None = None,
                          service: str | None = None) -> dict[str, Any]:
@@ -113,7 +113,8 @@ class Explainer:
         loaded = await self._revision(service, revision, record.get("path")) if revision else None
         out["bundle"] = {"revision": revision, "revision_available": loaded is not None,
                          "source": loaded.source if loaded else None}
-        index, relations_note = await self._relations_at(int(record.get("relations_seq") or 0))
+        cell = self.state.index.cell(str(record.get("tenant") or ""))  # a record's seq is its tenant's cell's
+        index, relations_note = await self._relations_at(int(record.get("relations_seq") or 0), cell)
         out["relations_state"] = {"seq": record.get("relations_seq"), "relations_available": index is not None,
                                   "source": relations_note}
         limits = []
@@ -193,51 +194,52 @@ class Explainer:
 
     # ------------------------------------------------------------------ relations state
 
-    async def _relations_at(self, seq: int) -> tuple[RelationIndex | None, str]:
-        current = self.state.index
+    async def _relations_at(self, seq: int, cell: str = topo.DEFAULT_CELL) -> tuple[RelationIndex | None, str]:
+        current = self.state.index.index(cell)
         if current.applied_seq == seq:
             return current, "the plane's index (at that sequence now)"
-        if seq in self._indexes:
-            self._indexes.move_to_end(seq)
-            return self._indexes[seq], "rebuilt from the relations stream"
+        if (cell, seq) in self._indexes:
+            self._indexes.move_to_end((cell, seq))
+            return self._indexes[(cell, seq)], "rebuilt from the relations stream"
         if seq > current.applied_seq:
             return None, f"this replica is at sequence {current.applied_seq}, behind the record"
         try:
-            index, note = await self._rebuild(seq)
+            index, note = await self._rebuild(seq, cell)
         except TenantGuardError as exc:
             return None, f"cannot rebuild sequence {seq}: {exc.message}"
         if index is None:
             return None, note
-        self._indexes[seq] = index
+        self._indexes[(cell, seq)] = index
         while len(self._indexes) > CACHE:
             self._indexes.popitem(last=False)
         return index, note
 
-    async def _rebuild(self, seq: int) -> tuple[RelationIndex | None, str]:
+    async def _rebuild(self, seq: int, cell: str) -> tuple[RelationIndex | None, str]:
         index = RelationIndex()
-        snapshot = self.state.snapshot
+        snapshot = self.state.snapshots.get(cell)
+        subject = topo.relations_subject(cell)
         note = "rebuilt from the relations stream from sequence 1"
         first, last = await self.publisher.stream_bounds(topo.STREAM_RELATIONS)
-        msgs = await self.publisher.scan(topo.STREAM_RELATIONS, topo.SUBJECT_RELATIONS, start_seq=first,
+        msgs = await self.publisher.scan(topo.STREAM_RELATIONS, subject, start_seq=first,
                                          end_seq=last, max_msgs=1) if seq > 0 else []
-        oldest = verify_batch(msgs[0].data, self.state.event_trust).seq if msgs else 1
+        oldest = verify_batch(msgs[0].data, self.state.event_trust, cell=cell).seq if msgs else 1
         if seq > 0 and oldest > 1:
             if snapshot is None or snapshot.seq > seq or snapshot.seq + 1 < oldest:
                 return None, (f"batches before sequence {oldest} have aged out of the relations stream and no "
                               f"snapshot at or before {seq} exists")
-            data = await self.publisher.get_object(topo.BUCKET_SNAPSHOTS, topo.snapshot_object(snapshot.seq),
+            data = await self.publisher.get_object(topo.BUCKET_SNAPSHOTS, topo.snapshot_object(snapshot.seq, cell),
                                                    max_bytes=snapshot.size)
             snapshot.check(data)
             index = await asyncio.to_thread(index_from_snapshot_bytes, data)
             note = f"rebuilt from snapshot {snapshot.seq} and the relations stream"
         start, applied = first, 0
         while index.applied_seq < seq and start <= last and applied < MAX_REPLAY_BATCHES:
-            msgs = await self.publisher.scan(topo.STREAM_RELATIONS, topo.SUBJECT_RELATIONS, start_seq=start,
+            msgs = await self.publisher.scan(topo.STREAM_RELATIONS, subject, start_seq=start,
                                              end_seq=last, max_msgs=1000)
             if not msgs:
                 break
             for msg in msgs:
-                batch = verify_batch(msg.data, self.state.event_trust)
+                batch = verify_batch(msg.data, self.state.event_trust, cell=cell)
                 if index.applied_seq < batch.seq <= seq:
                     index.apply(batch)
                     applied += 1

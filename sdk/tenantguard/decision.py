@@ -11,7 +11,11 @@ Order of work, cheapest and most decisive first:
 2. tenant kill switch;
 3. resource tenant must equal the subject's tenant, unless the policy's ``act_as`` rule
    grants an explicit, audited cross-tenant mode;
-4. the subject's relations in that tenant, computed from the local index;
+4. the subject's relations in that tenant, computed from the local index; a tenant, or a
+   resource type, outside the relations' scope (a sidecar scoped to some tenant cells or
+   object types, ``tenantguard.relations.cells``) is denied ``out_of_scope``, and so is a
+   decision whose policy asks ``tg.related`` about an object type out of scope: never an
+   answer from data this reader does not hold;
 5. the policy, on one immutable revision read once (a swap never mixes revisions);
    with a :class:`~tenantguard.verdicts.VerdictMemo`, a pure policy's verdict for the
    same question, claims, revision and relations state is reused instead (steps 3-5);
@@ -30,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .errors import InvalidInput, TenantGuardError
+from .relations.cells import OUT_OF_SCOPE, OutOfScope
 from .revocations import RevocationList
 from .tokens import TOKEN_CLAIM_NAMES, TOKEN_SUBJECT_TYPE, Claims
 from .verdicts import Verdict, VerdictMemo, question_key
@@ -286,30 +291,51 @@ def policy_input(request: DecisionRequest, tenant: str, subject: str, service: s
     }
 
 
+class _Bound:
+    """What ``tg.related`` reads during one evaluation: one tenant's view, the object types in
+    scope (None: all), and whether the policy asked about a type out of scope."""
+
+    __slots__ = ("missed", "types", "view")
+
+    def __init__(self, view: TenantRelations, types: frozenset[str] | None) -> None:
+        self.view, self.types, self.missed = view, types, False
+
+
 @contextlib.contextmanager
-def bound_relations(view: TenantRelations) -> Iterator[None]:
+def bound_relations(view: TenantRelations, types: frozenset[str] | None = None) -> Iterator[_Bound]:
     """Bind ``tg.related`` to ``view`` (one tenant, one state) for the evaluations inside."""
-    token = _related_scope.set(view)
+    bound = _Bound(view, types)
+    token = _related_scope.set(bound)
     try:
-        yield
+        yield bound
     finally:
         _related_scope.reset(token)
 
 
+def scope_types(relations: object) -> frozenset[str] | None:
+    """The object types a relation source holds (None: every type)."""
+    scope = getattr(relations, "scope", None)
+    return getattr(scope, "types", None)
+
+
 def evaluate_input(active: PolicyRevision, view: TenantRelations, input_doc: Mapping[str, Any],
-                   tenant: str) -> Verdict:
+                   tenant: str, types: frozenset[str] | None = None) -> Verdict:
     """Steps 3-5 on a built input: the resource's tenant (with ``act_as``), then the decision rule.
 
     The core, ``explain``, impact analysis and shadow evaluation (``tenantguard.rollout``) all
-    call this, so a replay runs exactly what a decision ran.
+    call this, so a replay runs exactly what a decision ran. ``types``: the object types the
+    relations hold; a ``tg.related`` question about another type makes the verdict
+    ``out_of_scope`` whatever the policy concluded.
     Raises on evaluation errors (the core fails closed).
     """
     act_as = input_doc["resource"]["properties"]["tenant_id"] != tenant
     if act_as and active.policy.evaluate(active.act_as_entrypoint, input_doc) is not True:
         return Verdict(False, ("tenant_mismatch",))
     # a cross-tenant request the act-as rule let through: the decision rule must grant it too
-    with bound_relations(view):
+    with bound_relations(view, types) as bound:
         result = active.policy.evaluate(active.entrypoint, input_doc)
+    if bound.missed:
+        return Verdict(False, (OUT_OF_SCOPE,), False, act_as)
     allow, reasons, high_risk = interpret(result)
     return Verdict(allow, reasons, high_risk, act_as)
 
@@ -322,7 +348,7 @@ class _Denied(Exception):
 
 
 # The tenant's relations (one published state) ``tg.related`` reads during one evaluation.
-_related_scope: contextvars.ContextVar[TenantRelations | None] = contextvars.ContextVar(
+_related_scope: contextvars.ContextVar[_Bound | None] = contextvars.ContextVar(
     "tenantguard_related_scope", default=None
 )
 
@@ -333,10 +359,14 @@ def related_builtin(object: str, relation: str, subject: str) -> bool:
     Outside a decision it answers False, so a policy can never look across tenants
     even by mistake: the tenant is not an argument.
     """
-    scope = _related_scope.get()
-    if scope is None:
+    bound = _related_scope.get()
+    if bound is None:
         return False
-    return scope.check(str(object), str(relation), str(subject))
+    obj = str(object)
+    if bound.types is not None and obj.partition(":")[0] not in bound.types:
+        bound.missed = True  # the decision becomes out_of_scope (evaluate_input)
+        return False
+    return bound.view.check(obj, str(relation), str(subject))
 
 
 RELATED_EXTENSION: dict[str, tuple[int, Callable[..., Any]]] = {"tg.related": (3, related_builtin)}
@@ -406,7 +436,7 @@ class DecisionCore:
                 raise _Denied("no_active_bundle")
             # One published state for the whole decision: the sequence it reports, the
             # policy's input.relations and every tg.related call all agree.
-            view = relations.tenant(tenant)
+            view = self._view(relations, tenant, request)
             seq = view.seq
             verdict = self._verdict(active, relations, view, request, tenant, subject, memo)
             allow, reasons, high_risk, act_as = verdict.allow, verdict.reasons, verdict.high_risk, verdict.act_as
@@ -478,6 +508,19 @@ class DecisionCore:
             raise _Denied("tenant_unknown")
         return stated_tenant, f"{subject.get('type') or TOKEN_SUBJECT_TYPE}:{subject['id']}"
 
+    @staticmethod
+    def _view(relations: RelationSource, tenant: str, request: DecisionRequest) -> TenantRelations:
+        """The tenant's relations; ``out_of_scope`` for a tenant of a cell, or a resource of an
+        object type, that the relations do not hold (the one place every door passes)."""
+        try:
+            view = relations.tenant(tenant)
+        except OutOfScope:
+            raise _Denied(OUT_OF_SCOPE) from None
+        types = scope_types(relations)
+        if types is not None and request.resource.get("type") not in types:
+            raise _Denied(OUT_OF_SCOPE)
+        return view
+
     def _check_kill_switch(self, tenant: str) -> None:
         if tenant in self.revocations.tenants:
             raise _Denied("tenant_revoked")
@@ -488,27 +531,28 @@ class DecisionCore:
                  request: DecisionRequest, tenant: str, subject: str, memo: VerdictMemo | None) -> Verdict:
         """The policy's verdict: reused from the memo when this exact question was
         decided on the same revision and relations state, evaluated otherwise."""
+        types = scope_types(relations)
         if memo is None or not getattr(active.policy, "pure", False):  # unknown engines: never reused
-            return self._evaluate_policy(active, view, request, tenant, subject)
+            return self._evaluate_policy(active, view, request, tenant, subject, types)
         key = question_key(request.subject, request.action, request.resource, request.context)
         if key is None:
-            return self._evaluate_policy(active, view, request, tenant, subject)
+            return self._evaluate_policy(active, view, request, tenant, subject, types)
         epoch = memo.epoch(active, relations, view.seq)
         verdict = memo.get(epoch, key, request.claims)
         if verdict is None:
-            verdict = self._evaluate_policy(active, view, request, tenant, subject)
+            verdict = self._evaluate_policy(active, view, request, tenant, subject, types)
             memo.put(epoch, key, request.claims, verdict)
         return verdict
 
     def _evaluate_policy(self, active: PolicyRevision, view: TenantRelations, request: DecisionRequest,
-                         tenant: str, subject: str) -> Verdict:
+                         tenant: str, subject: str, types: frozenset[str] | None = None) -> Verdict:
         """Steps 3-5 (see :func:`evaluate_input`). Raises on evaluation errors (never memoized).
 
         A policy that cannot read ``input.relations`` (engine.reads_input_relations) gets ``{}``:
         the same verdict, without a walk whose cost grows with what the subject holds."""
         reads = getattr(active.policy, "reads_relations", True)
         input_doc = policy_input(request, tenant, subject, self.service, view.relations_of(subject) if reads else {})
-        return evaluate_input(active, view, input_doc, tenant)
+        return evaluate_input(active, view, input_doc, tenant, types)
 
     def policy_input(self, view: TenantRelations, request: DecisionRequest, tenant: str,
                      subject: str, with_relations: bool = True) -> dict[str, Any]:

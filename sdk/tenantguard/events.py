@@ -83,6 +83,7 @@ from .relations import (
     read_header,
     snapshot_digest,
 )
+from .topology import DEFAULT_CELL
 
 VERSION: Final = 1
 SIGNING_PREFIX: Final = b"tenantguard.event.v1\n"
@@ -146,6 +147,13 @@ class EventWrongType(EventRejected):
     """A genuine event consumed where another type was expected (misrouted or replayed)."""
 
     code = "event_wrong_type"
+
+
+class EventWrongCell(EventRejected):
+    """A genuine relations batch or snapshot manifest of one tenant cell read on another cell's
+    subject (misrouted or replayed): every cell has its own sequence, so it must never apply."""
+
+    code = "event_wrong_cell"
 
 
 class EventDigestMismatch(EventRejected):
@@ -414,32 +422,48 @@ def _verify_raw(public: PublicKey, raw: bytes, message: bytes) -> None:
 # --------------------------------------------------------------------------- relations batches
 
 
-def sign_batch(key: SigningKey, batch: ChangeBatch, *, now: float | None = None) -> bytes:
-    """Sign a relations batch; the envelope ``seq`` is the batch sequence (stated once)."""
-    return sign_event(key, RELATIONS_BATCH, {"changes": batch.to_wire()["changes"]}, batch.seq, now=now)
+def sign_batch(key: SigningKey, batch: ChangeBatch, *, cell: str = DEFAULT_CELL, now: float | None = None) -> bytes:
+    """Sign a relations batch of ``cell``; the envelope ``seq`` is the batch sequence (stated once),
+    the payload names the cell, so a batch replayed onto another cell's subject is refused."""
+    return sign_event(key, RELATIONS_BATCH, {"cell": cell, "changes": batch.to_wire()["changes"]}, batch.seq,
+                      now=now)
 
 
 def verify_batch(
     data: bytes,
     trust: TrustSet,
     *,
+    cell: str | None = None,
     issuer: str = PLANE_ISSUER,
     max_bytes: int = DEFAULT_MAX_BYTES,
     now: float | None = None,
 ) -> ChangeBatch:
-    """Verify a ``relations.batch`` event and return the batch it carries."""
+    """Verify a ``relations.batch`` event and return the batch it carries; with ``cell``, the
+    batch must be signed for that cell (:class:`EventWrongCell` otherwise)."""
     event = verify_event(data, trust, issuer=issuer, expected_type=RELATIONS_BATCH, max_bytes=max_bytes, now=now)
-    return batch_from_event(event)
+    return batch_from_event(event, cell=cell)
 
 
-def batch_from_event(event: Event) -> ChangeBatch:
-    """The batch in a verified event (for callers that also want ``issued_at``)."""
+def batch_from_event(event: Event, *, cell: str | None = None) -> ChangeBatch:
+    """The batch in a verified event (for callers that also want ``issued_at``); with ``cell``,
+    refuse a batch signed for another cell (or for none)."""
     if event.type != RELATIONS_BATCH:
         raise EventWrongType(f"expected a {RELATIONS_BATCH!r} event, got {event.type!r}")
+    check_cell(event, cell)
     try:
         return ChangeBatch.from_wire({"seq": event.seq, "changes": event.payload.get("changes")})
     except (ChangeBatchInvalid, ChangeBatchTooLarge, RelationshipInvalid) as exc:
         raise EventMalformed(f"signed batch {event.seq} does not parse: {exc.message}", cause=exc.code) from exc
+
+
+def check_cell(event: Event, cell: str | None) -> None:
+    """Refuse a verified relations event signed for another cell than ``cell`` (None: any)."""
+    if cell is None:
+        return
+    signed = event.payload.get("cell")
+    if signed != cell:
+        raise EventWrongCell(f"{event.type} {event.seq} is signed for cell {str(signed)[:16]!r}, read on {cell!r}",
+                             expected=cell, got=str(signed)[:16])
 
 
 # --------------------------------------------------------------------------- relations snapshots
@@ -458,6 +482,7 @@ class SnapshotManifest:
     sha256: str
     issued_at: float
     kid: str
+    cell: str = DEFAULT_CELL
 
     def check(self, snapshot: bytes) -> SnapshotHeader:
         """Refuse ``snapshot`` unless it is exactly the object this manifest names.
@@ -477,13 +502,14 @@ class SnapshotManifest:
         return header
 
 
-def sign_snapshot_manifest(key: SigningKey, snapshot: bytes, *, now: float | None = None) -> bytes:
-    """Sign ``{count, size, sha256}`` of a snapshot (SHA-256 over the whole object)."""
+def sign_snapshot_manifest(key: SigningKey, snapshot: bytes, *, cell: str = DEFAULT_CELL,
+                           now: float | None = None) -> bytes:
+    """Sign ``{cell, count, size, sha256}`` of a snapshot of ``cell`` (SHA-256 over the whole object)."""
     try:
         header = read_header(snapshot)
     except SnapshotInvalid as exc:
         raise EventMalformed(f"refusing to sign an invalid snapshot: {exc.message}") from exc
-    payload = {"count": header.count, "size": len(snapshot), "sha256": snapshot_digest(snapshot)}
+    payload = {"cell": cell, "count": header.count, "size": len(snapshot), "sha256": snapshot_digest(snapshot)}
     return sign_event(key, RELATIONS_SNAPSHOT, payload, header.seq, now=now)
 
 
@@ -491,11 +517,14 @@ def verify_snapshot_manifest(
     data: bytes,
     trust: TrustSet,
     *,
+    cell: str | None = None,
     issuer: str = PLANE_ISSUER,
     now: float | None = None,
 ) -> SnapshotManifest:
-    """Verify a ``relations.snapshot`` manifest; then call :meth:`SnapshotManifest.check`."""
+    """Verify a ``relations.snapshot`` manifest (of ``cell``, when given: :class:`EventWrongCell`
+    otherwise); then call :meth:`SnapshotManifest.check`."""
     event = verify_event(data, trust, issuer=issuer, expected_type=RELATIONS_SNAPSHOT, now=now)
+    check_cell(event, cell)
     payload = event.payload
     count, size, digest = payload.get("count"), payload.get("size"), payload.get("sha256")
     for name, value in (("count", count), ("size", size)):
@@ -503,4 +532,8 @@ def verify_snapshot_manifest(
             raise EventMalformed(f"snapshot manifest {name} must be a non-negative integer")
     if not isinstance(digest, str) or _SHA256_RE.fullmatch(digest) is None:
         raise EventMalformed("snapshot manifest sha256 must be 64 lowercase hex digits")
-    return SnapshotManifest(event.seq, count, size, digest, event.issued_at, event.kid)  # type: ignore[arg-type]
+    signed_cell = payload.get("cell")
+    if not isinstance(signed_cell, str):
+        raise EventMalformed("snapshot manifest names no cell")
+    return SnapshotManifest(event.seq, count, size, digest, event.issued_at, event.kid,  # type: ignore[arg-type]
+                            signed_cell)

@@ -562,6 +562,7 @@ class TokenExchanger:
         client_secret: bytes | None = None,
         clock: Callable[[], float] = time.time,
         tenant: str | None = None,
+        holds_tenant: Callable[[str], bool] | None = None,
     ) -> None:
         if not 0 < lifetime <= MAX_LIFETIME:
             raise ValueError(f"exchange lifetime must be within (0, {MAX_LIFETIME:.0f}] s")
@@ -578,6 +579,8 @@ class TokenExchanger:
         self.edge = edge
         self.client_secret = client_secret
         self.tenant = tenant  # a single-tenant sidecar exchanges this tenant's tokens only
+        # a sidecar scoped to some tenant cells exchanges only their tenants' tokens (out_of_scope)
+        self.holds_tenant = holds_tenant
         self._clock = clock
 
     def jwks(self) -> dict[str, Any]:
@@ -601,6 +604,8 @@ class TokenExchanger:
         """The synchronous rest of an exchange, once the subject is known."""
         if self.tenant is not None and subject.tenant_id != self.tenant:
             raise InvalidRequest("this sidecar serves another tenant", reason="tenant_not_served")
+        if self.holds_tenant is not None and not self.holds_tenant(subject.tenant_id):
+            raise InvalidRequest("the subject's tenant is outside this sidecar's cells", reason="out_of_scope")
         if subject.tenant_id in self.verifier.revocations.tenants:  # the kill switch, as decisions see it
             raise InvalidRequest("the subject's tenant is under a kill switch", reason="tenant_revoked")
         self._check_may_act(subject)

@@ -18,8 +18,14 @@ as TUF clients do; the expiry is several heartbeat intervals long to absorb that
 Wire payload (type ``plane.heartbeat``; ``seq`` is the issue time in milliseconds, so
 heartbeats of every replica keep increasing)::
 
-    {"relations_seq": 42, "trust_seq": 8, "revocations_seq": 3,
-     "bundles": {"all": 5, "billing": 2}, "expires_at_ms": 1767225620000, "replica": "plane-1"}
+    {"relations_seq": 42, "cells": 2, "relations": {"c0": 42, "c1": 17}, "trust_seq": 8,
+     "revocations_seq": 3, "bundles": {"all": 5, "billing": 2}, "expires_at_ms": 1767225620000,
+     "replica": "plane-1"}
+
+``relations`` names the newest relations sequence of every tenant cell (each cell has its
+own sequence, ``tenantguard.topology.cell_of``) and ``cells`` the system's cell count, which
+a sidecar compares with its own setting; ``relations_seq`` is the highest of them (kept for
+readers that predate cells).
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from typing import Any, Final
 
 from .events import Event, EventMalformed, sign_event
 from .keys import SigningKey
-from .topology import PLANE_HEARTBEAT
+from .topology import MAX_CELLS, PLANE_HEARTBEAT, cell_index
 
 MIN_VALIDITY_SECONDS: Final = 10.0
 VALIDITY_INTERVALS: Final = 4  # a heartbeat outlives this many intervals: a few lost ones are not an alarm
@@ -63,11 +69,13 @@ class Heartbeat:
     issued_at: float = 0.0
     expires_at: float = 0.0
     replica: str = ""
+    cells: int = 1
+    relations: Mapping[str, int] = field(default_factory=dict)  # cell -> newest relations seq
 
     def sign(self, key: SigningKey) -> bytes:
         payload: dict[str, Any] = {name: getattr(self, name) for name in _SEQS}
         payload |= {"bundles": dict(self.bundles), "expires_at_ms": int(self.expires_at * 1000),
-                    "replica": self.replica}
+                    "replica": self.replica, "cells": self.cells, "relations": dict(self.relations)}
         return sign_event(key, PLANE_HEARTBEAT, payload, int(self.issued_at * 1000), now=self.issued_at)
 
     @classmethod
@@ -85,11 +93,25 @@ class Heartbeat:
             raise EventMalformed("heartbeat bundles must map scope names to announce sequences")
         if not isinstance(replica, str) or len(replica) > 128:
             raise EventMalformed("heartbeat replica must be a short string")
+        cells, per_cell = p.get("cells", 1), p.get("relations", {})
+        if not _is_seq(cells) or not 1 <= cells <= MAX_CELLS:
+            raise EventMalformed(f"heartbeat cells must be an integer within 1..{MAX_CELLS}")
+        if not isinstance(per_cell, dict) or not all(_is_cell(k, cells) and _is_seq(v) for k, v in per_cell.items()):
+            raise EventMalformed("heartbeat relations must map cells to sequences")
         expires_at = expires_ms / 1000
         if expires_at <= (time.time() if now is None else now):
             raise HeartbeatExpired(f"heartbeat issued at {event.issued_at:.0f} expired at {expires_at:.0f}",
                                    issued_at=int(event.issued_at), expires_at=int(expires_at))
-        return cls(seqs[0], seqs[1], seqs[2], dict(bundles), event.issued_at, expires_at, replica)
+        return cls(seqs[0], seqs[1], seqs[2], dict(bundles), event.issued_at, expires_at, replica, cells,
+                   dict(per_cell))
+
+
+def _is_cell(value: Any, cells: int) -> bool:
+    try:
+        cell_index(value, cells)
+    except (ValueError, TypeError):
+        return False
+    return True
 
 
 def _is_seq(value: Any) -> bool:

@@ -9,19 +9,22 @@ JetStream layout (all streams file-backed, R1 in dev, R3 in production):
 ==================  ===========================  ==========================================
 stream / bucket     subjects / objects           carries
 ==================  ===========================  ==========================================
-TG_RELATIONS        tg.relations.changes         ``relations.batch`` events; the event
-                                                 ``seq`` is the relations sequence (the
-                                                 consistency token), gap-free from 1.
+TG_RELATIONS        tg.relations.changes.<cell>  ``relations.batch`` events of one tenant
+                                                 cell (:func:`cell_of`); the event ``seq``
+                                                 is the cell's relations sequence (the
+                                                 consistency token), gap-free from 1 per
+                                                 cell; the payload names its cell.
                                                  Published with JetStream's expected-last-
                                                  sequence check so concurrent plane
                                                  replicas cannot interleave or skip.
                                                  Limits retention: old batches age out;
                                                  a sidecar that needs one resyncs from the
                                                  latest snapshot.
-TG_SNAPSHOTS        tg.snapshots.relations       ``relations.snapshot`` manifests (newest
-                                                 wins): {seq, count, size, sha256}; the
-                                                 bytes are object ``relations/<seq>`` in
-                                                 bucket ``tg-snapshots``.
+TG_SNAPSHOTS        tg.snapshots.relations.      ``relations.snapshot`` manifests (newest
+                    <cell>                       wins, per cell): {cell, seq, count, size,
+                                                 sha256}; the bytes are object
+                                                 ``relations/<cell>/<seq>`` in bucket
+                                                 ``tg-snapshots``.
 TG_TRUST            tg.trust.jwks                ``trust.update`` events (newest wins):
                                                  {"jwks": {...}} the full token trust set
                                                  (edge issuers, sidecar keys), ``seq``
@@ -43,7 +46,8 @@ TG_BUNDLES          tg.shadows.<scope>           ``bundle.shadow`` events (newes
                                                  fields as an announce plus sample_rate,
                                                  max_per_second; ``stop`` ends it.
 (core NATS)         tg.plane.heartbeat           ``plane.heartbeat`` events every few
-                                                 seconds: {relations_seq, trust_seq,
+                                                 seconds: {relations_seq, cells,
+                                                 relations (cell -> seq), trust_seq,
                                                  revocations_seq, bundles, expires_at_ms}
                                                  (``tenantguard.freshness``); lets sidecars
                                                  measure staleness and lag, and notice a
@@ -75,13 +79,18 @@ stored, and the plane compacts each subject after every commit.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import re
 from typing import Final
 
 STREAM_RELATIONS: Final = "TG_RELATIONS"
-SUBJECT_RELATIONS: Final = "tg.relations.changes"
+SUBJECT_RELATIONS_PREFIX: Final = "tg.relations.changes"
+SUBJECT_RELATIONS_ALL: Final = f"{SUBJECT_RELATIONS_PREFIX}.>"
 
 STREAM_SNAPSHOTS: Final = "TG_SNAPSHOTS"
-SUBJECT_SNAPSHOT: Final = "tg.snapshots.relations"
+SUBJECT_SNAPSHOTS_PREFIX: Final = "tg.snapshots.relations"
+SUBJECT_SNAPSHOTS_ALL: Final = f"{SUBJECT_SNAPSHOTS_PREFIX}.>"
 BUCKET_SNAPSHOTS: Final = "tg-snapshots"
 
 STREAM_TRUST: Final = "TG_TRUST"
@@ -124,8 +133,66 @@ def shadow_subject(scope: str) -> str:
     return f"{SUBJECT_SHADOWS_PREFIX}.{scope}"
 
 
-def snapshot_object(seq: int) -> str:
-    return f"relations/{seq}"
+# --------------------------------------------------------------------------- tenant cells
+#
+# The tenant space is split into a fixed number of cells, chosen when the system is set
+# up (plane ``--cells``; every sidecar states the same number). Each cell has its own
+# relations subject, relations sequence and snapshot history, so a sidecar scoped to a
+# few cells bootstraps, holds and receives only those. The count never changes for a
+# running system: resharding (moving tenants between cells) is not supported.
+
+DEFAULT_CELL: Final = "c0"
+MAX_CELLS: Final = 4096
+_CELL_RE: Final = re.compile(r"c(0|[1-9][0-9]{0,3})")
+
+
+def cell_of(tenant: str, cells: int) -> str:
+    """The cell holding ``tenant``: ``c<k>``, k = the first 8 bytes of SHA-256(tenant), big-endian,
+    modulo ``cells``. Stable across processes and languages (a cell-based deployment routes
+    tenants with the same function)."""
+    if cells == 1:
+        return DEFAULT_CELL
+    if not 1 <= cells <= MAX_CELLS:
+        raise ValueError(f"cells must be 1-{MAX_CELLS}")
+    return _cell_of(tenant, cells)
+
+
+@functools.lru_cache(maxsize=65_536)  # on every decision of a multi-cell reader; bounded, thread-safe
+def _cell_of(tenant: str, cells: int) -> str:
+    return f"c{int.from_bytes(hashlib.sha256(tenant.encode()).digest()[:8], 'big') % cells}"
+
+
+def cell_names(cells: int) -> tuple[str, ...]:
+    """Every cell of a system of ``cells`` cells, in order."""
+    if not 1 <= cells <= MAX_CELLS:
+        raise ValueError(f"cells must be 1-{MAX_CELLS}")
+    return tuple(f"c{k}" for k in range(cells))
+
+
+def cell_index(cell: str, cells: int) -> int:
+    """``k`` of ``c<k>``; ValueError unless ``cell`` names a cell of a ``cells``-cell system."""
+    if _CELL_RE.fullmatch(cell) is None or int(cell[1:]) >= cells:
+        raise ValueError(f"{cell!r:.20} is not a cell of a {cells}-cell system (c0..c{cells - 1})")
+    return int(cell[1:])
+
+
+def relations_subject(cell: str) -> str:
+    """``tg.relations.changes.<cell>``: one cell's relations batches."""
+    return f"{SUBJECT_RELATIONS_PREFIX}.{cell}"
+
+
+def snapshot_subject(cell: str) -> str:
+    """``tg.snapshots.relations.<cell>``: one cell's snapshot manifests (newest wins)."""
+    return f"{SUBJECT_SNAPSHOTS_PREFIX}.{cell}"
+
+
+def cell_of_subject(subject: str) -> str:
+    """The cell named by the last token of a relations or snapshot subject."""
+    return subject.rsplit(".", 1)[-1]
+
+
+def snapshot_object(seq: int, cell: str = DEFAULT_CELL) -> str:
+    return f"relations/{cell}/{seq}"
 
 
 def tenant_token(tenant: str | None) -> str:

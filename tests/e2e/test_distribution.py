@@ -100,7 +100,7 @@ def test_a_forged_relations_event_is_dropped_and_the_next_genuine_write_applies(
     attacker = SigningKey.generate()
     change = RelationChange("write", Relationship.parse("acme/project:p1#member@user:mallory"))
     forged = sign_batch(attacker, ChangeBatch(seq + 1, (change,)))  # the right shape and the next seq
-    publish_js(cluster.nats.url, topology.SUBJECT_RELATIONS, forged, topology.STREAM_RELATIONS)
+    publish_js(cluster.nats.url, topology.relations_subject("c0"), forged, topology.STREAM_RELATIONS)
 
     eventually(lambda: all(metric(cluster.metrics(s), "tg_events_rejected_total") > before[s] for s in SERVICES),
                "every sidecar counted the forged event in tg_events_rejected_total")

@@ -44,7 +44,7 @@ def batch(seq: int, *tuples: str, op: str = "write") -> ChangeBatch:
 def test_batch_round_trip_states_seq_once(plane_key: SigningKey, trust: TrustSet) -> None:
     original = batch(9, "acme / project:p1#member @ user:alice@example.com", "acme / group:eng#member @ user:bob")
     data = sign_batch(plane_key, original, now=NOW)
-    assert json.loads(data)["payload"].keys() == {"changes"}
+    assert json.loads(data)["payload"].keys() == {"cell", "changes"}
     assert verify_batch(data, trust) == original
     assert batch_from_event(verify_event(data, trust)) == original
 
@@ -112,7 +112,7 @@ def snapshot() -> bytes:
 
 def test_snapshot_manifest_round_trip_and_load(plane_key: SigningKey, trust: TrustSet, snapshot: bytes) -> None:
     data = sign_snapshot_manifest(plane_key, snapshot, now=NOW)
-    assert json.loads(data)["payload"].keys() == {"count", "size", "sha256"}
+    assert json.loads(data)["payload"].keys() == {"cell", "count", "size", "sha256"}
     manifest = verify_snapshot_manifest(data, trust)
     assert (manifest.seq, manifest.count, manifest.size, manifest.kid) == (2, 3, len(snapshot), plane_key.kid)
     header = manifest.check(snapshot)
@@ -165,3 +165,19 @@ def test_bad_manifest_payload_is_malformed(plane_key: SigningKey, trust: TrustSe
 def test_a_batch_is_not_a_snapshot_manifest(plane_key: SigningKey, trust: TrustSet) -> None:
     with pytest.raises(EventWrongType):
         verify_snapshot_manifest(sign_batch(plane_key, batch(1, "acme / p:1#r @ u:1")), trust)
+
+
+def test_batches_and_manifests_are_bound_to_their_cell(plane_key: SigningKey, trust: TrustSet,
+                                                       snapshot: bytes) -> None:
+    """A genuine event of one tenant cell is refused where another cell's is expected (each cell has
+    its own sequence, so a replay across cells would otherwise apply)."""
+    from tenantguard.events import EventWrongCell
+
+    data = sign_batch(plane_key, batch(1, "acme / project:p1#member @ user:alice"), cell="c3")
+    assert verify_batch(data, trust, cell="c3").seq == 1
+    with pytest.raises(EventWrongCell):
+        verify_batch(data, trust, cell="c0")
+    manifest = sign_snapshot_manifest(plane_key, snapshot, cell="c3")
+    assert verify_snapshot_manifest(manifest, trust, cell="c3").cell == "c3"
+    with pytest.raises(EventWrongCell):
+        verify_snapshot_manifest(manifest, trust, cell="c0")

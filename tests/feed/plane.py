@@ -37,19 +37,25 @@ class TestPlane:
 
     __test__ = False  # not a test class, despite the name
 
-    def __init__(self, nc: Client, key: SigningKey) -> None:
+    def __init__(self, nc: Client, key: SigningKey, cells: int = 1) -> None:
         self.nc = nc
         self.js = nc.jetstream(timeout=5)
         self.key = key
-        self.index = RelationIndex()
+        self.cells = cells
+        self.indexes = {cell: RelationIndex() for cell in topology.cell_names(cells)}
         self.trust_seq = 0
         self.revocations_seq = 0
         self.announce_seq: dict[str, int] = {}
 
     @classmethod
-    async def connect(cls, url: str, key: SigningKey) -> TestPlane:
+    async def connect(cls, url: str, key: SigningKey, cells: int = 1) -> TestPlane:
         nc = await nats.connect(url, connect_timeout=2, allow_reconnect=False, error_cb=_quiet)
-        return cls(nc, key)
+        return cls(nc, key, cells)
+
+    @property
+    def index(self) -> RelationIndex:
+        """Cell c0's mirror (the only one with one cell)."""
+        return self.indexes[topology.DEFAULT_CELL]
 
     async def close(self) -> None:
         if not self.nc.is_closed:
@@ -59,8 +65,8 @@ class TestPlane:
         """The streams and buckets of topology.py (file-backed, R1)."""
         history = {"discard": DiscardPolicy.NEW, "max_msgs": 100_000}  # "newest wins" subjects keep history
         streams = [
-            StreamConfig(name=topology.STREAM_RELATIONS, subjects=[topology.SUBJECT_RELATIONS]),
-            StreamConfig(name=topology.STREAM_SNAPSHOTS, subjects=[topology.SUBJECT_SNAPSHOT], **history),
+            StreamConfig(name=topology.STREAM_RELATIONS, subjects=[topology.SUBJECT_RELATIONS_ALL]),
+            StreamConfig(name=topology.STREAM_SNAPSHOTS, subjects=[topology.SUBJECT_SNAPSHOTS_ALL], **history),
             StreamConfig(name=topology.STREAM_TRUST, subjects=[topology.SUBJECT_TRUST], **history),
             StreamConfig(name=topology.STREAM_REVOCATIONS, subjects=[topology.SUBJECT_REVOCATIONS]),
             StreamConfig(name=topology.STREAM_BUNDLES, subjects=[f"{topology.SUBJECT_BUNDLES_PREFIX}.>"],
@@ -75,24 +81,29 @@ class TestPlane:
     # ------------------------------------------------------------------ relations
 
     async def write(self, *tuples: str, op: str = "write") -> int:
-        """Publish one batch (all ``op``); return its seq, the consistency token."""
+        """Publish one batch (all ``op``, all of one cell); return its seq, the consistency token."""
         changes = tuple(RelationChange(op, Relationship.parse(t)) for t in tuples)  # type: ignore[arg-type]
-        batch = ChangeBatch(self.index.applied_seq + 1, changes)
-        await self.js.publish(topology.SUBJECT_RELATIONS, sign_batch(self.key, batch),
+        cells = {topology.cell_of(c.rel.tenant, self.cells) for c in changes}
+        assert len(cells) == 1, f"a batch is of one cell, not {cells}"
+        cell = cells.pop()
+        index = self.indexes[cell]
+        batch = ChangeBatch(index.applied_seq + 1, changes)
+        await self.js.publish(topology.relations_subject(cell), sign_batch(self.key, batch, cell=cell),
                               stream=topology.STREAM_RELATIONS)
-        self.index.apply(batch)
+        index.apply(batch)
         return batch.seq
 
-    async def snapshot(self) -> int:
+    async def snapshot(self, cell: str = topology.DEFAULT_CELL) -> int:
         """Put the mirror's snapshot object, then its signed manifest (the real plane's order)."""
-        data = snapshot_bytes(self.index)
+        index = self.indexes[cell]
+        data = snapshot_bytes(index)
         store = await self.js.object_store(topology.BUCKET_SNAPSHOTS)
-        await store.put(topology.snapshot_object(self.index.applied_seq), data)
-        await self.js.publish(topology.SUBJECT_SNAPSHOT, sign_snapshot_manifest(self.key, data))
-        return self.index.applied_seq
+        await store.put(topology.snapshot_object(index.applied_seq, cell), data)
+        await self.js.publish(topology.snapshot_subject(cell), sign_snapshot_manifest(self.key, data, cell=cell))
+        return index.applied_seq
 
-    def digest(self) -> str:
-        return self.index.digest()
+    def digest(self, cell: str = topology.DEFAULT_CELL) -> str:
+        return self.indexes[cell].digest()
 
     # ------------------------------------------------------------------ control
 
@@ -124,8 +135,10 @@ class TestPlane:
     def heartbeat_bytes(self, *, issued_at: float | None = None, validity: float = 30.0, **declared: Any) -> bytes:
         """A signed heartbeat declaring the mirror's versions (``declared`` overrides some)."""
         issued = time.time() if issued_at is None else issued_at
-        fields: dict[str, Any] = {"relations_seq": self.index.applied_seq, "trust_seq": self.trust_seq,
-                                  "revocations_seq": self.revocations_seq, "bundles": dict(self.announce_seq)}
+        seqs = {cell: index.applied_seq for cell, index in self.indexes.items()}
+        fields: dict[str, Any] = {"relations_seq": max(seqs.values()), "trust_seq": self.trust_seq,
+                                  "revocations_seq": self.revocations_seq, "bundles": dict(self.announce_seq),
+                                  "cells": self.cells, "relations": seqs}
         fields |= declared
         return Heartbeat(**fields, issued_at=issued, expires_at=issued + validity, replica="test").sign(self.key)
 

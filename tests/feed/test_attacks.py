@@ -40,7 +40,7 @@ async def test_forged_events_are_dropped_and_counted_and_genuine_ones_still_appl
     unsigned = canonical({**json.loads(wrong_key), "sig": ""})
     replayed_trust = sign_event(plane_key, TRUST_UPDATE, {"jwks": TrustSet().to_jwks()}, nxt)
     for forged in (wrong_key, tampered, unsigned, replayed_trust, b"not json at all"):
-        await plane.raw(topology.SUBJECT_RELATIONS, forged)
+        await plane.raw(topology.relations_subject("c0"), forged)
     await plane.write("acme/project:p2#member@user:alice")  # genuine, after the forgeries
 
     await eventually(lambda: sidecar.relations.digest() == plane.digest(), "the genuine batch despite forgeries")
@@ -58,7 +58,7 @@ async def test_a_replayed_genuine_batch_is_not_applied_twice(plane: TestPlane, f
     await plane.write("acme/project:p1#member@user:alice", op="delete")
     node = await fleet.start("victim")
     await eventually(lambda: node.sidecar.relations.digest() == plane.digest(), "both batches")
-    await plane.raw(topology.SUBJECT_RELATIONS, first.data or b"")  # seq 1 again: would re-grant alice
+    await plane.raw(topology.relations_subject("c0"), first.data or b"")  # seq 1 again: would re-grant alice
     await plane.write("acme/project:p3#member@user:bob")
     await eventually(lambda: node.sidecar.relations.digest() == plane.digest(), "the batch after the replay")
     assert not decide(node.sidecar, "alice", "p1").allow

@@ -89,7 +89,7 @@ async def test_nats_killed_mid_stream_every_sidecar_ends_with_the_publishers_sta
 
     nats_server.start()  # same port, same store
     again = await TestPlane.connect(nats_server.url, plane_key)
-    again.index, again.trust_seq = plane.index, plane.trust_seq
+    again.indexes, again.trust_seq = plane.indexes, plane.trust_seq
     try:
         for i in range(20, 40):
             await again.write(f"acme/project:q{i}#member@user:u{i}")

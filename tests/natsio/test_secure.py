@@ -159,7 +159,7 @@ async def test_sidecar_credential_cannot_publish_events_purge_or_delete_streams(
     js = nc.jetstream(timeout=1.0)
     try:
         with pytest.raises(Exception):  # the server drops the request: no reply, a nats timeout
-            await js.publish(topology.SUBJECT_RELATIONS, b'{"forged": true}')
+            await js.publish(topology.relations_subject("c0"), b'{"forged": true}')
         with pytest.raises(Exception):
             await js.purge_stream(topology.STREAM_RELATIONS)
         with pytest.raises(Exception):
@@ -169,7 +169,7 @@ async def test_sidecar_credential_cannot_publish_events_purge_or_delete_streams(
     finally:
         await nc.close()
     seen = "\n".join(errors.seen).lower()  # nats-py lowercases the server's -ERR text
-    for subject in (topology.SUBJECT_RELATIONS, f"$JS.API.STREAM.PURGE.{topology.STREAM_RELATIONS}",
+    for subject in (topology.relations_subject("c0"), f"$JS.API.STREAM.PURGE.{topology.STREAM_RELATIONS}",
                     f"$JS.API.STREAM.DELETE.{topology.STREAM_RELATIONS}"):
         assert f'permissions violation for publish to "{subject.lower()}"' in seen, seen
     assert 'permissions violation for subscription to "tg.decisions.>"' in seen, seen
@@ -214,8 +214,8 @@ async def test_plane_publisher_works_with_its_credential_and_reports_the_node(
     await publisher.connect()
     try:
         await publisher.ensure_topology()
-        stored = await publisher.publish(topology.SUBJECT_RELATIONS, b"{}")
-        await publisher.put_object(topology.BUCKET_SNAPSHOTS, "relations/1", b"snapshot")
+        stored = await publisher.publish(topology.relations_subject("c0"), b"{}")
+        await publisher.put_object(topology.BUCKET_SNAPSHOTS, "relations/c0/1", b"snapshot")
         assert stored.stream_seq >= 1 and not stored.duplicate and publisher.server == secure_nats.url
         assert publisher.connection.redacted()["servers"] == [dead, secure_nats.url]
     finally:

@@ -20,12 +20,12 @@ def test_write_check_list_delete_and_tokens_increase_by_one(world: World, plane:
     http = plane.client()
     first = http.post("/v1/relations", json={"changes": [{"op": "write", "rel": rel("project:p1", "user:alice")}]})
     assert first.status_code == 200, first.text
-    assert first.json() == {"consistency_token": 1}
+    assert first.json() == {"consistency_token": 1, "cell": "c0"}
     second = http.post("/v1/relations", json={"changes": [
         {"op": "write", "rel": rel("group:eng", "user:bob")},
         {"op": "write", "rel": rel("project:p2", "group:eng#member")},
     ]})
-    assert second.json() == {"consistency_token": 2}
+    assert second.json() == {"consistency_token": 2, "cell": "c0"}
 
     check = http.get("/v1/relations/check", params=rel("project:p2", "user:bob"))
     assert check.json() == {"allowed": True, "consistency_token": 2}
@@ -38,7 +38,7 @@ def test_write_check_list_delete_and_tokens_increase_by_one(world: World, plane:
     assert [r["object"] for r in rest["relations"]] == ["project:p2"] and rest["next_cursor"] is None
 
     deleted = http.post("/v1/relations", json={"changes": [{"op": "delete", "rel": rel("group:eng", "user:bob")}]})
-    assert deleted.json() == {"consistency_token": 3}
+    assert deleted.json() == {"consistency_token": 3, "cell": "c0"}
     assert http.get("/v1/relations/check", params=rel("project:p2", "user:bob")).json() == {
         "allowed": False, "consistency_token": 3}
 
@@ -70,7 +70,7 @@ def test_batch_with_one_invalid_tuple_is_refused_whole(world: World, plane: Plan
 def test_a_full_batch_of_1000_is_one_event(world: World, plane: PlaneProcess) -> None:
     http = plane.client()
     changes = [{"op": "write", "rel": rel(f"doc:d{i}", f"user:u{i}")} for i in range(1000)]
-    assert http.post("/v1/relations", json={"changes": changes}).json() == {"consistency_token": 1}
+    assert http.post("/v1/relations", json={"changes": changes}).json() == {"consistency_token": 1, "cell": "c0"}
     stored = read_stream(world.nats.url, topo.STREAM_RELATIONS)
     assert len(stored) == 1 and len(verify_batch(stored[0].data, world.event_trust()).changes) == 1000
 

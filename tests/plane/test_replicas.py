@@ -88,7 +88,7 @@ def test_snapshot_is_written_verifies_and_bootstraps_a_new_replica(world: World)
     manifests = read_stream(world.nats.url, topo.STREAM_SNAPSHOTS)
     assert len(manifests) == 1  # last value per subject
     manifest = verify_snapshot_manifest(manifests[0].data, world.event_trust())
-    data = get_object(world.nats.url, topo.BUCKET_SNAPSHOTS, topo.snapshot_object(manifest.seq))
+    data = get_object(world.nats.url, topo.BUCKET_SNAPSHOTS, topo.snapshot_object(manifest.seq, manifest.cell))
     manifest.check(data)
     index = index_from_snapshot_bytes(data)
     assert index.applied_seq == manifest.seq and index.count() == manifest.count == manifest.seq

@@ -6,6 +6,7 @@ hands ``relations_of`` (or a :class:`TenantRelations` bound to the decision's te
 the policy.
 """
 
+from .cells import OUT_OF_SCOPE, CellRelations, CellsMixed, CellsView, OutOfScope, RelationScope, scope_of
 from .encoding import (
     decode_id,
     encode_id,
@@ -40,12 +41,18 @@ from .snapshot import (
 __all__ = [
     "MAX_BATCH_CHANGES",
     "MAX_DEPTH",
+    "OUT_OF_SCOPE",
+    "CellRelations",
+    "CellsMixed",
+    "CellsView",
     "ChangeBatch",
     "ChangeBatchInvalid",
     "ChangeBatchTooLarge",
     "IndexView",
+    "OutOfScope",
     "RelationChange",
     "RelationIndex",
+    "RelationScope",
     "Relationship",
     "RelationshipInvalid",
     "SequenceGap",
@@ -63,6 +70,7 @@ __all__ = [
     "relationship_from_subject",
     "relationship_key",
     "relationship_subject",
+    "scope_of",
     "snapshot_bytes",
     "snapshot_digest",
     "tenant_key_filter",

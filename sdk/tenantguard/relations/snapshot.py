@@ -133,14 +133,32 @@ def read_header(data: bytes) -> SnapshotHeader:
 
 
 def index_from_snapshot_bytes(
-    data: bytes, *, max_expanded_bytes: int = DEFAULT_MAX_EXPANDED_BYTES
+    data: bytes, *, max_expanded_bytes: int = DEFAULT_MAX_EXPANDED_BYTES,
+    keep_types: frozenset[str] | None = None,
 ) -> RelationIndex:
-    """Verify, decompress (capped) and load a snapshot into a new index."""
+    """Verify, decompress (capped) and load a snapshot into a new index.
+
+    ``keep_types``: load only tuples whose object type is listed (a reader scoped to some
+    object types); every tuple is still parsed and counted against the header."""
     header = read_header(data)
     body = memoryview(data)[len(data) - header.body_size :]
-    index = RelationIndex.from_trusted(header.seq, _tuples(_lines(body, max_expanded_bytes), header))
-    if index.count() != header.count:
-        raise SnapshotInvalid(f"holds {index.count()} tuples, header says {header.count}")
+    tuples = _tuples(_lines(body, max_expanded_bytes), header)
+    if keep_types is None:
+        index = RelationIndex.from_trusted(header.seq, tuples)
+        if index.count() != header.count:
+            raise SnapshotInvalid(f"holds {index.count()} tuples, header says {header.count}")
+        return index
+    seen = [0]
+
+    def kept() -> Iterator[tuple[str, str, str, str]]:
+        for t in tuples:
+            seen[0] += 1
+            if t[1].partition(":")[0] in keep_types:
+                yield t
+
+    index = RelationIndex.from_trusted(header.seq, kept())
+    if seen[0] != header.count:  # the writer stores each tuple once, so lines read = tuples held
+        raise SnapshotInvalid(f"holds {seen[0]} tuples, header says {header.count}")
     return index
 
 

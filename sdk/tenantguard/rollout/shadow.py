@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from ..decision import Decision, DecisionRequest, PolicyRevision, TenantRelations, evaluate_input
+from ..decision import Decision, DecisionRequest, PolicyRevision, TenantRelations, evaluate_input, scope_types
 from ..errors import TenantGuardError
 from ..verdicts import Verdict
 from .impact import ALLOW_TO_DENY, DENY_TO_ALLOW, HIGH_RISK_REASONS
@@ -155,7 +155,8 @@ class ShadowEvaluator:
         try:
             input_doc = self._core.policy_input(view, request, decision.tenant, decision.subject,
                                                 getattr(candidate.policy, "reads_relations", True))
-            verdict = evaluate_input(candidate, view, input_doc, decision.tenant)
+            types = scope_types(getattr(self._core, "relations", None))
+            verdict = evaluate_input(candidate, view, input_doc, decision.tenant, types)
         except TenantGuardError as exc:
             verdict = Verdict(False, (exc.code,))
         except Exception:

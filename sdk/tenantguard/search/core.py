@@ -36,7 +36,7 @@ from typing import Any
 
 from ..decision import DecisionCore, DecisionRequest, PolicyRevision
 from ..errors import InvalidInput, TenantGuardError
-from ..relations import IndexView, RelationIndex
+from ..relations import IndexView, OutOfScope
 from ..relations.index import WalkTooBroad
 from ..relations.model import NAME_RE
 from ..tokens import TOKEN_SUBJECT_TYPE, Claims
@@ -100,6 +100,7 @@ class PinnedRelations:
 
     def __init__(self, view: IndexView) -> None:
         self._view = view
+        self.scope = getattr(view, "scope", None)  # a scoped reader's RelationScope (tenantguard.relations.cells)
         self._tenants: dict[str, _PinnedTenant] = {}
         self._lock = threading.Lock()
 
@@ -122,7 +123,7 @@ class Pinned:
     id: str
     revision: PolicyRevision | None
     relations: PinnedRelations
-    index: weakref.ref[RelationIndex]
+    index: weakref.ref[Any]  # the live relation source (a RelationIndex or CellRelations)
     last_used: float
 
     @property
@@ -177,6 +178,16 @@ class PinnedStates:
         horizon = now - self._limits.pinned_ttl
         for key in [k for k, p in self._states.items() if p.last_used < horizon]:
             del self._states[key]
+
+
+def _scoped(pinned: Pinned, tenant: str, *types: str) -> Any:
+    """The tenant's pinned relations, if the reader holds that tenant and these object types;
+    :class:`OutOfScope` otherwise (a search is never answered from data the reader lacks)."""
+    scope = pinned.relations.scope
+    if scope is not None and not all(scope.holds_type(t) for t in types):
+        raise OutOfScope(f"object type {next(t for t in types if not scope.holds_type(t))!r} is outside this "
+                         "reader's scope")
+    return pinned.relations.tenant(tenant)  # OutOfScope for a tenant of a cell not held
 
 
 # --------------------------------------------------------------------------- questions and pages
@@ -290,7 +301,7 @@ class Searcher:
         tenant, subject = identity
         if not _same_tenant(question.resource, tenant):  # results never cross the caller's tenant
             return Page((), "", pinned.seq, pinned.bundle_revision)
-        view = pinned.relations.tenant(tenant)
+        view = _scoped(pinned, tenant, kind)
         probe = self._probe_id(view, question, kind)
         broadened = self._allowed(pinned, question, {**question.resource, "id": probe})
         walk = view.all_objects(kind, self.limits.max_fanout) if broadened else \
@@ -315,7 +326,7 @@ class Searcher:
         size = self._page_size(limit)
         if not _same_tenant(question.resource, tenant):
             return Page((), "", pinned.seq, pinned.bundle_revision)
-        view = pinned.relations.tenant(tenant)
+        view = _scoped(pinned, tenant, question.resource["type"])
         stated = dict((question.subject or {}).get("properties") or {})
         stated["tenant_id"] = tenant
 
@@ -337,6 +348,10 @@ class Searcher:
         _type_of(question.resource, "resource")
         pinned, offset = self._start("action", question, limit, token)
         size = self._page_size(limit)
+        identity = self.core.identify(DecisionRequest(subject=question.subject or {}, action={},
+                                                      resource=question.resource, claims=question.claims))
+        if identity is not None:
+            _scoped(pinned, identity[0], question.resource["type"])
         candidates = self._candidate_actions(pinned, question)
         return self._paged("action", question, pinned, iter(candidates), offset, size, False, None,
                            lambda name: DecisionRequest.from_wire(
@@ -370,7 +385,7 @@ class Searcher:
         tenant, subject = identity
         if not _same_tenant(question.resource, tenant):
             return ResourceFilter(attribute, (), False, False, pinned.seq, pinned.bundle_revision)
-        view = pinned.relations.tenant(tenant)
+        view = _scoped(pinned, tenant, question.resource["type"], via)
         include_null = allowed(None)
         any_value = allowed(self._probe_id(view, question, via))
         values: list[str] = []
