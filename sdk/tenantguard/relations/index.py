@@ -68,8 +68,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass
-from itertools import islice, repeat
-from operator import and_, rshift
+from itertools import islice
 
 from .errors import ChangeBatchInvalid, SequenceGap
 from .model import ChangeBatch, Relationship
@@ -80,7 +79,7 @@ MAX_DEPTH = 3
 _DIGEST_HEADER = b"tenantguard.relations.digest/1\n"
 
 _CHUNK = 512  # keys per chunk after a split; a chunk splits beyond 2 * _CHUNK
-_NARROW = (10, 27)  # (relation bits, id bits): 10 + 2 * 27 = 64, keys in array('Q')
+_NARROW = (10, 26)  # (relation bits, id bits): 10 + 2 * 26 + 1 (userset flag) <= 64, array('Q')
 _WIDE = (32, 32)  # beyond that, plain lists of ints
 
 Keys = Sequence[int]  # one sorted chunk: array('Q') (narrow) or list[int] (wide)
@@ -100,13 +99,13 @@ class _Partition:
     rels: builtins.list[str]
     rbits: int  # R
     w: int  # W
-    rw: int  # R + W
+    sw: int  # W + 1: forward keys are pair << sw | userset flag << W | subject
+    osh: int  # R + W + 1: the object's shift in forward keys
+    rw: int  # R + W: reverse keys are subject << rw | pair
     fwd_max: Keys
     fwd: Chunks
     rev_max: Keys
     rev: Chunks
-    nst_max: Keys
-    nst: Chunks
     pairs: dict[int, int]  # shared, append-only: userset id -> its (object, relation) pair
     usersets: dict[int, int]  # shared, append-only: pair -> the id of "object#relation"
     count: int
@@ -128,6 +127,10 @@ _EMPTY = _State({}, 0, 0)
 
 
 def _has(maxes: Keys, chunks: Chunks, key: int) -> bool:
+    if len(chunks) == 1:  # most partitions: skip the bisect over maxes
+        chunk = chunks[0]
+        i = bisect_left(chunk, key)
+        return i < len(chunk) and chunk[i] == key
     i = bisect_left(maxes, key)
     if i == len(maxes):
         return False
@@ -151,6 +154,10 @@ def _any(maxes: Keys, chunks: Chunks, lo: int, hi: int) -> bool:
 
 def _slice(maxes: Keys, chunks: Chunks, lo: int, hi: int) -> Sequence[int]:
     """Keys in ``[lo, hi)``, ascending, as one sequence (for ranges the caller uses whole)."""
+    if len(chunks) == 1:
+        chunk = chunks[0]
+        start = bisect_left(chunk, lo)
+        return chunk[start : bisect_left(chunk, hi, start)]
     i = bisect_left(maxes, lo)
     if i == len(maxes):
         return _NO_MAXES
@@ -193,45 +200,70 @@ def _prefixes(maxes: Keys, chunks: Chunks, shift: int) -> Iterator[int]:
 
 
 def _check(part: _Partition | None, obj: str, relation: str, subject: str) -> bool:
-    """Breadth-first over usersets, so the depth bound means "shortest path <= MAX_DEPTH"."""
+    """Breadth-first over usersets, so the depth bound means "shortest path <= MAX_DEPTH".
+
+    The hot path makes no helper call while the key set is one chunk (most partitions):
+    a bisect on an ``array`` costs twice what one on a list does, so every probe saved
+    counts. A pair's userset subjects sort last in its range (their flag bit), so the key
+    after a missed probe often shows there are none, and no second probe is needed."""
     if part is None:
         return False
     ids = part.ids
     o, s, r = ids.get(obj), ids.get(subject), part.rel_ids.get(relation)
     if o is None or s is None or r is None:
         return False
-    fwd_max, w = part.fwd_max, part.w
+    sw, fwd = part.sw, part.fwd
+    userset = "#" in subject
+    if userset:
+        s |= 1 << part.w
     pair = o << part.rbits | r
-    key = pair << w | s
-    i = bisect_left(fwd_max, key)
-    if i < len(fwd_max):
-        chunk = part.fwd[i]
-        if chunk[bisect_left(chunk, key)] == key:
+    lo = pair << sw
+    key = lo | s
+    if len(fwd) != 1:
+        return _has(part.fwd_max, fwd, key) or _check_usersets(part, {pair}, [pair], s, MAX_DEPTH)
+    chunk = fwd[0]
+    n = len(chunk)
+    i = bisect_left(chunk, key)
+    if i < n:
+        after = chunk[i]
+        if after == key:
             return True
-    return bool(part.nst_max) and _check_usersets(part, pair, s)
+        if after >= lo + (1 << sw) and not userset:  # the pair has no more keys: no usersets
+            return False
+    elif not userset:
+        return False
+    # The first hop inline (the common nested case): walk the pair's usersets, probe each.
+    flag = 1 << part.w
+    i = bisect_left(chunk, lo | flag, 0 if userset else i)
+    hi, pairs, mask = lo + (1 << sw), part.pairs, flag - 1
+    hop = []
+    while i < n and (found := chunk[i]) < hi:
+        nxt = pairs[found & mask]
+        key = nxt << sw | s
+        j = bisect_left(chunk, key)
+        if j < n and chunk[j] == key:
+            return True
+        hop.append(nxt)
+        i += 1
+    return bool(hop) and _check_usersets(part, {pair, *hop}, hop, s, MAX_DEPTH - 1)
 
 
-def _check_usersets(part: _Partition, pair: int, s: int) -> bool:
-    """``_check`` beyond the direct tuple: the usersets of ``pair``, MAX_DEPTH hops deep."""
-    w, pairs = part.w, part.pairs
-    fwd_max, fwd, nst_max, nst = part.fwd_max, part.fwd, part.nst_max, part.nst
-    mask, span, n = (1 << w) - 1, 1 << w, len(fwd_max)
-    frontier = [pair]
-    seen = {pair}
-    for _ in range(MAX_DEPTH):
+def _check_usersets(part: _Partition, seen: set[int], frontier: builtins.list[int], s: int, hops: int) -> bool:
+    """``_check`` past what was probed: ``hops`` more userset hops from ``frontier``."""
+    sw, fwd, pairs = part.sw, part.fwd, part.pairs
+    flag = 1 << part.w
+    mask, span = flag - 1, 1 << sw
+    for _ in range(hops):  # hop n's pairs were probed; find and probe hop n + 1's
         following: list[int] = []
         for pair in frontier:
-            lo = pair << w
-            for nxt in map(pairs.__getitem__, map(and_, _slice(nst_max, nst, lo, lo + span), repeat(mask))):
+            lo = pair << sw
+            for key in _slice(part.fwd_max, fwd, lo | flag, lo + span):
+                nxt = pairs[key & mask]
                 if nxt in seen:
                     continue
                 seen.add(nxt)
-                key = nxt << w | s
-                i = bisect_left(fwd_max, key)
-                if i < n:
-                    chunk = fwd[i]
-                    if chunk[bisect_left(chunk, key)] == key:
-                        return True
+                if _has(part.fwd_max, fwd, nxt << sw | s):
+                    return True
                 following.append(nxt)
         if not following:
             return False
@@ -249,53 +281,56 @@ def _held(part: _Partition, subject_id: int) -> builtins.list[int]:
 def _relations_of(part: _Partition | None, subject: str) -> dict[str, builtins.list[str]]:
     """What ``subject`` holds, directly or through up to MAX_DEPTH userset hops.
 
-    Decoding runs in ``map``/``zip`` (C loops): that is what keeps this as fast as the
-    dict-of-strings layout was."""
+    Each (object, relation) is decoded once, straight into the result, which doubles as
+    the "already reached" set (plain loops: for the few pairs a subject holds, ``map``
+    and ``zip`` pipelines cost more to set up than they save)."""
     if part is None:
         return {}
     s = part.ids.get(subject)
     if s is None:
         return {}
-    rw = part.rw
-    rev_max, rev, span, pmask = part.rev_max, part.rev, 1 << rw, (1 << rw) - 1
+    rw, rev = part.rw, part.rev
     lo = s << rw
-    acc = builtins.list(map(and_, _slice(rev_max, rev, lo, lo + span), repeat(pmask)))
-    if not acc:
+    keys = _slice(part.rev_max, rev, lo, lo + (1 << rw))
+    if not keys:
         return {}
-    usersets = part.usersets
-    if usersets:
-        found = set(acc)
-        frontier = acc
-        seen = {s}
-        for _ in range(MAX_DEPTH):
-            following: list[int] = []
-            for userset in map(usersets.get, frontier):
-                if userset is None or userset in seen:
-                    continue
-                seen.add(userset)
-                lo = userset << rw
-                for more in map(and_, _slice(rev_max, rev, lo, lo + span), repeat(pmask)):
-                    if more not in found:
-                        found.add(more)
-                        following.append(more)
-            if not following:
-                break
-            acc += following
-            frontier = following
-    names, rels, rbits = part.names, part.rels, part.rbits
+    names, rels, rbits, usersets = part.names, part.rels, part.rbits, part.usersets
     rmask = (1 << rbits) - 1
-    objects = builtins.list(map(names.__getitem__, map(rshift, acc, repeat(rbits))))
-    held = map(rels.__getitem__, map(and_, acc, repeat(rmask)))
-    out = dict(zip(objects, map(builtins.list, zip(held)), strict=True))  # each object once: the usual case
-    if len(out) < len(objects):
-        out = {}
-        for obj, rel in zip(objects, map(rels.__getitem__, map(and_, acc, repeat(rmask))), strict=True):
-            current = out.get(obj)
-            if current is None:
-                out[obj] = [rel]
-            else:
-                current.append(rel)
-                current.sort()
+    out: dict[str, builtins.list[str]] = {}
+    frontier: builtins.list[int] = []
+    for key in keys:
+        pair = key - lo
+        obj, rel = names[pair >> rbits], rels[pair & rmask]
+        held = out.get(obj)
+        if held is None:
+            out[obj] = [rel]
+        else:
+            held.append(rel)
+            held.sort()
+        if usersets and (userset := usersets.get(pair)) is not None:
+            frontier.append(userset)
+    for _ in range(MAX_DEPTH):  # each pair is reached once, so each userset is expanded once
+        if not frontier:
+            break
+        following: list[int] = []
+        for userset in frontier:
+            if userset == s:
+                continue
+            lo = userset << rw
+            for key in _slice(part.rev_max, rev, lo, lo + (1 << rw)):
+                pair = key - lo
+                obj, rel = names[pair >> rbits], rels[pair & rmask]
+                held = out.get(obj)
+                if held is None:
+                    out[obj] = [rel]
+                elif rel in held:
+                    continue
+                else:
+                    held.append(rel)
+                    held.sort()
+                if (nxt := usersets.get(pair)) is not None:
+                    following.append(nxt)
+        frontier = following
     return out
 
 
@@ -370,7 +405,7 @@ def _subjects_of(part: _Partition | None, obj: str, prefix: str, budget: int,
     o = part.ids.get(obj)
     if o is None:
         return
-    w, rbits = part.w, part.rbits
+    w, sw, rbits = part.w, part.sw, part.rbits
     fwd_max, fwd, names = part.fwd_max, part.fwd, part.names
     if relation is None:
         frontier = [o << rbits | r for r in _prefixes_between(part, o)]
@@ -386,8 +421,8 @@ def _subjects_of(part: _Partition | None, obj: str, prefix: str, budget: int,
     for depth in range(MAX_DEPTH + 1):
         following: list[int] = []
         for pair in frontier:
-            lo = pair << w
-            for key in _between(fwd_max, fwd, lo, lo + (1 << w)):
+            lo = pair << sw
+            for key in _between(fwd_max, fwd, lo, lo + (1 << sw)):
                 visited += 1
                 if visited > budget:
                     raise WalkTooBroad(visited)
@@ -409,13 +444,12 @@ def _subjects_of(part: _Partition | None, obj: str, prefix: str, budget: int,
 
 def _prefixes_between(part: _Partition, o: int) -> builtins.list[int]:
     """The relation ids ``o`` has forward keys under."""
-    w, rw, mask = part.w, part.rw, (1 << part.rbits) - 1
+    sw, mask = part.sw, (1 << part.rbits) - 1
     out = []
-    lo, hi = o << rw, (o + 1) << rw
+    lo, hi = o << part.osh, (o + 1) << part.osh
     while (key := _first(part.fwd_max, part.fwd, lo)) is not None and key < hi:
-        r = (key >> w) & mask
-        out.append(r)
-        lo = (key >> w) + 1 << w
+        out.append((key >> sw) & mask)
+        lo = ((key >> sw) + 1) << sw
     return out
 
 
@@ -424,9 +458,9 @@ def _scan(part: _Partition | None, forward: bool, prefix: str, budget: int) -> I
     objects or subjects)."""
     if part is None:
         return
-    maxes, chunks = (part.fwd_max, part.fwd) if forward else (part.rev_max, part.rev)
+    maxes, chunks, shift = (part.fwd_max, part.fwd, part.osh) if forward else (part.rev_max, part.rev, part.rw)
     names = part.names
-    for visited, i in enumerate(_prefixes(maxes, chunks, part.rw), 1):
+    for visited, i in enumerate(_prefixes(maxes, chunks, shift), 1):
         if visited > budget:
             raise WalkTooBroad(visited)
         key = names[i]
@@ -436,13 +470,13 @@ def _scan(part: _Partition | None, forward: bool, prefix: str, budget: int) -> I
 
 def _object_rows(part: _Partition) -> Iterator[tuple[str, builtins.list[tuple[str, builtins.list[str]]]]]:
     """``(object, [(relation, sorted subjects), ...])`` in canonical (string) order."""
-    names, rels, w, rw = part.names, part.rels, part.w, part.rw
-    wmask, rmask = (1 << w) - 1, (1 << part.rbits) - 1
-    for o in sorted(_prefixes(part.fwd_max, part.fwd, rw), key=names.__getitem__):
+    names, rels, sw, osh = part.names, part.rels, part.sw, part.osh
+    wmask, rmask = (1 << part.w) - 1, (1 << part.rbits) - 1
+    for o in sorted(_prefixes(part.fwd_max, part.fwd, osh), key=names.__getitem__):
         by_rel: dict[str, builtins.list[str]] = {}
-        lo = o << rw
-        for key in _slice(part.fwd_max, part.fwd, lo, lo + (1 << rw)):
-            rel = rels[(key >> w) & rmask]
+        lo = o << osh
+        for key in _slice(part.fwd_max, part.fwd, lo, lo + (1 << osh)):
+            rel = rels[(key >> sw) & rmask]
             subjects = by_rel.get(rel)
             if subjects is None:
                 by_rel[rel] = [names[key & wmask]]
@@ -462,7 +496,7 @@ def _iter_partition(tenant: str, part: _Partition) -> Iterator[tuple[str, str, s
 
 
 def _factory(rbits: int, w: int) -> Callable[[Iterable[int]], MutableSequence[int]]:
-    return (lambda keys: array("Q", keys)) if rbits + 2 * w <= 64 else builtins.list
+    return (lambda keys: array("Q", keys)) if rbits + 2 * w + 1 <= 64 else builtins.list
 
 
 class _KeySet:
@@ -567,8 +601,8 @@ class _KeySet:
 class _PartitionWriter:
     """Copy-on-first-write editor of one partition inside one batch."""
 
-    __slots__ = ("count", "fwd", "ids", "names", "nst", "orphans", "pairs", "rbits", "rel_ids", "rels",
-                 "rev", "rw", "usersets", "w")
+    __slots__ = ("count", "fwd", "ids", "names", "orphans", "osh", "pairs", "rbits", "rel_ids", "rels",
+                 "rev", "rw", "sw", "usersets", "w")
 
     def __init__(self, old: _Partition | None, layout: tuple[int, int] | None = None) -> None:
         if old is None:
@@ -581,7 +615,7 @@ class _PartitionWriter:
             rbits, w = layout or _NARROW
             self._layout(rbits, w)
             new = _factory(rbits, w)
-            self.fwd, self.rev, self.nst = (_KeySet(_NO_MAXES, _NO_CHUNKS, new, True) for _ in range(3))
+            self.fwd, self.rev = (_KeySet(_NO_MAXES, _NO_CHUNKS, new, True) for _ in range(2))
             return
         self.ids, self.names, self.rel_ids, self.rels = old.ids, old.names, old.rel_ids, old.rels
         self.pairs, self.usersets = old.pairs, old.usersets
@@ -591,10 +625,9 @@ class _PartitionWriter:
         new = _factory(old.rbits, old.w)
         self.fwd = _KeySet(old.fwd_max, old.fwd, new, False)
         self.rev = _KeySet(old.rev_max, old.rev, new, False)
-        self.nst = _KeySet(old.nst_max, old.nst, new, False)
 
     def _layout(self, rbits: int, w: int) -> None:
-        self.rbits, self.w, self.rw = rbits, w, rbits + w
+        self.rbits, self.w, self.sw, self.osh, self.rw = rbits, w, w + 1, rbits + w + 1, rbits + w
 
     def _id(self, name: str) -> int:
         i = self.ids.get(name)
@@ -624,14 +657,15 @@ class _PartitionWriter:
         old_r, old_w = self.rbits, self.w
         rmask, wmask = (1 << old_r) - 1, (1 << old_w) - 1
 
-        def fwd_key(k: int) -> int:
-            return ((k >> (old_r + old_w)) << rbits | (k >> old_w) & rmask) << w | k & wmask
+        def fwd_key(k: int) -> int:  # object, relation, flag, subject
+            o, r, flag = k >> (old_r + old_w + 1), (k >> (old_w + 1)) & rmask, (k >> old_w) & 1
+            return ((o << rbits | r) << 1 | flag) << w | k & wmask
 
         def rev_key(k: int) -> int:
             return (k >> (old_r + old_w)) << (rbits + w) | ((k >> old_r) & wmask) << rbits | k & rmask
 
         new = _factory(rbits, w)
-        for name, repack in (("fwd", fwd_key), ("rev", rev_key), ("nst", fwd_key)):
+        for name, repack in (("fwd", fwd_key), ("rev", rev_key)):
             chunks = [new(map(repack, chunk)) for chunk in getattr(self, name).chunks]
             setattr(self, name, _KeySet(new([c[-1] for c in chunks]), tuple(chunks), new, True))
         if self.pairs:  # new tables: the old ones still serve the published (narrow) states
@@ -652,13 +686,10 @@ class _PartitionWriter:
             group, _, group_rel = subject.partition("#")
             g, gr = self._id(group), self._rel_id(group_rel)
             self._link(s, g << self.rbits | gr)
-        w = self.w  # read after numbering: a new id may have widened the layout
-        pair = o << self.rbits | r
-        if not self.fwd.add(pair << w | s):
+        pair = o << self.rbits | r  # read after numbering: a new id may have widened the layout
+        if not self.fwd.add(pair << self.sw | userset << self.w | s):
             return False
         self.rev.add(s << self.rw | pair)
-        if userset:
-            self.nst.add(pair << w | s)
         self.count += 1
         return True
 
@@ -666,16 +697,14 @@ class _PartitionWriter:
         o, r, s = self.ids.get(obj), self.rel_ids.get(rel), self.ids.get(subject)
         if o is None or r is None or s is None:
             return False
-        w, rw = self.w, self.rw
+        rw, osh = self.rw, self.osh
         pair = o << self.rbits | r
-        if not self.fwd.discard(pair << w | s):
+        if not self.fwd.discard(pair << self.sw | ("#" in subject) << self.w | s):
             return False
         self.rev.discard(s << rw | pair)
-        if "#" in subject:
-            self.nst.discard(pair << w | s)
         if not self.rev.any(s << rw, (s + 1) << rw):
             self.orphans += 1
-        if not self.fwd.any(o << rw, (o + 1) << rw):
+        if not self.fwd.any(o << osh, (o + 1) << osh):
             self.orphans += 1
         self.count -= 1
         return True
@@ -685,19 +714,19 @@ class _PartitionWriter:
             return self._compacted()
         fwd_max, fwd = self.fwd.frozen()
         rev_max, rev = self.rev.frozen()
-        nst_max, nst = self.nst.frozen()
         return _Partition(
-            self.ids, self.names, self.rel_ids, self.rels, self.rbits, self.w, self.rw,
-            fwd_max, fwd, rev_max, rev, nst_max, nst, self.pairs, self.usersets,
+            self.ids, self.names, self.rel_ids, self.rels, self.rbits, self.w, self.sw, self.osh, self.rw,
+            fwd_max, fwd, rev_max, rev, self.pairs, self.usersets,
             self.count, len(self.names), self.orphans,
         )
 
     def _compacted(self) -> _Partition:
         """The same tuples with fresh string tables holding only the strings still used."""
         fresh = _PartitionWriter(None)
-        names, rels, w, rmask, wmask = self.names, self.rels, self.w, (1 << self.rbits) - 1, (1 << self.w) - 1
+        names, rels, sw, osh = self.names, self.rels, self.sw, self.osh
+        rmask, wmask = (1 << self.rbits) - 1, (1 << self.w) - 1
         for key in self.fwd:
-            fresh.add(names[key >> self.rw], rels[(key >> w) & rmask], names[key & wmask])
+            fresh.add(names[key >> osh], rels[(key >> sw) & rmask], names[key & wmask])
         return fresh.finish()
 
 
@@ -793,8 +822,10 @@ class TenantRelations:
         o = part.ids.get(object)
         if o is None:
             return False
-        rw = part.rw
-        if _any(part.fwd_max, part.fwd, o << rw, (o + 1) << rw) or _any(part.rev_max, part.rev, o << rw, (o + 1) << rw):
+        rw, osh = part.rw, part.osh
+        if _any(part.fwd_max, part.fwd, o << osh, (o + 1) << osh):  # an object
+            return True
+        if _any(part.rev_max, part.rev, o << rw, (o + 1) << rw):  # a subject
             return True
         usersets = part.usersets  # or the object of a userset that holds something
         for r in range(len(part.rels) if usersets else 0):
@@ -954,8 +985,8 @@ def _select(
     tenant: str, part: _Partition, obj: str | None, rel: str | None, subject: str | None
 ) -> Iterator[tuple[str, str, str, str]]:
     """Walk the forward or reverse keys when an object or subject narrows the search."""
-    names, rels, w, rw = part.names, part.rels, part.w, part.rw
-    wmask, rmask = (1 << w) - 1, (1 << part.rbits) - 1
+    names, rels, sw, osh = part.names, part.rels, part.sw, part.osh
+    wmask, rmask = (1 << part.w) - 1, (1 << part.rbits) - 1
     r = None if rel is None else part.rel_ids.get(rel)
     if rel is not None and r is None:
         return
@@ -963,11 +994,11 @@ def _select(
         o = part.ids.get(obj)
         if o is None:
             return
-        lo, span = (o << rw, 1 << rw) if r is None else ((o << part.rbits | r) << w, 1 << w)
+        lo, span = (o << osh, 1 << osh) if r is None else ((o << part.rbits | r) << sw, 1 << sw)
         for key in _between(part.fwd_max, part.fwd, lo, lo + span):
             s = names[key & wmask]
             if subject in (None, s):
-                yield tenant, obj, rels[(key >> w) & rmask], s
+                yield tenant, obj, rels[(key >> sw) & rmask], s
     elif subject is not None:
         s_id = part.ids.get(subject)
         if s_id is None:
