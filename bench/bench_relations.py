@@ -1,6 +1,6 @@
 """Relations index at scale: load time, memory, query latency, snapshot cost.
 
-Run: python bench/bench_relations.py [--count N] [--quick] [--against REV ...]
+Run: python bench/bench_relations.py [--count N] [--quick] [--against REV ... [--rounds N]]
 Default 1,000,000 tuples over 10,000 tenants (100 per tenant: 30 users, 5 groups, one
 group nested in another, 12 projects granted to users and to groups). Every id is unique
 to its tenant (users are email-shaped), so interning only helps where real data would let
@@ -23,6 +23,7 @@ import json
 import os
 import platform
 import random
+import re
 import resource
 import statistics
 import subprocess
@@ -46,6 +47,7 @@ Relationship: Any = None
 read_snapshot: Any = None
 write_snapshot: Any = None
 
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 PER_TENANT = 100
 USERS, GROUPS, PROJECTS = 30, 5, 12
 Parts = tuple[str, str, str, str]
@@ -258,18 +260,39 @@ def measured_in_subprocess(impl: str, count: int, iterations: int) -> list[tuple
     return [tuple(row) for row in json.loads(out.splitlines()[-1])]  # type: ignore[misc]
 
 
-def compare(revs: list[str], count: int, iterations: int) -> None:
+def median_cell(values: list[str]) -> str:
+    """The per-position median of the numbers in one cell over rounds ("5.7 / 23.8 µs")."""
+    numbers = [[float(n.replace(",", "")) for n in NUMBER.findall(v)] for v in values]
+    if len({len(n) for n in numbers}) != 1:
+        return values[-1]
+    medians = iter(statistics.median(col) for col in zip(*numbers, strict=True))
+    template = values[-1]
+
+    def put(match: re.Match[str]) -> str:
+        digits = match.group(0).replace(",", "")
+        decimals = len(digits.partition(".")[2])
+        return f"{next(medians):,.{decimals}f}" if "," in match.group(0) else f"{next(medians):.{decimals}f}"
+
+    return NUMBER.sub(put, template)
+
+
+def compare(revs: list[str], count: int, iterations: int, rounds: int) -> None:
     impls = [*revs, WORKTREE]
-    columns = []
-    for impl in impls:  # one after the other: each has the machine to itself
-        print(f"measuring {impl} ...", file=sys.stderr, flush=True)
-        columns.append(dict(measured_in_subprocess(impl, count, iterations)))
+    cells: dict[str, dict[str, list[str]]] = {impl: {} for impl in impls}
+    for r in range(rounds):  # one implementation at a time, alternating, so load drifts hit all alike
+        for impl in impls if r % 2 == 0 else reversed(impls):
+            print(f"round {r + 1}/{rounds}: measuring {impl} ...", file=sys.stderr, flush=True)
+            for name, value in measured_in_subprocess(impl, count, iterations):
+                cells[impl].setdefault(name, []).append(value)
     print(f"Python {sys.version.split()[0]}, {platform.machine()}, {os.cpu_count()} CPUs, "
-          f"load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())} at the end\n")
+          f"load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())} at the end; "
+          f"{'median of ' + str(rounds) + ' alternating rounds' if rounds > 1 else 'one round'}\n")
     print("| measure | " + " | ".join(impls) + " |")
     print("|---|" + "---:|" * len(impls))
-    for name in columns[-1]:
-        print(f"| {name} | " + " | ".join(col.get(name, "-") for col in columns) + " |")
+    for name in cells[WORKTREE]:
+        print(f"| {name} | " + " | ".join(
+            median_cell(cells[impl][name]) if name in cells[impl] else "-" for impl in impls
+        ) + " |")
 
 
 def main() -> None:
@@ -279,12 +302,14 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=20_000)
     parser.add_argument("--against", action="append", default=[], metavar="REV",
                         help="also measure the relations package at this git revision (repeatable)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="with --against: alternate the implementations this many times, report medians")
     parser.add_argument("--impl", default=WORKTREE, help=argparse.SUPPRESS)  # REV or worktree
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     count = 100_000 if args.quick else args.count
     if args.against:
-        compare(args.against, count, args.iterations)
+        compare(args.against, count, args.iterations, args.rounds)
         return
     with tempfile.TemporaryDirectory() as tmp:
         if args.impl == WORKTREE:

@@ -253,17 +253,32 @@ def _check_usersets(part: _Partition, seen: set[int], frontier: builtins.list[in
     sw, fwd, pairs = part.sw, part.fwd, part.pairs
     flag = 1 << part.w
     mask, span = flag - 1, 1 << sw
+    single = fwd[0] if len(fwd) == 1 else None
     for _ in range(hops):  # hop n's pairs were probed; find and probe hop n + 1's
         following: list[int] = []
         for pair in frontier:
             lo = pair << sw
-            for key in _slice(part.fwd_max, fwd, lo | flag, lo + span):
-                nxt = pairs[key & mask]
+            if single is None:
+                usersets: Sequence[int] = _slice(part.fwd_max, fwd, lo | flag, lo + span)
+            else:  # a pair has few usersets: walk them rather than bisect for the end
+                i, hi, n = bisect_left(single, lo | flag), lo + span, len(single)
+                usersets = []
+                while i < n and (found := single[i]) < hi:
+                    usersets.append(found)
+                    i += 1
+            for found in usersets:
+                nxt = pairs[found & mask]
                 if nxt in seen:
                     continue
                 seen.add(nxt)
-                if _has(part.fwd_max, fwd, nxt << sw | s):
-                    return True
+                key = nxt << sw | s
+                if single is None:
+                    if _has(part.fwd_max, fwd, key):
+                        return True
+                else:
+                    i = bisect_left(single, key)
+                    if i < len(single) and single[i] == key:
+                        return True
                 following.append(nxt)
         if not following:
             return False
