@@ -68,7 +68,8 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import islice, repeat
+from operator import and_, rshift
 
 from .errors import ChangeBatchInvalid, SequenceGap
 from .model import ChangeBatch, Relationship
@@ -483,21 +484,51 @@ def _scan(part: _Partition | None, forward: bool, prefix: str, budget: int) -> I
             yield key
 
 
+def _decoded(part: _Partition) -> Iterator[tuple[str, str, str]]:
+    """``(object, relation, subject)`` of a one-chunk partition, in key order, decoded in C."""
+    chunk, names, rels = part.fwd[0], part.names.__getitem__, part.rels.__getitem__
+    return zip(
+        map(names, map(rshift, chunk, repeat(part.osh))),
+        map(rels, map(and_, map(rshift, chunk, repeat(part.sw)), repeat((1 << part.rbits) - 1))),
+        map(names, map(and_, chunk, repeat((1 << part.w) - 1))),
+        strict=True,
+    )
+
+
 def _object_rows(part: _Partition) -> Iterator[tuple[str, builtins.list[tuple[str, builtins.list[str]]]]]:
-    """``(object, [(relation, sorted subjects), ...])`` in canonical (string) order."""
+    """``(object, [(relation, sorted subjects), ...])`` in canonical (string) order.
+
+    One object at a time (a snapshot of a huge tenant never sits decoded in memory whole);
+    a (object, relation)'s keys are one run, decoded by ``map`` in C."""
     names, rels, sw, osh = part.names, part.rels, part.sw, part.osh
     wmask, rmask = (1 << part.w) - 1, (1 << part.rbits) - 1
-    for o in sorted(_prefixes(part.fwd_max, part.fwd, osh), key=names.__getitem__):
-        by_rel: dict[str, builtins.list[str]] = {}
-        lo = o << osh
-        for key in _slice(part.fwd_max, part.fwd, lo, lo + (1 << osh)):
-            rel = rels[(key >> sw) & rmask]
-            subjects = by_rel.get(rel)
-            if subjects is None:
-                by_rel[rel] = [names[key & wmask]]
+    name = names.__getitem__
+    if len(part.fwd) == 1:  # a small partition: decode it in one pass
+        rows: dict[str, dict[str, builtins.list[str]]] = {}
+        for obj, rel, subject in _decoded(part):
+            by_rel = rows.get(obj)
+            if by_rel is None:
+                rows[obj] = {rel: [subject]}
+            elif (subjects := by_rel.get(rel)) is None:
+                by_rel[rel] = [subject]
             else:
-                subjects.append(names[key & wmask])
-        yield names[o], [(rel, sorted(by_rel[rel])) for rel in sorted(by_rel)]
+                subjects.append(subject)
+        for obj in sorted(rows):
+            by_rel = rows[obj]
+            yield obj, [(rel, sorted(by_rel[rel])) for rel in sorted(by_rel)]
+        return
+    for o in sorted(_prefixes(part.fwd_max, part.fwd, osh), key=name):
+        lo = o << osh
+        keys = _slice(part.fwd_max, part.fwd, lo, lo + (1 << osh))
+        row = []
+        start, n = 0, len(keys)
+        while start < n:
+            pair = keys[start] >> sw
+            end = bisect_left(keys, (pair + 1) << sw, start)
+            row.append((rels[pair & rmask], sorted(map(name, map(and_, keys[start:end], repeat(wmask))))))
+            start = end
+        row.sort()
+        yield names[o], row
 
 
 def _iter_partition(tenant: str, part: _Partition) -> Iterator[tuple[str, str, str, str]]:
@@ -890,6 +921,10 @@ class IndexView:
         h = hashlib.sha256(_DIGEST_HEADER)
         h.update(f"seq={self.seq}\ncount={self.count}\n".encode())
         for tenant in self.tenants():
+            part = self._state.tenants[tenant]
+            if len(part.fwd) == 1:  # small: one sort of all its (object, relation, subject)
+                h.update("".join([f"{tenant}/{o}#{r}@{s}\n" for o, r, s in sorted(_decoded(part))]).encode())
+                continue
             for obj, rels in self.rows(tenant):
                 head = f"{tenant}/{obj}#"
                 lines = [f"{head}{rel}@{s}\n" for rel, subjects in rels for s in subjects]
