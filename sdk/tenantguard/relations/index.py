@@ -1,62 +1,71 @@
 """The sidecar's local, tenant-partitioned relationship index.
 
 Layout per tenant partition. Every string is numbered once per partition (``ids``:
-str -> int, ``names``: int -> str; relation names separately in ``rel_ids``/``rels``), and
-a tuple is stored as packed integers in three sorted key sets::
+str -> int, ``names``: int -> str; relation names apart in ``rel_ids``/``rels``), and a
+tuple is two packed integers in two sorted key sets::
 
-    fwd     (object, relation, subject)        check(), list(), rows()
-    rev     (subject, object, relation)        relations_of()
-    nested  (object, relation, userset)        only userset subjects: what check() expands
+    fwd   pair << (W + 1) | userset flag << W | subject     check(), list(), rows(), walks
+    rev   subject << (R + W) | pair                         relations_of(), objects_of()
 
-``pair = object << R | relation``; a forward key is ``pair << W | subject`` and a reverse
-key ``subject << (R + W) | pair``, so every query is a range of one key set. Two small
-dicts link a userset subject's id and the pair it names (``pairs``: id -> pair,
-``usersets``: pair -> id), for the expansions of check() and relations_of(). A key set
-is a B+-tree of one level: ``maxes`` (the last key of each chunk) and a tuple of sorted
-chunks of up to ``2 * _CHUNK`` keys, each an ``array('Q')``. With R = 10 and W = 27 bits
-(1,024 relation names and 134M other strings per tenant) a key fits 64 bits; a partition
-that outgrows that is repacked into the wide layout (R = W = 32, plain lists of ints).
-A lookup is two ``bisect`` calls; an array holds a key in 8 bytes, not as an object.
+where ``pair = object << R | relation``. Every query is a range of one key set; a pair's
+userset subjects (``group:eng#member``) carry the flag, so they sort after its direct
+subjects and check() finds the usersets to expand next to the key it just probed (no
+third key set). ``pairs`` (userset id -> the pair it names) and ``usersets`` (the reverse)
+link the two for the expansions. A key set is a B+-tree of one level: ``*_max`` (the last
+key of each chunk) and a tuple of sorted chunks of at most ``2 * _CHUNK`` keys, each an
+``array('Q')``: 8 bytes a key, no object per key. R = 10, W = 26 (1,024 relation names and
+67M other strings per tenant) fit 64 bits; a partition that outgrows them is repacked once
+into the wide layout (R = W = 32, lists of ints: correct, not compact).
 
-Why, measured with ``python bench/bench_relations.py --against REV`` (1,000,000 tuples
-over 10,000 tenants; see BENCHMARKS.md): the nested-dict layout this replaced (object ->
-relation -> tuple/set of interned str, plus a dict per subject for the reverse map) took
-246 MB of process RSS; this one takes about 100 MB, of which ~40 MB are the strings
-themselves and ~16 MB the per-partition string tables. Per partition of 100 tuples, the
-four key sets are ~2 KB where the dicts were ~20 KB. Measured and not taken: a dict keyed
-by a packed (object, relation) int with an ``array`` of members (a dict plus one array per
-pair: ~3x the key sets here, and two objects per pair for the collector); one global string
-table (a 520,000-entry dict and an int object per id above 256: more memory than small
-per-partition tables whose ids stay in CPython's small-int cache); pyroaring or numpy (an
-object per set or per array, and a C call per probe that costs what ``bisect`` does for
-the small sets that dominate; neither earned a dependency). ``check`` is faster than the
-dicts were (three dict lookups and two bisects instead of three dict levels),
-``relations_of`` about the same (it decodes ids back to strings for its result).
+Why, measured (``python bench/bench_relations.py --against 02bebf0 --rounds 3``: 1,000,000
+tuples, 10,000 tenants; the figures are in BENCHMARKS.md). The nested dicts of interned
+strings this replaced took 247 MB of process RSS, ~22.5 KB a 100-tuple partition, most of
+it one dict per subject and per object; this layout takes 110 MB, ~9 KB a partition: the
+~52 strings themselves 3.8 KB (kept: every query and result is strings), their table 2.1 KB
+(a dict and a list), the two key sets 2.1 KB, the userset links 0.6 KB, relation names and
+the partition 0.45 KB. Not taken, each measured on the same data:
+- a dict keyed by packed (object, relation) with an ``array`` of members, and one per
+  subject for the reverse: 10.2 KB a partition for those two maps alone (vs 2.1 KB).
+- pyroaring ``FrozenBitMap64``: a membership probe was ~100 ns against ~260 ns for a bisect
+  on a 100-key array, but one holds 2.2 KB for 100 such keys (the array 0.9 KB), a change
+  copies the whole bitmap, and range scans leave C per key; not worth a dependency.
+- ``map``/``zip`` pipelines for the few keys a query touches: setting them up cost more than
+  the loop they replace (``list(map(and_, keys, repeat(m)))`` 507 ns vs a comprehension's
+  375 ns for three keys), so the hot paths are plain loops; rows() and digest() decode a
+  whole one-chunk partition that way instead.
+numpy was not tried (not a dependency, a C call per probe like pyroaring's).
+
+A bisect on an ``array`` costs about twice one on a list (263 vs 143 ns for 100 keys: each
+probe builds an int), so check() and relations_of() make no helper call while a key set is
+one chunk (most partitions), probe once for a direct tuple, tell from the key after a miss
+when a pair has no usersets, and walk a pair's usersets instead of bisecting for their end.
+With that, check() and relations_of() take what they took with the dicts (less where a
+query reaches many partitions: fewer cache lines per partition); see BENCHMARKS.md.
 
 String tables (and ``pairs``/``usersets``) are append-only and shared by every published
-state of the partition: a writer only appends, so an id means the same string in every state, a reader of an old
-state that meets a newer string finds no key with that id, and no reader ever iterates a
-table. Strings whose tuples are gone stay in the table until the partition is compacted:
-a writer counts names it orphans (and names left by failed batches) and rebuilds the
-partition with fresh tables once that estimate exceeds the live names plus an eighth of
-the tuples, so garbage stays bounded by the live size and each rebuild is paid for by at
-least ``count / 8`` orphanings.
+state of the partition: a writer only appends, so an id means the same string in every
+state, a reader of an old state that meets a newer string finds no key with that id, and
+no reader iterates a table (CPython makes each ``dict.get``/``list`` index atomic). Strings
+whose tuples are gone stay until the partition is compacted: a writer counts the strings it
+orphans (and those a failed batch left) and rebuilds the partition with fresh tables once
+that count exceeds the live strings plus an eighth of the tuples, so garbage stays bounded
+by the live size and each rebuild is paid for by at least ``count / 8`` orphanings.
 
 Concurrency: one writer, any number of lock-free readers. Every published state is
 immutable (apart from the append-only tables above). ``apply`` builds the next state by
-path copying (copy on first write, per batch: the tenant map, the touched partitions'
-``maxes`` and chunk tuples, and only the chunks a change touches) and publishes it with
-one reference assignment, which is atomic in CPython. A reader takes that reference once
-per call, so it sees a whole batch or none of it, never blocks, and cannot hit "changed
-size during iteration". A chunk is at most 2 * _CHUNK keys, so a hot group costs a copy
-of a few KB per batch, not of the group; a lock serialises writers in case two threads
-call ``apply``. Any failure before the reference is swapped leaves the index as it was
-(at most a few unreferenced strings in a table), so batches are all-or-nothing.
+path copying (copy on first write, per batch: the tenant map, a touched partition's
+``*_max`` and chunk tuples, and only the chunks a change touches) and publishes it with one
+reference assignment, which is atomic in CPython. A reader takes that reference once per
+call, so it sees a whole batch or none of it, never blocks, and cannot hit "changed size
+during iteration". A chunk is at most 2 * _CHUNK keys, so a hot group costs a copy of a
+few KB per batch, not of the group; a lock serialises writers in case two threads call
+``apply``. Any failure before the reference is swapped leaves the index as it was (at most
+a few unused strings in a table), so batches are all-or-nothing.
 
 Every query takes the tenant first and works on that tenant's partition only; there is no
-operation that spans tenants except the digest and the snapshot export. Arrays and ints
-are not tracked by the cyclic collector: a partition is a handful of container objects
-however many tuples it holds, which also keeps full collections short (bench_pauses).
+operation that spans tenants except the digest and the snapshot export. Arrays, ints and
+strings are not tracked by the cyclic collector, and a partition is a handful of other
+objects however many tuples it holds, so full collections stay short (bench_pauses).
 """
 
 from __future__ import annotations
