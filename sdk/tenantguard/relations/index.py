@@ -96,6 +96,7 @@ Keys = Sequence[int]  # one sorted chunk: array('Q') (narrow) or list[int] (wide
 Chunks = tuple[Keys, ...]
 _NO_CHUNKS: Chunks = ()
 _NO_MAXES: Keys = ()
+_ONE_CHUNK: Keys = ()  # the maxes of a one-chunk key set (not kept: readers never need them)
 _NO_LINKS: dict[int, int] = {}  # a partition without usersets (never written to: replaced)
 
 
@@ -150,6 +151,10 @@ def _has(maxes: Keys, chunks: Chunks, key: int) -> bool:
 
 def _first(maxes: Keys, chunks: Chunks, lo: int) -> int | None:
     """The smallest key >= ``lo``."""
+    if len(chunks) == 1:
+        chunk = chunks[0]
+        i = bisect_left(chunk, lo)
+        return chunk[i] if i < len(chunk) else None
     i = bisect_left(maxes, lo)
     if i == len(maxes):
         return None
@@ -180,6 +185,13 @@ def _slice(maxes: Keys, chunks: Chunks, lo: int, hi: int) -> Sequence[int]:
 
 def _between(maxes: Keys, chunks: Chunks, lo: int, hi: int) -> Iterator[int]:
     """Keys in ``[lo, hi)``, ascending, lazily (for walks that may stop early)."""
+    if len(chunks) == 1:
+        chunk = chunks[0]
+        for key in islice(chunk, bisect_left(chunk, lo), None):
+            if key >= hi:
+                return
+            yield key
+        return
     i = bisect_left(maxes, lo)
     n = len(maxes)
     if i == n:
@@ -557,21 +569,21 @@ def _factory(rbits: int, w: int) -> Callable[[Iterable[int]], MutableSequence[in
 class _KeySet:
     """Copy-on-first-write editor of one published key set, inside one batch."""
 
-    __slots__ = ("_chunks", "_maxes", "_new", "_owned", "_source", "chunks", "maxes")
+    __slots__ = ("_new", "_owned", "_source", "chunks", "maxes")
 
     def __init__(self, maxes: Keys, chunks: Chunks, new: Callable[[Iterable[int]], MutableSequence[int]],
                  fresh: bool) -> None:
         self._source = (maxes, chunks)
-        self.maxes: MutableSequence[int] | Keys = maxes
+        self.maxes: MutableSequence[int] | Keys = new([chunks[0][-1]]) if len(chunks) == 1 else maxes
         self.chunks: builtins.list[MutableSequence[int]] | Chunks = chunks
         self._new = new
         # None: every chunk here was made in this batch (a partition the batch created)
         self._owned: dict[int, object] | None = None if fresh else {}
 
     def _edit(self) -> tuple[MutableSequence[int], builtins.list[MutableSequence[int]]]:
-        if self.maxes is self._source[0]:
+        if type(self.chunks) is tuple:  # first edit: copy the published maxes and chunk tuple
             self.maxes = self._new(self.maxes)
-            self.chunks = builtins.list(self.chunks)  # type: ignore[arg-type]
+            self.chunks = builtins.list(self.chunks)
         return self.maxes, self.chunks  # type: ignore[return-value]
 
     def _own(self, chunks: builtins.list[MutableSequence[int]], i: int) -> MutableSequence[int]:
@@ -648,9 +660,9 @@ class _KeySet:
             yield from chunk
 
     def frozen(self) -> tuple[Keys, Chunks]:
-        if self.maxes is self._source[0]:
+        if type(self.chunks) is tuple:
             return self._source
-        return self.maxes, tuple(self.chunks)
+        return _ONE_CHUNK if len(self.chunks) == 1 else self.maxes, tuple(self.chunks)
 
 
 class _PartitionWriter:
