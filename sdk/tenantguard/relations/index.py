@@ -387,7 +387,7 @@ class WalkTooBroad(Exception):
 def _by_object(part: _Partition, pairs: Sequence[int]) -> Iterator[tuple[int, builtins.list[int]]]:
     """``(object id, [relation ids])`` from pairs sorted by object."""
     rbits, mask = part.rbits, (1 << part.rbits) - 1
-    current, rels = -1, []
+    current, rels = -1, builtins.list[int]()
     for pair in pairs:
         o = pair >> rbits
         if o != current:
@@ -589,7 +589,7 @@ class _KeySet:
     def _edit(self) -> tuple[MutableSequence[int], builtins.list[MutableSequence[int]]]:
         if type(self.chunks) is tuple:  # first edit: copy the published maxes and chunk tuple
             self.maxes = self._new(self.maxes)
-            self.chunks = builtins.list(self.chunks)
+            self.chunks = builtins.list(self.chunks)  # type: ignore[arg-type]
         return self.maxes, self.chunks  # type: ignore[return-value]
 
     def _own(self, chunks: builtins.list[MutableSequence[int]], i: int) -> MutableSequence[int]:
@@ -597,7 +597,7 @@ class _KeySet:
         owned = self._owned
         if owned is None or id(chunk) in owned:
             return chunk
-        chunk = chunks[i] = chunk[:]  # type: ignore[assignment]
+        chunk = chunks[i] = chunk[:]
         owned[id(chunk)] = chunk
         return chunk
 
