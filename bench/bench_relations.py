@@ -1,40 +1,83 @@
 """Relations index at scale: load time, memory, query latency, snapshot cost.
 
-Run: python bench/bench_relations.py [--count N] [--quick]
+Run: python bench/bench_relations.py [--count N] [--quick] [--against REV ... [--rounds N]]
 Default 1,000,000 tuples over 10,000 tenants (100 per tenant: 30 users, 5 groups, one
 group nested in another, 12 projects granted to users and to groups). Every id is unique
 to its tenant (users are email-shaped), so interning only helps where real data would let
 it: within a tenant, never across tenants.
-Targets: whole-process RSS under 400 MB and load under 20 s for 1M tuples.
+Targets: whole-process RSS under 120 MB and load under 20 s for 1M tuples.
+
+``--against REV`` compares implementations side by side in one run: the relations package
+as committed at REV (``git show REV:sdk/tenantguard/relations/*.py`` into a temporary
+package, imported as ``tenantguard._relations_at_rev`` so its ``..errors``/``..fsutil``
+imports resolve) and the working tree's, each measured in its own subprocess so RSS is
+clean. Nothing of the old code is kept in the repository.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
+import json
 import os
 import platform
 import random
+import re
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
-from tenantguard.relations import (
-    ChangeBatch,
-    RelationChange,
-    RelationIndex,
-    Relationship,
-    read_snapshot,
-    write_snapshot,
-)
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE_PATH = "sdk/tenantguard/relations"
+WORKTREE = "worktree"
 
+# Bound by use_package(): the working tree's relations package unless --impl says otherwise.
+ChangeBatch: Any = None
+RelationChange: Any = None
+RelationIndex: Any = None
+Relationship: Any = None
+read_snapshot: Any = None
+write_snapshot: Any = None
+
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 PER_TENANT = 100
 USERS, GROUPS, PROJECTS = 30, 5, 12
 Parts = tuple[str, str, str, str]
+
+
+def package_at(rev: str, into: Path) -> ModuleType:
+    """The relations package as committed at ``rev``, imported from a temporary directory."""
+    def git(*args: str) -> bytes:
+        return subprocess.run(["git", "-C", str(REPO), *args], check=True, capture_output=True).stdout
+
+    names = git("ls-tree", "--name-only", f"{rev}:{PACKAGE_PATH}").decode().split()
+    for name in names:
+        if name.endswith(".py"):
+            (into / name).write_bytes(git("show", f"{rev}:{PACKAGE_PATH}/{name}"))
+    modname = "tenantguard._relations_at_rev"
+    spec = importlib.util.spec_from_file_location(
+        modname, into / "__init__.py", submodule_search_locations=[str(into)]
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def use_package(module: ModuleType) -> None:
+    global ChangeBatch, RelationChange, RelationIndex, Relationship, read_snapshot, write_snapshot
+    ChangeBatch, RelationChange = module.ChangeBatch, module.RelationChange
+    RelationIndex, Relationship = module.RelationIndex, module.Relationship
+    read_snapshot, write_snapshot = module.read_snapshot, module.write_snapshot
 
 
 def rss_mb() -> float:
@@ -209,14 +252,74 @@ def run(count: int, iterations: int) -> list[tuple[str, str]]:
     return rows
 
 
+def measured_in_subprocess(impl: str, count: int, iterations: int) -> list[tuple[str, str]]:
+    """One implementation's rows, measured in a fresh interpreter (clean RSS, own heap)."""
+    cmd = [sys.executable, __file__, "--impl", impl, "--json", "--count", str(count),
+           "--iterations", str(iterations)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return [tuple(row) for row in json.loads(out.splitlines()[-1])]  # type: ignore[misc]
+
+
+def median_cell(values: list[str]) -> str:
+    """The per-position median of the numbers in one cell over rounds ("5.7 / 23.8 µs")."""
+    numbers = [[float(n.replace(",", "")) for n in NUMBER.findall(v)] for v in values]
+    if len({len(n) for n in numbers}) != 1:
+        return values[-1]
+    medians = iter(statistics.median(col) for col in zip(*numbers, strict=True))
+    template = values[-1]
+
+    def put(match: re.Match[str]) -> str:
+        digits = match.group(0).replace(",", "")
+        decimals = len(digits.partition(".")[2])
+        return f"{next(medians):,.{decimals}f}" if "," in match.group(0) else f"{next(medians):.{decimals}f}"
+
+    return NUMBER.sub(put, template)
+
+
+def compare(revs: list[str], count: int, iterations: int, rounds: int) -> None:
+    impls = [*revs, WORKTREE]
+    cells: dict[str, dict[str, list[str]]] = {impl: {} for impl in impls}
+    for r in range(rounds):  # one implementation at a time, alternating, so load drifts hit all alike
+        for impl in impls if r % 2 == 0 else reversed(impls):
+            print(f"round {r + 1}/{rounds}: measuring {impl} ...", file=sys.stderr, flush=True)
+            for name, value in measured_in_subprocess(impl, count, iterations):
+                cells[impl].setdefault(name, []).append(value)
+    print(f"Python {sys.version.split()[0]}, {platform.machine()}, {os.cpu_count()} CPUs, "
+          f"load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())} at the end; "
+          f"{'median of ' + str(rounds) + ' alternating rounds' if rounds > 1 else 'one round'}\n")
+    print("| measure | " + " | ".join(impls) + " |")
+    print("|---|" + "---:|" * len(impls))
+    for name in cells[WORKTREE]:
+        print(f"| {name} | " + " | ".join(
+            median_cell(cells[impl][name]) if name in cells[impl] else "-" for impl in impls
+        ) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="100,000 tuples (CI smoke)")
     parser.add_argument("--iterations", type=int, default=20_000)
+    parser.add_argument("--against", action="append", default=[], metavar="REV",
+                        help="also measure the relations package at this git revision (repeatable)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="with --against: alternate the implementations this many times, report medians")
+    parser.add_argument("--impl", default=WORKTREE, help=argparse.SUPPRESS)  # REV or worktree
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     count = 100_000 if args.quick else args.count
-    rows = run(count, args.iterations)
+    if args.against:
+        compare(args.against, count, args.iterations, args.rounds)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.impl == WORKTREE:
+            use_package(importlib.import_module("tenantguard.relations"))
+        else:
+            use_package(package_at(args.impl, Path(tmp)))
+        rows = run(count, args.iterations)
+    if args.json:
+        print(json.dumps(rows))
+        return
     print(f"Python {sys.version.split()[0]}, {platform.machine()}, {os.cpu_count()} CPUs\n")
     print("| measure | value |\n|---|---|")
     for name, value in rows:

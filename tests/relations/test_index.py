@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import given, settings
@@ -17,7 +19,9 @@ from tenantguard.relations import (
     Relationship,
     RelationshipInvalid,
     SequenceGap,
+    snapshot_bytes,
 )
+from tenantguard.relations import index as index_module
 
 
 def rel(text: str) -> Relationship:
@@ -373,11 +377,71 @@ def reference_check(tuples: set[tuple[str, str, str, str]], t: str, o: str, r: s
     return False
 
 
-@settings(max_examples=150, deadline=None)
-@given(CHANGES, st.integers(min_value=1, max_value=7))
-def test_index_matches_a_reference_model(changes: list[tuple[str, ...]], size: int) -> None:
+Tuples = set[tuple[str, str, str, str]]
+
+
+def reference_digest(seq: int, tuples: Tuples) -> str:
+    """The digest as its format defines it, from a plain set of tuples: other replicas and
+    sidecars compare these bytes, so the index must produce exactly this."""
+    h = hashlib.sha256(b"tenantguard.relations.digest/1\n")
+    h.update(f"seq={seq}\ncount={len(tuples)}\n".encode())
+    for t, o, r, s in sorted(tuples):
+        h.update(f"{t}/{o}#{r}@{s}\n".encode())
+    return h.hexdigest()
+
+
+def assert_matches_model(index: RelationIndex, tuples: Tuples) -> None:
+    """Every read of the index against its definition on the set of tuples."""
+    assert index.count() == len(tuples)
+    everything = sorted(Relationship(*x) for x in tuples)
+    assert sorted(index.list("acme") + index.list("globex")) == everything
+    for t in ("acme", "globex"):
+        mine = {x for x in tuples if x[0] == t}
+        view = index.tenant(t)
+        assert index.count(t) == len(mine)
+        subjects = {x[3] for x in mine} | {"user:x", "user:y", "group:a#member", "group:b#viewer"}
+        for s in sorted(subjects):
+            held = index.relations_of(t, s)
+            for o in ("group:a", "group:b", "group:c", "project:p"):
+                for r in ("member", "viewer"):
+                    expected = reference_check(tuples, t, o, r, s)
+                    assert index.check(t, o, r, s) == expected
+                    assert (r in held.get(o, [])) == expected
+            assert all(v == sorted(set(v)) and v for v in held.values())
+            assert set(held) <= {x[1] for x in mine}
+            for kind in ("group", "project"):
+                walked = list(view.objects_of(s, kind, 10_000))
+                assert len(walked) == len(set(walked))
+                assert set(walked) == {o for o in held if o.startswith(f"{kind}:")}
+            assert [str(r) for r in index.list(t, subject=s)] == [
+                str(Relationship(*x)) for x in sorted(mine) if x[3] == s
+            ]
+        for o in ("group:a", "group:b", "group:c", "project:p", "user:x"):
+            direct = {(x[2], x[3]) for x in mine if x[1] == o}
+            reached = {s for s in subjects if "#" not in s
+                       and any(reference_check(tuples, t, o, r, s) for r in ("member", "viewer"))}
+            assert set(view.subjects_of(o, "user", 10_000)) == {s for s in reached if s.startswith("user:")}
+            for r in ("member", "viewer"):
+                assert set(view.members(f"{o}#{r}", 10_000)) == {
+                    s for s in subjects if "#" not in s and reference_check(tuples, t, o, r, s)
+                }
+                assert {(x.relation, x.subject) for x in index.list(t, object=o, relation=r)} == {
+                    d for d in direct if d[0] == r
+                }
+            assert {(x.relation, x.subject) for x in index.list(t, object=o)} == direct
+            assert view.holds(o) == any(o in (x[1], x[3], x[3].partition("#")[0]) for x in mine)
+        assert [x.relation for x in index.list(t, relation="viewer")] == ["viewer"] * sum(
+            x[2] == "viewer" for x in mine
+        )
+        assert set(view.all_objects("group", 10_000)) == {x[1] for x in mine if x[1].startswith("group:")}
+        assert set(view.all_subjects("user", 10_000)) == {x[3] for x in mine if x[3].startswith("user:")}
+    assert index.digest() == reference_digest(index.applied_seq, tuples)
+
+
+def apply_in_batches(changes: list[tuple[str, ...]], size: int) -> Iterator[tuple[RelationIndex, Tuples]]:
+    """Apply ``changes`` in batches of ``size``, yielding the index and the model after each."""
     index = RelationIndex()
-    tuples: set[tuple[str, str, str, str]] = set()
+    tuples: Tuples = set()
     for seq, start in enumerate(range(0, len(changes), size), 1):
         chunk = changes[start : start + size]
         index.apply(ChangeBatch(seq, tuple(
@@ -385,21 +449,115 @@ def test_index_matches_a_reference_model(changes: list[tuple[str, ...]], size: i
         )))
         for op, t, o, r, s in chunk:
             (tuples.add if op == "write" else tuples.discard)((t, o, r, s))
-    assert index.count() == len(tuples)
-    assert sorted(index.list("acme") + index.list("globex")) == sorted(
-        Relationship(*x) for x in tuples
-    )
-    for t in ("acme", "globex"):
-        for s in ("user:x", "user:y", "group:a#member"):
-            held = index.relations_of(t, s)
-            for o in ("group:a", "group:b", "group:c", "project:p"):
-                for r in ("member", "viewer"):
-                    expected = reference_check(tuples, t, o, r, s)
-                    assert index.check(t, o, r, s) == expected
-                    assert (r in held.get(o, [])) == expected
-            assert all(v == sorted(set(v)) for v in held.values())
+        yield index, set(tuples)
+
+
+@contextmanager
+def layout(chunk: int, narrow: tuple[int, int]) -> Iterator[None]:
+    """Tiny chunks and a tiny narrow layout, so a few tuples split and merge chunks and
+    widen partitions (the paths a real index reaches only at 100,000s of tuples)."""
+    saved = index_module._CHUNK, index_module._NARROW
+    index_module._CHUNK, index_module._NARROW = chunk, narrow
+    try:
+        yield
+    finally:
+        index_module._CHUNK, index_module._NARROW = saved
+
+
+def check_model(changes: list[tuple[str, ...]], size: int) -> None:
+    views = []
+    index, tuples = RelationIndex(), set()
+    for index, tuples in apply_in_batches(changes, size):
+        views.append((index.view(), tuples))
+    assert_matches_model(index, tuples)
     rebuilt = RelationIndex.from_trusted(index.applied_seq, sorted(tuples))
     assert rebuilt.digest() == index.digest()
+    assert snapshot_bytes(rebuilt) == snapshot_bytes(index)
+    for view, then in views:  # every state published on the way is still exactly as it was
+        assert view.digest() == reference_digest(view.seq, then)
+        for t, o, r, s in then:
+            assert view.tenant(t).check(o, r, s)
+
+
+@settings(max_examples=150, deadline=None)
+@given(CHANGES, st.integers(min_value=1, max_value=7))
+def test_index_matches_a_reference_model(changes: list[tuple[str, ...]], size: int) -> None:
+    check_model(changes, size)
+
+
+@settings(max_examples=100, deadline=None)
+@given(CHANGES, st.integers(min_value=1, max_value=7))
+def test_index_matches_the_model_across_chunk_splits_merges_and_widening(
+    changes: list[tuple[str, ...]], size: int
+) -> None:
+    # chunks split beyond 8 keys and merge at 1; a partition widens past 2 relation names or 8 other strings
+    with layout(chunk=4, narrow=(1, 3)):
+        check_model(changes, size)
+
+
+def test_pinned_digest_and_snapshot_bytes() -> None:
+    """Values computed by the dict-of-strings index this layout replaced: replicas and
+    sidecars running either compare equal."""
+    index = index_with(*GROUPS, "globex / project:p1#viewer @ user:direct", "globex / doc:a.b#owner @ user:x=2E")
+    assert index.digest() == "d8505c540ac94b495ada0c2b82178e220ebf1c8fac79ee2ddc37a1d743bbacb2"
+    assert hashlib.sha256(snapshot_bytes(index)).hexdigest() == (
+        "83129542a67547bf925cd21259e12e843c32d89671c336e146d3967c543149be"
+    )
+
+
+def test_a_failed_batch_leaves_only_unused_strings_behind() -> None:
+    """A failed batch may have numbered new strings (tables are shared, append-only); the
+    retry must still link the userset it names, and nothing it wrote is visible."""
+    index = index_with("acme / project:p#viewer @ user:a")
+    write = RelationChange("write", rel("acme / project:p#viewer @ group:new#member"))
+    member = RelationChange("write", rel("acme / group:new#member @ user:b"))
+    broken = RelationChange("write", rel("acme / project:q#viewer @ user:c"))
+    object.__setattr__(broken, "op", "upsert")
+    with pytest.raises(ChangeBatchInvalid):
+        index.apply(ChangeBatch(2, (write, member, broken)))
+    assert index.list("acme") == [rel("acme / project:p#viewer @ user:a")]
+    assert not index.tenant("acme").holds("group:new")
+    assert not index.check("acme", "project:p", "viewer", "user:b")
+    index.apply(ChangeBatch(2, (write, member)))
+    assert index.check("acme", "project:p", "viewer", "user:b")
+    assert index.relations_of("acme", "user:b") == {"group:new": ["member"], "project:p": ["viewer"]}
+
+
+def test_churn_compacts_the_string_tables() -> None:
+    """Strings of deleted tuples are dropped once they outnumber the live ones."""
+    index = index_with("acme / project:p#viewer @ group:g#member")
+    first = index.view()
+    for i in range(2000):
+        user = f"acme / group:g#member @ user:u{i}"
+        index.apply(batch(index.applied_seq + 1, user))
+        index.apply(batch(index.applied_seq + 1, user, op="delete"))
+    names = index._state.tenants["acme"].names
+    assert len(names) < 200
+    assert index.count() == 1
+    assert index.relations_of("acme", "group:g#member") == {"project:p": ["viewer"]}
+    assert not index.check("acme", "project:p", "viewer", "user:u7")
+    index.apply(batch(index.applied_seq + 1, "acme / group:g#member @ user:u7"))
+    assert index.check("acme", "project:p", "viewer", "user:u7")
+    assert first.digest() == reference_digest(1, {("acme", "project:p", "viewer", "group:g#member")})
+
+
+def test_big_groups_span_chunks() -> None:
+    """A group of thousands: chunk splits on the way up, merges on the way down."""
+    index = index_with("acme / project:p#viewer @ group:big#member")
+    members = [f"user:u{i:05d}" for i in range(3000)]
+    grants = [f"acme / group:big#member @ {m}" for m in members]
+    for start in range(0, len(members), 500):
+        index.apply(batch(index.applied_seq + 1, *grants[start : start + 500]))
+    half = index.view()
+    view = index.tenant("acme")
+    assert sorted(view.members("group:big#member", 10_000)) == members
+    assert all(index.check("acme", "project:p", "viewer", m) for m in members[::97])
+    for start in range(0, len(members), 700):
+        index.apply(batch(index.applied_seq + 1, *grants[start : start + 700 : 2], op="delete"))
+    kept = [m for i, m in enumerate(members) if i % 700 % 2]
+    assert sorted(index.tenant("acme").members("group:big#member", 10_000)) == kept
+    assert [r.subject for r in index.list("acme", object="group:big")] == kept
+    assert half.count == 3001 and sorted(view.members("group:big#member", 10_000)) == members
 
 
 # --------------------------------------------------------------------------- concurrency
