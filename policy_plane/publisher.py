@@ -311,10 +311,12 @@ class Publisher:
                 return None
         return StoredMsg(int(raw.seq or 0), bytes(raw.data or b""), dict(raw.headers or {}))
 
-    async def subject_history(self, stream: str, subject: str) -> AsyncIterator[StoredMsg]:
-        """Every message stored on ``subject``, oldest first (see :mod:`tenantguard.history`)."""
+    async def subject_history(self, stream: str, subject: str, *, start_seq: int = 1,
+                              limit: int = history.SCAN_LIMIT) -> AsyncIterator[StoredMsg]:
+        """Every message stored on ``subject`` from ``start_seq``, oldest first, at most ``limit``
+        (see :mod:`tenantguard.history`)."""
         async with nats_boundary(f"read {subject} history"):
-            async for raw in history.subject_history(self.js, stream, subject):
+            async for raw in history.subject_history(self.js, stream, subject, limit=limit, start_seq=start_seq):
                 yield StoredMsg(int(raw.seq or 0), bytes(raw.data or b""), dict(raw.headers or {}))
 
     async def purge_before(self, stream: str, subject: str, stream_seq: int) -> None:

@@ -35,6 +35,7 @@ from .decisions.explain import Explainer
 from .errors import IdempotencyKeyReused, NotReady
 from .follower import Follower
 from .metrics import PlaneMetrics
+from .migrate import carry_legacy_relations
 from .publisher import Publisher
 from .snapshots import Heartbeat, Snapshotter
 from .state import PlaneState
@@ -201,6 +202,7 @@ class Plane:
     async def start(self) -> None:
         await self.publisher.connect()
         await self.publisher.ensure_topology()
+        await carry_legacy_relations(self.publisher, self.config.event_key, self.state.event_trust, self.config.cells)
         resume_at = await self.state.bootstrap_relations(self.publisher)
         for name, follower in self.followers.items():
             await follower.start(resume_at if name == "relations" else 1)

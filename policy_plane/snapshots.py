@@ -42,6 +42,13 @@ class _Superseded(Exception):
     """A snapshot at least as new was published meanwhile."""
 
 
+async def store_snapshot(publisher: Publisher, key: SigningKey, cell: str, data: bytes) -> bytes:
+    """Store ``data`` (``snapshot_bytes`` of ``cell``'s index) as object ``relations/<cell>/<seq>`` and
+    return its signed manifest, ready to publish on ``tg.snapshots.relations.<cell>``."""
+    await publisher.put_object(topo.BUCKET_SNAPSHOTS, topo.snapshot_object(read_header(data).seq, cell), data)
+    return sign_snapshot_manifest(key, data, cell=cell)
+
+
 class Snapshotter:
     def __init__(self, state: PlaneState, publisher: Publisher, relations: Follower,
                  writer: Callable[[str], SequencedWriter], key: SigningKey, metrics: PlaneMetrics, *, every: int,
@@ -81,8 +88,7 @@ class Snapshotter:
         seq = read_header(data).seq
         if self._done(cell) >= seq:
             return None
-        await self.publisher.put_object(topo.BUCKET_SNAPSHOTS, topo.snapshot_object(seq, cell), data)
-        manifest = sign_snapshot_manifest(self.key, data, cell=cell)
+        manifest = await store_snapshot(self.publisher, self.key, cell, data)
 
         def build() -> bytes:
             if self._done(cell) >= seq:

@@ -76,8 +76,9 @@ class ControlState:
         if not isinstance(bundles, dict) or not all(isinstance(v, dict) for v in bundles.values()):
             raise ValueError("bundles must map scopes to positions")
         positions = rel.get("positions")
-        if positions is None:  # written before cells: one cell
-            positions = {DEFAULT_CELL: {"seq": rel.get("seq", 0), "stream_seq": rel.get("stream_seq", 0)}}
+        if positions is None:  # written before cells: one cell, and a stream seq on the pre-cell subject, which
+            # means nothing on c0's subject (resuming there would wait for batches that never come): dropped
+            positions = {DEFAULT_CELL: {"seq": rel.get("seq", 0), "stream_seq": 0}}
         if not isinstance(positions, dict) or not all(isinstance(v, dict) for v in positions.values()):
             raise ValueError("relation positions must map cells to positions")
         types = rel.get("scope_types")

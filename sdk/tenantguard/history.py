@@ -20,13 +20,15 @@ SCAN_LIMIT: Final = 10_000
 
 
 async def subject_history(js: JetStreamContext, stream: str, subject: str, *,
-                          limit: int = SCAN_LIMIT) -> AsyncIterator[RawStreamMsg]:
-    """Every message stored on ``subject``, oldest first, at most ``limit`` of them.
+                          limit: int = SCAN_LIMIT, start_seq: int = 1) -> AsyncIterator[RawStreamMsg]:
+    """Every message stored on ``subject`` from stream sequence ``start_seq``, oldest first, at
+    most ``limit`` of them.
 
-    One JetStream "next by subject" request per message; nats-py errors other than "no
-    more messages" propagate for the caller's boundary to translate.
+    One JetStream "next by subject" request per message (it reads what is stored, whether or
+    not the stream still lists the subject); nats-py errors other than "no more messages"
+    propagate for the caller's boundary to translate.
     """
-    seq = 1
+    seq = max(1, start_seq)
     for _ in range(limit):
         try:
             msg = await js.get_msg(stream, seq, subject=subject, next=True)
