@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -361,6 +362,31 @@ class Publisher:
                 with contextlib.suppress(Exception):
                     await psub.unsubscribe()
         return out
+
+    async def first_seq_since(self, stream: str, subject: str, since: float) -> int | None:
+        """The sequence of the first message on ``subject`` (a filter) stored at or after ``since``
+        (epoch seconds), None when there is none: an ephemeral consumer by start time, headers
+        only, deleted afterwards."""
+        config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_TIME,
+                                opt_start_time=datetime.datetime.fromtimestamp(since, datetime.UTC),
+                                ack_policy=AckPolicy.NONE, inactive_threshold=60.0, mem_storage=True,
+                                headers_only=True)
+        async with nats_boundary(f"find {stream} messages since {since:.0f}"):
+            psub = await self.js.pull_subscribe(subject, stream=stream, config=config)
+            name: str | None = None
+            try:
+                info = await psub.consumer_info()
+                name = info.name
+                if not info.num_pending:
+                    return None
+                msgs = await psub.fetch(1, timeout=self.request_timeout)
+                return int(msgs[0].metadata.sequence.stream) if msgs else None
+            finally:
+                if name is not None:
+                    with contextlib.suppress(Exception):
+                        await self.js.delete_consumer(stream, name)
+                with contextlib.suppress(Exception):
+                    await psub.unsubscribe()
 
     async def stream_last_seq(self, stream: str) -> int:
         """The last sequence stored in ``stream`` (0 when empty)."""

@@ -5,7 +5,8 @@ Each ``apply_*`` method consumes one message of one stream (called by a
 key exactly as a sidecar would, and updates an in-memory view:
 
 * relations: a :class:`RelationIndex`, bootstrapped from the latest signed snapshot
-  (manifest on ``tg.snapshots.relations``, bytes in ``tg-snapshots``) when there is one;
+  (manifest on ``tg.snapshots.relations``, bytes in ``tg-snapshots``) when there is one,
+  and the idempotency keys of recent writes (:class:`~.idempotency.KeyWindow`);
 * trust: the token trust set of the newest ``trust.update``;
 * revocations: every ``revocation`` event, replayed into a :class:`RevocationList`;
 * bundles: per scope, the newest ``bundle.announce`` and a :class:`BundleStore` holding
@@ -36,13 +37,14 @@ from tenantguard.bundle import DEFAULT_LIMITS, ArchiveLimits, BundleStore, Trust
 from tenantguard.errors import TenantGuardError
 from tenantguard.events import (
     BUNDLE_ANNOUNCE,
+    RELATIONS_BATCH,
     REVOCATION,
     TRUST_UPDATE,
     EventDigestMismatch,
     EventMalformed,
     EventRejected,
     SnapshotManifest,
-    verify_batch,
+    batch_from_event,
     verify_event,
     verify_snapshot_manifest,
 )
@@ -51,6 +53,7 @@ from tenantguard.relations import RelationIndex, SequenceGap, index_from_snapsho
 from tenantguard.revocations import RevocationList
 from tenantguard.rollout import ROLLOUT_STATE, RolloutState
 
+from .idempotency import KeyWindow, keys_of
 from .publisher import STREAM_SEQ_HINT, Publisher, StoredMsg
 from .revocations import apply_record
 
@@ -98,6 +101,7 @@ class PlaneState:
             max_file_bytes=DEFAULT_LIMITS.max_file_bytes, max_files=DEFAULT_LIMITS.max_files)
         self.index = RelationIndex()
         self.relations_broken: str | None = None
+        self.keys = KeyWindow()  # idempotency keys of committed relation writes (see .idempotency)
         self.trust = TrustSet()
         self.trust_seq = 0
         self.revocations: list[dict[str, Any]] = []
@@ -162,16 +166,29 @@ class PlaneState:
         return best
 
     async def apply_relations(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+        """Apply a batch, and remember its idempotency keys, also for a batch the index already
+        holds: a restarting replica reads the key window back this way (see ``Plane.start``),
+        verifying each event but parsing no changes the snapshot already holds."""
         try:
-            batch = verify_batch(data, self.event_trust)
+            event = verify_event(data, self.event_trust, expected_type=RELATIONS_BATCH)
+            batch = batch_from_event(event) if event.seq > self.index.applied_seq else None
         except EventRejected as exc:
             self._refuse(topo.STREAM_RELATIONS, stream_seq, exc)
             return
         try:
-            self.index.apply(batch)
-        except SequenceGap as exc:
-            self.relations_broken = exc.message
-            log.error("relations stream has a gap at stream message %d: %s", stream_seq, exc.message)
+            keys = keys_of(event.payload)
+        except EventMalformed as exc:  # the sidecars apply the batch regardless: so do we
+            log.error("relations batch %d carries malformed idempotency keys: %s", event.seq, exc.message)
+            keys = []
+        if batch is not None:
+            try:
+                self.index.apply(batch)
+            except SequenceGap as exc:
+                self.relations_broken = exc.message
+                log.error("relations stream has a gap at stream message %d: %s", stream_seq, exc.message)
+                return
+        if keys:
+            self.keys.record(event.seq, keys, event.issued_at)
 
     # ------------------------------------------------------------------ trust and revocations
 

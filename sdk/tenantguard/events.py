@@ -61,7 +61,7 @@ import binascii
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NoReturn
 
@@ -414,9 +414,19 @@ def _verify_raw(public: PublicKey, raw: bytes, message: bytes) -> None:
 # --------------------------------------------------------------------------- relations batches
 
 
-def sign_batch(key: SigningKey, batch: ChangeBatch, *, now: float | None = None) -> bytes:
-    """Sign a relations batch; the envelope ``seq`` is the batch sequence (stated once)."""
-    return sign_event(key, RELATIONS_BATCH, {"changes": batch.to_wire()["changes"]}, batch.seq, now=now)
+def sign_batch(key: SigningKey, batch: ChangeBatch, *, now: float | None = None,
+               keys: Sequence[Sequence[str]] = ()) -> bytes:
+    """Sign a relations batch; the envelope ``seq`` is the batch sequence (stated once).
+
+    ``keys``: the plane's idempotency records for the writes the batch carries, one
+    ``[key hash, changes digest]`` pair per write that had an ``Idempotency-Key``, in the
+    payload member ``keys`` (absent when there are none). Readers other than the plane
+    ignore it; the plane's replicas rebuild their "key already committed" window from it.
+    """
+    payload: dict[str, Any] = {"changes": batch.to_wire()["changes"]}
+    if keys:
+        payload["keys"] = [list(pair) for pair in keys]
+    return sign_event(key, RELATIONS_BATCH, payload, batch.seq, now=now)
 
 
 def verify_batch(
