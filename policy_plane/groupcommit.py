@@ -119,7 +119,13 @@ class GroupCommitter:
         self.members = 0  # requests committed in them
         self._pending: deque[Member] = deque()
         self._task: asyncio.Task[None] | None = None
+        self._committing = 0  # members in the group being committed
         self._closed = False
+
+    @property
+    def waiting(self) -> int:
+        """Requests not answered yet: queued, or in the batch being committed."""
+        return len(self._pending) + self._committing
 
     async def submit(self, changes: Sequence[RelationChange], *, key: str | None = None,
                      digest: str | None = None) -> Written:
@@ -147,7 +153,12 @@ class GroupCommitter:
 
     async def _drain(self) -> None:
         while self._pending:
-            await self._commit(self._take())
+            group = self._take()
+            self._committing = len(group)
+            try:
+                await self._commit(group)
+            finally:
+                self._committing = 0
 
     def _take(self) -> list[Member]:
         """The next group: pending members in arrival order up to ``max_changes`` (one when not coalescing)."""

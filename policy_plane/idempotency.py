@@ -88,9 +88,9 @@ class KeyWindow:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def record(self, seq: int, pairs: Iterable[tuple[str, str]], issued_at: float) -> None:
+    def record(self, seq: int, pairs: Iterable[tuple[str, str]], issued_at: float, now: float | None = None) -> None:
         """Remember the keys of batch ``seq``; a key already held keeps its first outcome."""
-        now = time.time()
+        now = time.time() if now is None else now
         if issued_at < now - self.seconds:
             return  # read back from before the window (a restart, or a replayed old event)
         for key, digest in pairs:

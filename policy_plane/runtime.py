@@ -327,7 +327,8 @@ class Plane:
             "bundles": {scope: a.to_wire() for scope, a in sorted(s.announces.items())},
             "rejected_events": {f"{stream}:{code}": n for (stream, code), n in sorted(s.rejected.items())},
             "group_commit": {"on": self.relations_commit.coalesce, "batches": self.relations_commit.batches,
-                             "writes": self.relations_commit.members},
+                             "writes": self.relations_commit.members, "waiting": self.relations_commit.waiting,
+                             "keys": len(s.keys)},
             "conflicts": {name: w.conflicts for name, w in self.writers.items()}
             | {f"bundles:{k}": w.conflicts for k, w in self._bundle_writers.items()},
             "decisions": self.decisions.stats(),
