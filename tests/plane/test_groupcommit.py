@@ -15,12 +15,14 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from tenantguard import topology as topo
 from tenantguard.events import RELATIONS_BATCH, batch_from_event, verify_event
+from tenantguard.natsserver import NatsServer
 from tenantguard.relations import ChangeBatch
 
 from policy_plane.idempotency import key_hash, keys_of
@@ -31,9 +33,9 @@ from .process import PlaneProcess, read_stream
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
 
 
-def _changes(objects: list[str], op: str = "write") -> dict[str, Any]:
+def _changes(objects: list[str], op: str = "write", subject: str = "user:alice") -> dict[str, Any]:
     return {"changes": [{"op": op, "rel": {"tenant": "acme", "object": o, "relation": "member",
-                                           "subject": "user:alice"}} for o in objects]}
+                                           "subject": subject}} for o in objects]}
 
 
 def _http(plane: PlaneProcess) -> httpx.Client:
@@ -43,9 +45,10 @@ def _http(plane: PlaneProcess) -> httpx.Client:
     return plane.clients[0]
 
 
-def _write(plane: PlaneProcess, objects: list[str], key: str | None = None, op: str = "write") -> httpx.Response:
+def _write(plane: PlaneProcess, objects: list[str], key: str | None = None, op: str = "write",
+           subject: str = "user:alice") -> httpx.Response:
     headers = {"Idempotency-Key": key} if key else {}
-    return _http(plane).post("/v1/relations", json=_changes(objects, op), headers=headers)
+    return _http(plane).post("/v1/relations", json=_changes(objects, op, subject), headers=headers)
 
 
 def _stream(world: World) -> list[tuple[ChangeBatch, list[tuple[str, str]]]]:
@@ -61,13 +64,15 @@ def _objects(batch: ChangeBatch) -> list[str]:
     return [c.rel.object for c in batch.changes]
 
 
-def _wait_waiting(plane: PlaneProcess, check: Callable[[int], bool], timeout: float = 10.0) -> int:
+def _wait_waiting(plane: PlaneProcess, check: Callable[[int], bool], timeout: float = 10.0,
+                  sent: Future[httpx.Response] | None = None) -> int:
     """Poll (tightly: NATS is paused meanwhile, and the replica gives up on it after a few
-    seconds of silence) until the number of writes waiting in the replica passes ``check``."""
+    seconds of silence) until the number of writes waiting in the replica passes ``check``
+    (or ``sent`` was answered without waiting: the test then sees that answer)."""
     deadline = time.monotonic() + timeout
     while True:
         waiting = int(_http(plane).get("/v1/status").json()["group_commit"]["waiting"])
-        if check(waiting):
+        if check(waiting) or (sent is not None and sent.done()):
             return waiting
         assert time.monotonic() < deadline, f"{waiting} writes waiting"
         time.sleep(0.005)
@@ -90,7 +95,7 @@ def _queue(pool: ThreadPoolExecutor, plane: PlaneProcess, send: Callable[[], htt
     """Send a write and return once the replica holds it (so the next one arrives after it)."""
     before = _wait_waiting(plane, lambda _: True)
     future = pool.submit(send)
-    _wait_waiting(plane, lambda waiting: waiting > before)
+    _wait_waiting(plane, lambda waiting: waiting > before, sent=future)
     return future
 
 
@@ -252,3 +257,29 @@ def test_two_replicas_under_concurrent_keyed_load_never_commit_a_key_twice(world
     assert [batch.seq for batch, _ in stored] == list(range(1, len(stored) + 1))
     # how often the replicas collided depends on scheduling; it is reported, never asserted
     print(f"conflicts: {[p.status()['conflicts']['relations'] for p in (a, b)]}, {len(stored)} batches")
+
+
+def test_writes_that_fit_alone_but_not_together_under_max_payload_go_in_separate_batches(tmp_path: Path) -> None:
+    """Three writes of ~170 KB each against a NATS with a 256 KiB max_payload: each fits alone,
+    no two fit together once signed; each is committed, in its own batch, in order."""
+    with NatsServer(tmp_path / "nats", max_payload=256 * 1024) as server:
+        world = World(tmp_path, server)
+        try:
+            plane = world.start()
+            _write(plane, ["doc:warm"]).raise_for_status()
+            long = "x" * 250
+            bodies = [[f"doc:{i}{long}{j}" for j in range(300)] for i in range(3)]
+            with ThreadPoolExecutor(4) as pool:
+                with _nats_paused(world):
+                    blocker = _queue(pool, plane, lambda: _write(plane, ["doc:blocker"]))
+                    queued = [_queue(pool, plane, lambda objs=objs: _write(plane, objs, subject=f"user:{long}"))
+                              for objs in bodies]
+                answers = [blocker.result(), *(f.result() for f in queued)]
+            assert all(a.status_code == 200 for a in answers), [a.text[:200] for a in answers]
+            tokens = [a.json()["consistency_token"] for a in answers]
+            assert tokens == list(range(tokens[0], tokens[0] + 4))
+            stored = {batch.seq: _objects(batch) for batch, _ in _stream(world)}
+            assert [stored[t] for t in tokens[1:]] == bodies
+        finally:
+            for p in world.planes:
+                p.stop()
