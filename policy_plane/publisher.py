@@ -51,7 +51,9 @@ log = logging.getLogger(__name__)
 
 EXPECTED_LAST_SUBJECT_SEQ: Final = "Nats-Expected-Last-Subject-Sequence"
 MSG_ID: Final = "Nats-Msg-Id"
-DUPLICATE_WINDOW: Final = 600.0  # seconds an idempotency key is remembered by the sequenced streams
+DUPLICATE_WINDOW: Final = 600.0  # seconds JetStream remembers a Nats-Msg-Id: revocations (relation writes keep
+# their keys in the replicated state, see idempotency.py; the window stays on TG_RELATIONS for replicas of
+# earlier versions during a rolling upgrade)
 PING_INTERVAL: Final = 1.0  # seconds between client pings; a node that misses MAX_OUTSTANDING_PINGS is left
 MAX_OUTSTANDING_PINGS: Final = 3  # so a hung node (alive to TCP, answering nothing) is left within ~4 s
 FOLLOW_HEARTBEAT: Final = 0.5  # ordered consumers: two missed heartbeats (1 s) and nats-py resets them
