@@ -1,6 +1,6 @@
 """Policy plane write throughput through the real HTTP API, group commit off and on, side by side.
 
-Run: python bench/bench_plane.py [--quick] [--seconds S] [--replicas N]
+Run: python bench/bench_plane.py [--quick] [--seconds S] [--replicas N] [--sizes 1,100,1000] [--clients 1,8]
 Starts two nats-servers (free ports, temporary JetStream stores), and on each N plane
 replicas (``tenantguard plane serve``, real uvicorn): one set with
 ``TG_PLANE_GROUP_COMMIT=0`` (one signed batch per request, today's path), one with group
@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 from itertools import count
 from pathlib import Path
@@ -190,14 +191,28 @@ async def _load(urls: list[str], size: int, clients: int, seconds: float, client
 
 def run(urls: list[str], size: int, clients: int, seconds: float, client: str = "raw",
         pids: tuple[int, ...] = ()) -> dict[str, float]:
-    """One scenario; with ``pids`` (planes, then the nats-server), their CPU per request too."""
-    before = [_cpu_seconds(pid) for pid in pids]
+    """One scenario; with ``pids`` (planes, then the nats-server), their CPU per request too, and
+    from the planes' status the batches committed and the expected-sequence conflicts between them."""
+    before, counts = [_cpu_seconds(pid) for pid in pids], _batches_and_conflicts(urls) if pids else (0, 0)
     result = asyncio.run(_load(urls, size, clients, seconds, client))
     spent = [_cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]
     if spent:
         result["plane_us"] = sum(spent[:-1]) / result["requests"] * 1e6
         result["nats_us"] = spent[-1] / result["requests"] * 1e6
+        after = _batches_and_conflicts(urls)
+        result["per_batch"] = result["requests"] / max(1, after[0] - counts[0])
+        result["conflicts"] = after[1] - counts[1]
     return result
+
+
+def _batches_and_conflicts(urls: list[str]) -> tuple[int, int]:
+    """Relation batches committed and sequence conflicts met, summed over the replicas (/v1/status)."""
+    batches = conflicts = 0
+    for url in urls:
+        status = json.loads(urllib.request.urlopen(url + "/v1/status", timeout=30).read())  # noqa: S310 (local)
+        batches += status["group_commit"]["batches"]
+        conflicts += status["conflicts"]["relations"]
+    return batches, conflicts
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -246,6 +261,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=None, help="seconds per scenario and mode (default 5)")
     parser.add_argument("--replicas", type=int, default=2)
     parser.add_argument("--sizes", default="1,100,1000", help="writes per request, comma-separated")
+    parser.add_argument("--clients", default="1,8", help="concurrent clients, comma-separated (1: on one replica)")
     options = parser.parse_args()
     seconds = options.seconds or (2.0 if options.quick else 5.0)
     socket.setdefaulttimeout(60)
@@ -261,14 +277,15 @@ def main() -> None:
         replicas = options.replicas
         with plane_set(root, "off", replicas, False) as off, plane_set(root, "on", replicas, True) as on:
             for size in (int(x) for x in options.sizes.split(",")):
-                for clients in (1, 8):
+                for clients in (int(x) for x in options.clients.split(",")):
                     for mode, (urls, pids) in (("off", off), ("on", on)):
                         n = 1 if clients == 1 else len(urls)
                         result = run(urls[:n], size, clients, seconds, pids=(*pids[:n], pids[-1]))
                         rows.append((size, clients, n, mode, result))
     load_after = os.getloadavg()
     flags = ((" --quick" if options.quick else "") + (f" --seconds {options.seconds:g}" if options.seconds else "")
-             + (f" --sizes {options.sizes}" if options.sizes != "1,100,1000" else ""))
+             + (f" --sizes {options.sizes}" if options.sizes != "1,100,1000" else "")
+             + (f" --clients {options.clients}" if options.clients != "1,8" else ""))
     print(f"Command: `python bench/bench_plane.py{flags}` ({platform.python_implementation()} "
           f"{platform.python_version()}, {_free_cpu_count()} CPUs, {seconds:g} s per row; load average "
           f"{load_before[0]:.2f} before, {load_after[0]:.2f} after)\n")
@@ -276,12 +293,12 @@ def main() -> None:
         print(f"Load generator alone ({client}, 8 connections, a trivial server): {g['requests_s']:.0f} "
               f"requests/s, {g['client_us']:.0f} us CPU per request")
     print("\n| writes per request | clients | replicas | group commit | requests/s | tuples/s | p50 ms | p99 ms "
-          "| CPU us/request: planes | nats | client |")
-    print("|---:|---:|---:|:--|---:|---:|---:|---:|---:|---:|---:|")
+          "| requests per batch | conflicts | CPU us/request: planes | nats | client |")
+    print("|---:|---:|---:|:--|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size, clients, n, mode, r in rows:
         print(f"| {size} | {clients} | {n} | {mode} | {r['requests_s']:.0f} | {r['tuples_s']:.0f} "
-              f"| {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['plane_us']:.0f} | {r['nats_us']:.0f} "
-              f"| {r['client_us']:.0f} |")
+              f"| {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['per_batch']:.1f} | {r['conflicts']:.0f} "
+              f"| {r['plane_us']:.0f} | {r['nats_us']:.0f} | {r['client_us']:.0f} |")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,10 @@ batch followed by B's would. What cannot share a batch waits for the next one:
   outcome, i.e. the next round, where the key is committed (or not, if it failed);
 * members past the change bound, or past NATS' max_payload once signed, wait too.
 
+A batch that loses the sequence race to another replica is built again on the newer
+state, and takes in what queued meanwhile (after its members, so arrival order holds):
+under contention between replicas, batches grow instead of retries piling up.
+
 The plan is made inside ``build``, which the writer calls right after reading the
 expected sequence and again after each catch-up, so the key check always sees the state
 the batch is published on top of. If the commit fails, every member included gets the
@@ -154,7 +158,6 @@ class GroupCommitter:
     async def _drain(self) -> None:
         while self._pending:
             group = self._take()
-            self._committing = len(group)
             try:
                 await self._commit(group)
             finally:
@@ -163,7 +166,12 @@ class GroupCommitter:
     def _take(self) -> list[Member]:
         """The next group: pending members in arrival order up to ``max_changes`` (one when not coalescing)."""
         group: list[Member] = []
-        total = 0
+        self._absorb(group)
+        return group
+
+    def _absorb(self, group: list[Member]) -> None:
+        """Move pending members to the end of ``group`` (arrival order kept) while they fit."""
+        total = sum(len(m.changes) for m in group)
         while self._pending:
             member = self._pending[0]
             if member.future.done():  # the caller went away before anything was published
@@ -173,13 +181,15 @@ class GroupCommitter:
                 break
             group.append(self._pending.popleft())
             total += len(member.changes)
-        return group
+        self._committing = len(group)
 
     async def _commit(self, group: list[Member]) -> None:
         """Commit one group and answer each member; on failure the members included get the error."""
         built: list[tuple[Plan, int]] = []
 
         def build() -> bytes:
+            if built:  # again, after losing a sequence race to another replica: take in what queued meanwhile
+                self._absorb(group)
             p = plan(group, self.window)
             while p.included:
                 seq, data = self.sign(p.included)
