@@ -230,7 +230,9 @@ class GroupCommitter:
                                                  consistency_token=first))
         self._pending.extendleft(reversed(p.deferred))
         if error is not None:
-            _fail(p.included, error)
+            # the members included, and any taken in by a rebuild that failed before planning them
+            deferred = {id(m) for m in p.deferred}
+            _fail([m for m in group if id(m) not in deferred], error)
             return
         if p.included:
             self.batches += 1

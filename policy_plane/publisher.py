@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -366,29 +365,35 @@ class Publisher:
         return out
 
     async def first_seq_since(self, stream: str, subject: str, since: float) -> int | None:
-        """The sequence of the first message on ``subject`` (a filter) stored at or after ``since``
-        (epoch seconds), None when there is none: an ephemeral consumer by start time, headers
-        only, deleted afterwards."""
-        config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_TIME,
-                                opt_start_time=datetime.datetime.fromtimestamp(since, datetime.UTC),
-                                ack_policy=AckPolicy.NONE, inactive_threshold=60.0, mem_storage=True,
-                                headers_only=True)
-        async with nats_boundary(f"find {stream} messages since {since:.0f}"):
-            psub = await self.js.pull_subscribe(subject, stream=stream, config=config)
-            name: str | None = None
+        """The sequence of the first message on ``subject`` stored at or after ``since`` (epoch
+        seconds), None when there is none. A binary search over stored times with message gets
+        (about log2(messages) requests, served by the stream leader): no consumer is created,
+        so a replica starting while the cluster is busy adds no work to its meta layer."""
+        first, last = await self.stream_bounds(stream)
+        if last < max(first, 1):
+            return None
+        lo, hi = max(first, 1), last
+        newest = await self._next_stored(stream, subject, hi)
+        if newest is None or newest[1] < since:
+            return None
+        while lo < hi:  # the smallest position whose next stored message is recent enough
+            mid = (lo + hi) // 2
+            found = await self._next_stored(stream, subject, mid)
+            if found is not None and found[1] >= since:
+                hi = mid
+            else:
+                lo = mid + 1
+        found = await self._next_stored(stream, subject, lo)
+        return found[0] if found is not None else None
+
+    async def _next_stored(self, stream: str, subject: str, seq: int) -> tuple[int, float] | None:
+        """(sequence, stored time) of the first message on ``subject`` at or after ``seq``."""
+        async with nats_boundary(f"read {stream} from {seq}"):
             try:
-                info = await psub.consumer_info()
-                name = info.name
-                if not info.num_pending:
-                    return None
-                msgs = await psub.fetch(1, timeout=self.request_timeout)
-                return int(msgs[0].metadata.sequence.stream) if msgs else None
-            finally:
-                if name is not None:
-                    with contextlib.suppress(Exception):
-                        await self.js.delete_consumer(stream, name)
-                with contextlib.suppress(Exception):
-                    await psub.unsubscribe()
+                raw = await self.js.get_msg(stream, seq, subject=subject, next=True)
+            except nats.js.errors.NotFoundError:
+                return None
+        return int(raw.seq or 0), raw.time.timestamp() if raw.time is not None else 0.0
 
     async def stream_last_seq(self, stream: str) -> int:
         """The last sequence stored in ``stream`` (0 when empty)."""
