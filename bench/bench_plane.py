@@ -1,42 +1,74 @@
-"""Policy plane write throughput: batches/s and tuples/s through the real HTTP API.
+"""Policy plane write throughput through the real HTTP API, group commit off and on, side by side.
 
-Run: python bench/bench_plane.py [--quick] [--replicas N]
-Starts its own nats-server (free port, temporary JetStream store) and N plane replicas
-(``tenantguard plane serve``, real uvicorn), then POSTs ``/v1/relations`` batches of 1,
-100 and 1,000 writes, from one client (latency-bound: each write waits until it is
-stored in JetStream and applied back by the replica) and from 8 concurrent clients
-spread over the replicas. Prints a Markdown table; nothing is asserted.
+Run: python bench/bench_plane.py [--quick] [--seconds S] [--replicas N] [--sizes 1,100,1000] [--clients 1,8]
+Starts two nats-servers (free ports, temporary JetStream stores), and on each N plane
+replicas (``tenantguard plane serve``, real uvicorn): one set with
+``TG_PLANE_GROUP_COMMIT=0`` (one signed batch per request, today's path), one with group
+commit on (concurrent requests in a replica share a batch). For each scenario (batches of
+1, 100 and 1,000 writes; 1 client on 1 replica, then 8 clients spread over the replicas)
+it runs the off set, then the on set, for a fixed time each, and prints writes/s and
+latency. Every request carries its own ``Idempotency-Key``, as the SDK's client sends.
+
+The load generator is this process: asyncio, aiohttp, one keep-alive connection per
+client. Its own ceiling is measured first against a trivial HTTP server (a fixed answer
+written by a bare asyncio protocol in a child process) and printed, with the load
+average, so a reader can tell the plane's limit from the generator's. Nothing is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
 import os
 import platform
 import selectors
 import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+import urllib.request
+from collections.abc import Iterator
 from itertools import count
 from pathlib import Path
 
-import httpx
+import aiohttp
 from tenantguard.keys import SigningKey, write_private
 from tenantguard.natsserver import NatsServer
 
 TENANTGUARD = str(Path(sys.executable).with_name("tenantguard"))
 TOKEN = "bench-admin-token-" + "0" * 32
 _ids = count()
+TRIVIAL_SERVER = r"""
+import asyncio, sys
+ANSWER = b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 24\r\n\r\n{"consistency_token": 1}'
+class Answer(asyncio.Protocol):
+    def connection_made(self, transport): self.t, self.buf = transport, b""
+    def data_received(self, data):
+        self.buf += data
+        while True:  # one answer per complete request (headers + content-length body)
+            head, sep, rest = self.buf.partition(b"\r\n\r\n")
+            if not sep: return
+            length = next((int(l.split(b":")[1]) for l in head.split(b"\r\n")
+                           if l.lower().startswith(b"content-length")), 0)
+            if len(rest) < length: return
+            self.buf = rest[length:]
+            self.t.write(ANSWER)
+async def main():
+    server = await asyncio.get_running_loop().create_server(Answer, "127.0.0.1", 0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    await server.serve_forever()
+asyncio.run(main())
+"""
 
 
-def start_plane(args: list[str]) -> tuple[subprocess.Popen[str], str]:
+def start_plane(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([TENANTGUARD, "plane", "serve", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            stderr=subprocess.DEVNULL, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1", **env})
     assert proc.stdout is not None
     selector = selectors.DefaultSelector()
     selector.register(proc.stdout, selectors.EVENT_READ)
@@ -52,76 +84,221 @@ def start_plane(args: list[str]) -> tuple[subprocess.Popen[str], str]:
     raise SystemExit("plane did not start")
 
 
-def batch(size: int) -> dict[str, object]:
+def body(size: int) -> bytes:
+    """One request body: ``size`` writes of fresh tuples (never a no-op)."""
     n = next(_ids)
-    return {"changes": [{"op": "write", "rel": {"tenant": f"t{n % 100}", "object": f"doc:b{n}-{i}",
-                                                 "relation": "viewer", "subject": f"user:u{i}"}}
-                        for i in range(size)]}
+    return json.dumps({"changes": [{"op": "write", "rel": {"tenant": f"t{n % 100}", "object": f"doc:b{n}-{i}",
+                                                            "relation": "viewer", "subject": f"user:u{i}"}}
+                                   for i in range(size)]}).encode()
 
 
-def run(urls: list[str], size: int, batches: int, clients: int) -> dict[str, float]:
-    bodies = [batch(size) for _ in range(batches)]
-    per_client = [bodies[i::clients] for i in range(clients)]
+class _Http(asyncio.Protocol):
+    """A bare HTTP/1.1 keep-alive client connection: one request at a time, answers with content-length.
+    About a tenth of aiohttp's CPU per request, so the generator stays out of the plane's way."""
 
-    def work(index: int) -> list[float]:
-        latencies = []
-        with httpx.Client(base_url=urls[index % len(urls)], timeout=60,
-                          headers={"Authorization": f"Bearer {TOKEN}"}) as http:
-            http.get("/health")
-            for body in per_client[index]:
-                started = time.perf_counter()
-                response = http.post("/v1/relations", json=body)
-                latencies.append(time.perf_counter() - started)
-                response.raise_for_status()
-        return latencies
+    def __init__(self) -> None:
+        self.buf = b""
+        self.waiter: asyncio.Future[tuple[int, bytes]] | None = None
+        self.transport: asyncio.Transport | None = None
 
-    with ThreadPoolExecutor(clients) as pool:
-        for url in urls:  # warm: pay scrypt for the admin token once per replica
-            httpx.post(f"{url}/v1/relations", json=batch(1), headers={"Authorization": f"Bearer {TOKEN}"},
-                       timeout=60).raise_for_status()
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        head, sep, rest = self.buf.partition(b"\r\n\r\n")
+        if not sep:
+            return
+        length = 0
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.lower() == b"content-length":
+                length = int(value)
+        if len(rest) < length or self.waiter is None:
+            return
+        self.buf = rest[length:]
+        self.waiter.set_result((int(head[9:12]), rest[:length]))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_exception(ConnectionError("connection closed"))
+
+    async def post(self, path: str, data: bytes, headers: str) -> tuple[int, bytes]:
+        assert self.transport is not None
+        self.waiter = asyncio.get_running_loop().create_future()
+        head = f"POST {path} HTTP/1.1\r\nHost: bench\r\n{headers}Content-Length: {len(data)}\r\n\r\n"
+        self.transport.write(head.encode() + data)
+        return await self.waiter
+
+
+async def _raw_client(url: str, size: int, until: float, latencies: list[float]) -> None:
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    _, conn = await asyncio.get_running_loop().create_connection(_Http, host, int(port))
+    headers = f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n"
+    try:
+        while time.perf_counter() < until:
+            data = body(size)
+            started = time.perf_counter()
+            key = f"Idempotency-Key: bench-{next(_ids)}\r\n"
+            status, answer = await conn.post("/v1/relations", data, headers + key)
+            latencies.append(time.perf_counter() - started)
+            if status != 200:
+                raise SystemExit(f"write failed: {status} {answer[:300]!r}")
+    finally:
+        if conn.transport is not None:
+            conn.transport.close()
+
+
+async def _aiohttp_client(session: aiohttp.ClientSession, url: str, size: int, until: float,
+                          latencies: list[float]) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    while time.perf_counter() < until:
+        data = body(size)
+        headers["Idempotency-Key"] = f"bench-{next(_ids)}"
         started = time.perf_counter()
-        latencies = [x for chunk in pool.map(work, range(clients)) for x in chunk]
-        elapsed = time.perf_counter() - started
+        async with session.post(url + "/v1/relations", data=data, headers=headers) as response:
+            await response.read()
+            if response.status != 200:
+                raise SystemExit(f"write failed: {response.status} {await response.text()}")
+        latencies.append(time.perf_counter() - started)
+
+
+async def _load(urls: list[str], size: int, clients: int, seconds: float, client: str) -> dict[str, float]:
+    latencies: list[float] = []
+    connector = aiohttp.TCPConnector(limit=clients, limit_per_host=clients)
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=60)) as session:
+        for url in set(urls):  # warm: scrypt for the admin token once per replica
+            async with session.post(url + "/v1/relations", data=body(1),
+                                    headers={"Authorization": f"Bearer {TOKEN}",
+                                             "Content-Type": "application/json"}) as response:
+                await response.read()
+                response.raise_for_status()
+        cpu, started = time.process_time(), time.perf_counter()
+        until = started + seconds
+        if client == "raw":
+            await asyncio.gather(*(_raw_client(urls[i % len(urls)], size, until, latencies) for i in range(clients)))
+        else:
+            await asyncio.gather(*(_aiohttp_client(session, urls[i % len(urls)], size, until, latencies)
+                                   for i in range(clients)))
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     latencies.sort()
-    return {"batches_s": batches / elapsed, "tuples_s": batches * size / elapsed,
-            "p50_ms": statistics.median(latencies) * 1000, "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000}
+    return {"requests": len(latencies), "requests_s": len(latencies) / elapsed,
+            "tuples_s": len(latencies) * size / elapsed, "p50_ms": statistics.median(latencies) * 1000,
+            "p99_ms": latencies[max(0, int(len(latencies) * 0.99) - 1)] * 1000,
+            "client_us": cpu / len(latencies) * 1e6, "elapsed": elapsed}
+
+
+def run(urls: list[str], size: int, clients: int, seconds: float, client: str = "raw",
+        pids: tuple[int, ...] = ()) -> dict[str, float]:
+    """One scenario; with ``pids`` (planes, then the nats-server), their CPU per request too, and
+    from the planes' status the batches committed and the expected-sequence conflicts between them."""
+    before, counts = [_cpu_seconds(pid) for pid in pids], _batches_and_conflicts(urls) if pids else (0, 0)
+    result = asyncio.run(_load(urls, size, clients, seconds, client))
+    spent = [_cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]
+    if spent:
+        result["plane_us"] = sum(spent[:-1]) / result["requests"] * 1e6
+        result["nats_us"] = spent[-1] / result["requests"] * 1e6
+        after = _batches_and_conflicts(urls)
+        result["per_batch"] = result["requests"] / max(1, after[0] - counts[0])
+        result["conflicts"] = after[1] - counts[1]
+    return result
+
+
+def _batches_and_conflicts(urls: list[str]) -> tuple[int, int]:
+    """Relation batches committed and sequence conflicts met, summed over the replicas (/v1/status)."""
+    batches = conflicts = 0
+    for url in urls:
+        status = json.loads(urllib.request.urlopen(url + "/v1/status", timeout=30).read())  # noqa: S310 (local)
+        batches += status["group_commit"]["batches"]
+        conflicts += status["conflicts"]["relations"]
+    return batches, conflicts
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def trivial_server() -> Iterator[str]:
+    proc = subprocess.Popen([sys.executable, "-c", TRIVIAL_SERVER], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield f"http://127.0.0.1:{int(proc.stdout.readline())}"
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def plane_set(root: Path, name: str, replicas: int, group_commit: bool) -> Iterator[tuple[list[str], tuple[int, ...]]]:
+    """A nats-server and ``replicas`` planes on it, group commit on or off (through its env variable)."""
+    with NatsServer(root / f"nats-{name}") as server:
+        args = ["--nats", server.url, "--event-key", str(root / "event.pem"), "--bundle-key",
+                str(root / "bundle.pem"), "--admin-token-file", str(root / "admin.token"), "--port", "0",
+                "--snapshot-every", "100000", "--snapshot-seconds", "3600"]
+        env = {"TG_PLANE_GROUP_COMMIT": "1" if group_commit else "0"}
+        planes = [start_plane(args, env) for _ in range(max(1, replicas))]
+        try:
+            assert server.pid is not None
+            yield [url for _, url in planes], (*(proc.pid for proc, _ in planes), server.pid)
+        finally:
+            for proc, _ in planes:
+                proc.send_signal(signal.SIGTERM)
+            for proc, _ in planes:
+                proc.wait(timeout=20)
+
+
+def _free_cpu_count() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer batches")
+    parser.add_argument("--quick", action="store_true", help="shorter runs")
+    parser.add_argument("--seconds", type=float, default=None, help="seconds per scenario and mode (default 5)")
     parser.add_argument("--replicas", type=int, default=2)
+    parser.add_argument("--sizes", default="1,100,1000", help="writes per request, comma-separated")
+    parser.add_argument("--clients", default="1,8", help="concurrent clients, comma-separated (1: on one replica)")
     options = parser.parse_args()
-    scale = 0.2 if options.quick else 1.0
-    plan = [(1, int(400 * scale)), (100, int(200 * scale)), (1000, int(50 * scale))]
+    seconds = options.seconds or (2.0 if options.quick else 5.0)
+    socket.setdefaulttimeout(60)
+    load_before = os.getloadavg()
+    with trivial_server() as url:
+        generator = {client: run([url], 1, 8, min(seconds, 3.0), client) for client in ("aiohttp", "raw")}
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         SigningKey.generate().save(root / "event.pem")
         SigningKey.generate().save(root / "bundle.pem")
         write_private(root / "admin.token", TOKEN.encode())
-        with NatsServer(root / "nats") as server:
-            args = ["--nats", server.url, "--event-key", str(root / "event.pem"), "--bundle-key",
-                    str(root / "bundle.pem"), "--admin-token-file", str(root / "admin.token"), "--port", "0",
-                    "--snapshot-every", "100000", "--snapshot-seconds", "3600"]
-            planes = [start_plane(args) for _ in range(max(1, options.replicas))]
-            urls = [url for _, url in planes]
-            try:
-                rows = []
-                for size, batches in plan:
-                    for clients, targets in ((1, urls[:1]), (8, urls)):
-                        result = run(targets, size, batches, clients)
-                        rows.append((size, clients, len(targets), batches, result))
-            finally:
-                for proc, _ in planes:
-                    proc.send_signal(signal.SIGTERM)
-                    proc.wait(timeout=20)
-    print(f"Command: `python bench/bench_plane.py{' --quick' if options.quick else ''}` "
-          f"({platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs)\n")
-    print("| batch size | clients | replicas | batches | batches/s | tuples/s | p50 ms | p99 ms |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for size, clients, replicas, batches, r in rows:
-        print(f"| {size} | {clients} | {replicas} | {batches} | {r['batches_s']:.0f} | {r['tuples_s']:.0f} "
-              f"| {r['p50_ms']:.2f} | {r['p99_ms']:.2f} |")
+        replicas = options.replicas
+        with plane_set(root, "off", replicas, False) as off, plane_set(root, "on", replicas, True) as on:
+            for size in (int(x) for x in options.sizes.split(",")):
+                for clients in (int(x) for x in options.clients.split(",")):
+                    for mode, (urls, pids) in (("off", off), ("on", on)):
+                        n = 1 if clients == 1 else len(urls)
+                        result = run(urls[:n], size, clients, seconds, pids=(*pids[:n], pids[-1]))
+                        rows.append((size, clients, n, mode, result))
+    load_after = os.getloadavg()
+    flags = ((" --quick" if options.quick else "") + (f" --seconds {options.seconds:g}" if options.seconds else "")
+             + (f" --sizes {options.sizes}" if options.sizes != "1,100,1000" else "")
+             + (f" --clients {options.clients}" if options.clients != "1,8" else ""))
+    print(f"Command: `python bench/bench_plane.py{flags}` ({platform.python_implementation()} "
+          f"{platform.python_version()}, {_free_cpu_count()} CPUs, {seconds:g} s per row; load average "
+          f"{load_before[0]:.2f} before, {load_after[0]:.2f} after)\n")
+    for client, g in generator.items():
+        print(f"Load generator alone ({client}, 8 connections, a trivial server): {g['requests_s']:.0f} "
+              f"requests/s, {g['client_us']:.0f} us CPU per request")
+    print("\n| writes per request | clients | replicas | group commit | requests/s | tuples/s | p50 ms | p99 ms "
+          "| requests per batch | conflicts | CPU us/request: planes | nats | client |")
+    print("|---:|---:|---:|:--|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for size, clients, n, mode, r in rows:
+        print(f"| {size} | {clients} | {n} | {mode} | {r['requests_s']:.0f} | {r['tuples_s']:.0f} "
+              f"| {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['per_batch']:.1f} | {r['conflicts']:.0f} "
+              f"| {r['plane_us']:.0f} | {r['nats_us']:.0f} | {r['client_us']:.0f} |")
 
 
 if __name__ == "__main__":

@@ -121,6 +121,10 @@ def serve(
         min=1, max=1440, envvar=ENV + "CONSOLE_IDLE_MINUTES",
         help="A console session ends after this many minutes without a request (sessions are kept in memory "
              "and end with the replica)")] = 15.0,
+    group_commit: Annotated[bool, typer.Option(
+        "--group-commit/--no-group-commit", envvar=ENV + "GROUP_COMMIT",
+        help="Concurrent relation writes in this replica share one signed batch (each still gets its own "
+             "answer); off: one batch per request (TG_PLANE_GROUP_COMMIT=0)")] = True,
     nats_user: Annotated[str | None, typer.Option(
         envvar=ENV + "NATS_USER", help=NATS_HELP["user"])] = None,
     nats_password_file: Annotated[Path | None, typer.Option(
@@ -179,6 +183,7 @@ def serve(
         impact_sample=impact_sample,
         console=console,
         console_idle_seconds=console_idle_minutes * 60,
+        group_commit=group_commit,
     )
     run(Plane(config))
 

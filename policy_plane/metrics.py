@@ -27,8 +27,6 @@ class _Read(Collector):
 class PlaneMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.relation_batches = Counter("tg_plane_relation_batches", "Relation batches committed by this replica",
-                                        registry=self.registry)
         self.relation_changes = Counter("tg_plane_relation_changes", "Relation changes committed by this replica",
                                         registry=self.registry)
         self.admin_changes = Counter("tg_plane_admin_changes", "Admin changes, by action", ["action"],

@@ -51,7 +51,9 @@ log = logging.getLogger(__name__)
 
 EXPECTED_LAST_SUBJECT_SEQ: Final = "Nats-Expected-Last-Subject-Sequence"
 MSG_ID: Final = "Nats-Msg-Id"
-DUPLICATE_WINDOW: Final = 600.0  # seconds an idempotency key is remembered by the sequenced streams
+DUPLICATE_WINDOW: Final = 600.0  # seconds JetStream remembers a Nats-Msg-Id: revocations (relation writes keep
+# their keys in the replicated state, see idempotency.py; the window stays on TG_RELATIONS for replicas of
+# earlier versions during a rolling upgrade)
 PING_INTERVAL: Final = 1.0  # seconds between client pings; a node that misses MAX_OUTSTANDING_PINGS is left
 MAX_OUTSTANDING_PINGS: Final = 3  # so a hung node (alive to TCP, answering nothing) is left within ~4 s
 FOLLOW_HEARTBEAT: Final = 0.5  # ordered consumers: two missed heartbeats (1 s) and nats-py resets them
@@ -366,6 +368,37 @@ class Publisher:
                 with contextlib.suppress(Exception):
                     await psub.unsubscribe()
         return out
+
+    async def first_seq_since(self, stream: str, subject: str, since: float) -> int | None:
+        """The sequence of the first message on ``subject`` stored at or after ``since`` (epoch
+        seconds), None when there is none. A binary search over stored times with message gets
+        (about log2(messages) requests, served by the stream leader): no consumer is created,
+        so a replica starting while the cluster is busy adds no work to its meta layer."""
+        first, last = await self.stream_bounds(stream)
+        if last < max(first, 1):
+            return None
+        lo, hi = max(first, 1), last
+        newest = await self._next_stored(stream, subject, hi)
+        if newest is None or newest[1] < since:
+            return None
+        while lo < hi:  # the smallest position whose next stored message is recent enough
+            mid = (lo + hi) // 2
+            found = await self._next_stored(stream, subject, mid)
+            if found is not None and found[1] >= since:
+                hi = mid
+            else:
+                lo = mid + 1
+        found = await self._next_stored(stream, subject, lo)
+        return found[0] if found is not None else None
+
+    async def _next_stored(self, stream: str, subject: str, seq: int) -> tuple[int, float] | None:
+        """(sequence, stored time) of the first message on ``subject`` at or after ``seq``."""
+        async with nats_boundary(f"read {stream} from {seq}"):
+            try:
+                raw = await self.js.get_msg(stream, seq, subject=subject, next=True)
+            except nats.js.errors.NotFoundError:
+                return None
+        return int(raw.seq or 0), raw.time.timestamp() if raw.time is not None else 0.0
 
     async def stream_last_seq(self, stream: str) -> int:
         """The last sequence stored in ``stream`` (0 when empty)."""

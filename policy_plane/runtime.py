@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from nats.aio.msg import Msg
 from prometheus_client.core import GaugeMetricFamily
 from tenantguard import topology as topo
 from tenantguard.errors import InvalidInput, TenantGuardError, Unavailable
-from tenantguard.events import REVOCATION, TRUST_UPDATE, sign_batch, sign_event, verify_batch, verify_event
+from tenantguard.events import REVOCATION, TRUST_UPDATE, sign_batch, sign_event, verify_event
 from tenantguard.keys import TrustedKey, TrustSet
 from tenantguard.natsconn import ServerInfoCollector
 from tenantguard.relations import CellsMixed, ChangeBatch, RelationChange
@@ -34,13 +35,15 @@ from .decisions import DecisionStore
 from .decisions.explain import Explainer
 from .errors import IdempotencyKeyReused, NotReady
 from .follower import Follower
+from .groupcommit import GroupCommitter, Member
+from .idempotency import changes_digest, key_hash
 from .metrics import PlaneMetrics
 from .migrate import carry_legacy_relations
 from .publisher import Publisher
 from .snapshots import Heartbeat, Snapshotter
 from .state import PlaneState
 from .trust import jwks_of
-from .writer import SequencedWriter
+from .writer import SequencedWriter, Written
 
 log = logging.getLogger(__name__)
 
@@ -52,23 +55,11 @@ class _NoChange(Exception):
 WATCH_INTERVAL = 1.0
 STALL_RESTART = 2.0  # seconds behind the stream without progress before a follower is re-created
 LAG_NOT_READY = 5.0  # seconds behind the stream before the replica says it is not ready
+CLOCK_SLACK = 60.0  # seconds read back before the idempotency window (NATS' clock and ours may differ)
 IDEMPOTENCY_KEY_RE = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
-@dataclass(frozen=True, slots=True)
-class Written:
-    """The outcome of a sequenced write: its sequence (the consistency token), whether it is the
-    first outcome of an earlier request with the same idempotency key, and whether this
-    replica has applied it yet (committed either way)."""
-
-    seq: int
-    replayed: bool = False
-    applied: bool = True
-    payload: dict[str, Any] | None = None
-    cell: str | None = None  # relations writes: the tenant cell whose sequence ``seq`` is
-
-
-def _msg_id(key: str | None) -> str | None:
+def _checked_key(key: str | None) -> str | None:
     if key is None:
         return None
     if IDEMPOTENCY_KEY_RE.fullmatch(key) is None:
@@ -133,6 +124,7 @@ class Plane:
             "rollouts": SequencedWriter(p, self.followers["rollouts"], topo.SUBJECT_ROLLOUT, timeout=timeout,
                                         compact=True),
         }
+        self._committers: dict[str, GroupCommitter] = {}  # one group committer per relations cell subject
         self._bundle_writers: dict[str, SequencedWriter] = {}
         self._cell_writers: dict[str, SequencedWriter] = {}  # relations:<cell> and snapshots:<cell>, made on first use
         self.fleet = FleetView()
@@ -204,6 +196,11 @@ class Plane:
         await self.publisher.ensure_topology()
         await carry_legacy_relations(self.publisher, self.config.event_key, self.state.event_trust, self.config.cells)
         resume_at = await self.state.bootstrap_relations(self.publisher)
+        # Read back from the start of the idempotency window too (keys only: the index skips
+        # batches the snapshot holds), so a retry of a write committed before the snapshot replays.
+        window = await self.publisher.first_seq_since(topo.STREAM_RELATIONS, topo.SUBJECT_RELATIONS_ALL,
+                                                      time.time() - self.state.keys.seconds - CLOCK_SLACK)
+        resume_at = min(resume_at, window) if window is not None else resume_at
         for name, follower in self.followers.items():
             await follower.start(resume_at if name == "relations" else 1)
         # Decision records: this replica's recent window, read from the stream (so it survives restarts).
@@ -222,6 +219,8 @@ class Plane:
         log.info("plane replica %s ready: relations seq %d", self.config.replica, self.state.index.applied_seq)
 
     async def stop(self) -> None:
+        for committer in self._committers.values():
+            await committer.close()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -279,33 +278,42 @@ class Plane:
     # ------------------------------------------------------------------ writes
 
     async def write_relations(self, changes: list[RelationChange], *, idempotency_key: str | None = None) -> Written:
-        """Publish ``changes`` (tenants of one cell) as one batch; its sequence (the consistency
-        token: the relations sequence of that cell).
+        """Commit ``changes`` (tenants of one cell) atomically, in order, sharing a batch with
+        concurrent writes to that cell (:mod:`.groupcommit`); the batch's sequence is the
+        consistency token: the relations sequence of that cell.
 
         With ``idempotency_key``, a retry of a write that was committed before (an
         ambiguous outcome: a timeout, a lost connection) returns that first write's
-        sequence and publishes nothing; the same key with other changes is refused.
+        sequence and publishes nothing, at any replica; the same key with other changes is refused.
         """
         self.require_ready()
         cell = self.cell_of_changes(changes)
-        chosen: list[int] = []
+        key = _checked_key(idempotency_key)
+        written = await self.relations_committer(cell).submit(
+            changes, key=key_hash(key) if key else None, digest=changes_digest(changes) if key else None)
+        if not written.replayed:
+            self.metrics.relation_changes.inc(len(changes))
+        return replace(written, cell=cell)
 
-        def build() -> bytes:
-            seq = self.state.index.index(cell).applied_seq + 1
-            chosen.append(seq)
-            return sign_batch(self.config.event_key, ChangeBatch(seq, tuple(changes)), cell=cell)
+    def relations_committer(self, cell: str) -> GroupCommitter:
+        """The group committer of ``cell``'s subject (made on first use)."""
+        committer = self._committers.get(cell)
+        if committer is None:
+            committer = self._committers[cell] = GroupCommitter(
+                self.relations_writer(cell), functools.partial(self._sign_relations, cell), self.state.keys,
+                coalesce=self.config.group_commit)
+        return committer
 
-        commit = await self.relations_writer(cell).commit(build, msg_id=_msg_id(idempotency_key))
-        if commit.duplicate:
-            stored = await self.publisher.stored(topo.STREAM_RELATIONS, commit.stream_seq)
-            batch = verify_batch(stored.data, self.state.event_trust, cell=cell)
-            if list(batch.changes) != list(changes):
-                raise IdempotencyKeyReused("this Idempotency-Key was used for other changes",
-                                           consistency_token=batch.seq)
-            return Written(batch.seq, replayed=True, applied=commit.applied, cell=cell)
-        self.metrics.relation_batches.inc()
-        self.metrics.relation_changes.inc(len(changes))
-        return Written(chosen[-1], applied=commit.applied, cell=cell)
+    def _committed(self, counter: str) -> int:
+        """A group-commit counter summed over the cells' committers."""
+        return sum(getattr(c, counter) for c in self._committers.values())
+
+    def _sign_relations(self, cell: str, members: Sequence[Member]) -> tuple[int, bytes]:
+        """The next batch of ``cell`` holding ``members``' changes in order, and their keys."""
+        seq = self.state.index.index(cell).applied_seq + 1
+        changes = tuple(c for m in members for c in m.changes)
+        keys = [(m.key, m.digest) for m in members if m.key is not None and m.digest is not None]
+        return seq, sign_batch(self.config.event_key, ChangeBatch(seq, changes), cell=cell, keys=keys)
 
     async def change_trust(self, change: Callable[[TrustSet], list[TrustedKey]]) -> tuple[int, bool]:
         """Apply ``change`` to the current trust set and publish the result; ``(seq, changed)``."""
@@ -341,7 +349,7 @@ class Plane:
             chosen.append(self.state.revocations_seq + 1)
             return sign_event(self.config.event_key, REVOCATION, payload, chosen[-1])
 
-        commit = await self.writers["revocations"].commit(build, msg_id=_msg_id(idempotency_key))
+        commit = await self.writers["revocations"].commit(build, msg_id=_checked_key(idempotency_key))
         if commit.duplicate:
             stored = await self.publisher.stored(topo.STREAM_REVOCATIONS, commit.stream_seq)
             event = verify_event(stored.data, self.state.event_trust, expected_type=REVOCATION)
@@ -393,6 +401,9 @@ class Plane:
             "revocations": {"seq": s.revocations_seq, "count": len(s.revocations)},
             "bundles": {scope: a.to_wire() for scope, a in sorted(s.announces.items())},
             "rejected_events": {f"{stream}:{code}": n for (stream, code), n in sorted(s.rejected.items())},
+            "group_commit": {"on": self.config.group_commit, "batches": self._committed("batches"),
+                             "writes": self._committed("members"), "waiting": self._committed("waiting"),
+                             "keys": len(s.keys)},
             "conflicts": {name: w.conflicts for name, w in self.writers.items()}
             | {"relations": sum(w.conflicts for k, w in self._cell_writers.items() if k.startswith("relations:"))}
             | {f"bundles:{k}": w.conflicts for k, w in self._bundle_writers.items()},
@@ -419,6 +430,10 @@ class Plane:
                                             else 0.0),
             },
             counters={
+                "tg_plane_relation_batches": ("Relation batches committed by this replica",
+                                              lambda: self._committed("batches")),
+                "tg_plane_relation_writes": ("Relation write requests committed by this replica (several share "
+                                             "a batch under load)", lambda: self._committed("members")),
                 "tg_plane_events_rejected": ("Stream messages that did not verify", lambda: sum(s.rejected.values())),
                 "tg_plane_write_conflicts": ("Expected-sequence conflicts with other replicas",
                                              lambda: sum(w.conflicts for w in [*self.writers.values(),

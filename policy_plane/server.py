@@ -13,6 +13,7 @@ import json
 import logging
 import signal
 import sys
+from typing import Any
 
 import uvicorn
 from tenantguard.serving import bind_tcp
@@ -73,4 +74,13 @@ def run(plane: Plane) -> None:
     """Blocking entry point for the CLI."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    asyncio.run(serve(plane))
+    _event_loop_runner()(serve(plane))
+
+
+def _event_loop_runner() -> Any:
+    """uvloop when installed (it comes with uvicorn[standard]), as the sidecar does: less CPU per request."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run
+    return uvloop.run

@@ -7,7 +7,8 @@ key exactly as a sidecar would, and updates an in-memory view:
 * relations: a :class:`CellRelations` (one index per tenant cell, each with its own
   sequence), each cell bootstrapped from its latest signed snapshot (manifest on
   ``tg.snapshots.relations.<cell>``, bytes in ``tg-snapshots``) when there is one; a batch
-  or manifest signed for another cell than its subject's is refused;
+  or manifest signed for another cell than its subject's is refused; and the idempotency
+  keys of recent writes (:class:`~.idempotency.KeyWindow`);
 * trust: the token trust set of the newest ``trust.update``;
 * revocations: every ``revocation`` event, replayed into a :class:`RevocationList`;
 * bundles: per scope, the newest ``bundle.announce`` and a :class:`BundleStore` holding
@@ -38,6 +39,7 @@ from tenantguard.bundle import DEFAULT_LIMITS, ArchiveLimits, BundleStore, Trust
 from tenantguard.errors import TenantGuardError
 from tenantguard.events import (
     BUNDLE_ANNOUNCE,
+    RELATIONS_BATCH,
     REVOCATION,
     TRUST_UPDATE,
     EventDigestMismatch,
@@ -45,7 +47,7 @@ from tenantguard.events import (
     EventRejected,
     EventWrongCell,
     SnapshotManifest,
-    verify_batch,
+    batch_from_event,
     verify_event,
     verify_snapshot_manifest,
 )
@@ -54,6 +56,7 @@ from tenantguard.relations import CellRelations, RelationScope, SequenceGap, ind
 from tenantguard.revocations import RevocationList
 from tenantguard.rollout import ROLLOUT_STATE, RolloutState
 
+from .idempotency import KeyWindow, keys_of
 from .publisher import STREAM_SEQ_HINT, Publisher, StoredMsg
 from .revocations import apply_record
 
@@ -103,6 +106,7 @@ class PlaneState:
         self.cells = cells
         self.index = CellRelations(RelationScope(cells))  # the read API of one index, routed by tenant
         self.relations_broken: str | None = None
+        self.keys = KeyWindow()  # idempotency keys of committed relation writes (see .idempotency)
         self.trust = TrustSet()
         self.trust_seq = 0
         self.revocations: list[dict[str, Any]] = []
@@ -185,17 +189,30 @@ class PlaneState:
         return cell
 
     async def apply_relations(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+        """Apply a batch, and remember its idempotency keys, also for a batch the index already
+        holds: a restarting replica reads the key window back this way (see ``Plane.start``),
+        verifying each event but parsing no changes the snapshot already holds."""
         try:
             cell = self._cell_of(subject)
-            batch = verify_batch(data, self.event_trust, cell=cell)
+            event = verify_event(data, self.event_trust, expected_type=RELATIONS_BATCH)
+            batch = batch_from_event(event, cell=cell) if event.seq > self.index.index(cell).applied_seq else None
         except EventRejected as exc:
             self._refuse(topo.STREAM_RELATIONS, stream_seq, exc)
             return
         try:
-            self.index.apply(cell, batch)
-        except SequenceGap as exc:
-            self.relations_broken = exc.message
-            log.error("relations stream has a gap at stream message %d: %s", stream_seq, exc.message)
+            keys = keys_of(event.payload)
+        except EventMalformed as exc:  # the sidecars apply the batch regardless: so do we
+            log.error("relations batch %d carries malformed idempotency keys: %s", event.seq, exc.message)
+            keys = []
+        if batch is not None:
+            try:
+                self.index.apply(cell, batch)
+            except SequenceGap as exc:
+                self.relations_broken = exc.message
+                log.error("relations stream has a gap at stream message %d: %s", stream_seq, exc.message)
+                return
+        if keys:
+            self.keys.record(event.seq, keys, event.issued_at)
 
     # ------------------------------------------------------------------ trust and revocations
 

@@ -26,6 +26,7 @@ import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from tenantguard.errors import TenantGuardError, Unavailable
 
@@ -47,6 +48,19 @@ class Commit:
     stream_seq: int
     duplicate: bool = False
     applied: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """The outcome of a sequenced write: its sequence (the consistency token), whether it is the
+    first outcome of an earlier request with the same idempotency key, and whether this
+    replica has applied it yet (committed either way)."""
+
+    seq: int
+    replayed: bool = False
+    applied: bool = True
+    payload: dict[str, Any] | None = None
+    cell: str | None = None  # relations writes: the tenant cell whose sequence ``seq`` is
 
 
 class SequencedWriter:

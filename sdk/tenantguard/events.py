@@ -61,7 +61,7 @@ import binascii
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NoReturn
 
@@ -422,11 +422,20 @@ def _verify_raw(public: PublicKey, raw: bytes, message: bytes) -> None:
 # --------------------------------------------------------------------------- relations batches
 
 
-def sign_batch(key: SigningKey, batch: ChangeBatch, *, cell: str = DEFAULT_CELL, now: float | None = None) -> bytes:
+def sign_batch(key: SigningKey, batch: ChangeBatch, *, cell: str = DEFAULT_CELL, now: float | None = None,
+               keys: Sequence[Sequence[str]] = ()) -> bytes:
     """Sign a relations batch of ``cell``; the envelope ``seq`` is the batch sequence (stated once),
-    the payload names the cell, so a batch replayed onto another cell's subject is refused."""
-    return sign_event(key, RELATIONS_BATCH, {"cell": cell, "changes": batch.to_wire()["changes"]}, batch.seq,
-                      now=now)
+    the payload names the cell, so a batch replayed onto another cell's subject is refused.
+
+    ``keys``: the plane's idempotency records for the writes the batch carries, one
+    ``[key hash, changes digest]`` pair per write that had an ``Idempotency-Key``, in the
+    payload member ``keys`` (absent when there are none). Readers other than the plane
+    ignore it; the plane's replicas rebuild their "key already committed" window from it.
+    """
+    payload: dict[str, Any] = {"cell": cell, "changes": batch.to_wire()["changes"]}
+    if keys:
+        payload["keys"] = [list(pair) for pair in keys]
+    return sign_event(key, RELATIONS_BATCH, payload, batch.seq, now=now)
 
 
 def verify_batch(

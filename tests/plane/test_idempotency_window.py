@@ -1,0 +1,59 @@
+"""The idempotency key window of the replicated relations state (no NATS needed)."""
+
+from __future__ import annotations
+
+import pytest
+from tenantguard.events import EventMalformed
+from tenantguard.relations import RelationChange, Relationship
+
+from policy_plane.idempotency import KeyWindow, changes_digest, key_hash, keys_of
+
+NOW = 1_767_225_600.0
+
+
+def _change(obj: str) -> RelationChange:
+    return RelationChange("write", Relationship("acme", obj, "member", "user:alice"))
+
+
+def test_a_key_keeps_its_first_outcome() -> None:
+    window = KeyWindow()
+    k, d1, d2 = key_hash("k"), changes_digest([_change("doc:a")]), changes_digest([_change("doc:b")])
+    window.record(3, [(k, d1)], NOW, now=NOW)
+    window.record(9, [(k, d2)], NOW, now=NOW)  # a replayed or forged later batch cannot change the first outcome
+    assert window.lookup(k, now=NOW) == (3, d1)
+    assert window.lookup(key_hash("other"), now=NOW) is None
+
+
+def test_keys_expire_by_the_time_their_batch_was_issued() -> None:
+    window = KeyWindow(seconds=600)
+    k, d = key_hash("k"), changes_digest([_change("doc:a")])
+    window.record(1, [(k, d)], NOW, now=NOW)
+    assert window.lookup(k, now=NOW + 599) == (1, d)
+    assert window.lookup(k, now=NOW + 601) is None
+
+
+def test_the_count_bound_drops_the_oldest_keys_first() -> None:
+    window = KeyWindow(limit=3)
+    d = changes_digest([_change("doc:a")])
+    for i in range(5):
+        window.record(i + 1, [(key_hash(f"k{i}"), d)], NOW, now=NOW)
+    assert len(window) == 3
+    assert [window.lookup(key_hash(f"k{i}"), now=NOW) for i in range(5)] == [None, None, (3, d), (4, d), (5, d)]
+
+
+def test_the_digest_covers_the_changes_and_their_order() -> None:
+    a, b = _change("doc:a"), _change("doc:b")
+    assert changes_digest([a, b]) != changes_digest([b, a])
+    assert changes_digest([a]) != changes_digest([RelationChange("delete", a.rel)])
+    assert key_hash("k") != key_hash("K") and len(key_hash("k")) == 32
+
+
+@pytest.mark.parametrize("keys", ["x", [["ab", "cd"]], [[key_hash("k")]], [[key_hash("k"), "zz" * 16]],
+                                  [[key_hash("k"), key_hash("d")]] * 1001])
+def test_malformed_keys_in_a_batch_are_refused(keys: object) -> None:
+    with pytest.raises(EventMalformed):
+        keys_of({"keys": keys})
+
+
+def test_a_batch_without_keys_has_none() -> None:
+    assert keys_of({"changes": []}) == []
