@@ -119,8 +119,11 @@ def test_cookie_is_secure_behind_a_local_tls_proxy(plane: PlaneProcess) -> None:
 
 def test_the_console_can_be_switched_off(world: World, plane: PlaneProcess) -> None:
     other = world.start("--no-console")
-    assert httpx.get(f"{other.base_url}/console/", timeout=10).status_code == 404
-    assert httpx.get(f"{other.base_url}/docs", timeout=10).status_code == 200
+    try:
+        assert httpx.get(f"{other.base_url}/console/", timeout=10).status_code == 404
+        assert httpx.get(f"{other.base_url}/docs", timeout=10).status_code == 200
+    finally:
+        other.stop()
 
 
 def test_wrong_token_and_forged_login_form_are_refused(plane: PlaneProcess) -> None:
