@@ -195,9 +195,16 @@ def fleet_rows(plane: Plane) -> list[dict[str, Any]]:
     for s in plane.fleet.sidecars():
         staleness = s.get("staleness_seconds")
         stale = s["silent"] or (staleness is not None and staleness > SIDECAR_STALE)
-        rows.append({**s, "stale": stale, "relations_behind": max(0, plane.state.index.applied_seq
-                                                                    - int(s["relations_seq"]))})
+        rows.append({**s, "stale": stale, "relations_behind": _behind(plane, int(s["relations_seq"]))})
     return rows
+
+
+def _behind(plane: Plane, reported: int) -> int | None:
+    """How many relations batches a sidecar lacks; None with several cells, where a sidecar
+    reports the sum over the cells it holds, which no single plane sequence compares with."""
+    if plane.state.cells > 1:
+        return None
+    return max(0, plane.state.index.applied_seq - reported)
 
 
 @router.get("/")

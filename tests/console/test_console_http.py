@@ -236,3 +236,16 @@ def test_session_store_expires_and_is_bounded() -> None:
         assert store.get(sid, now=t) is not None  # kept alive...
     assert store.get(sid, now=8700) is None  # ...but not past the absolute limit
     assert not session.can_change and not session.csrf_ok(None) and session.csrf_ok(session.csrf)
+
+
+def test_relations_behind_is_shown_only_where_one_sequence_compares() -> None:
+    """With several cells a sidecar reports the sum over its own cells: no plane number compares."""
+    from types import SimpleNamespace
+
+    from policy_plane.console.views import _behind
+
+    def plane(cells: int, seq: int) -> SimpleNamespace:
+        return SimpleNamespace(state=SimpleNamespace(cells=cells, index=SimpleNamespace(applied_seq=seq)))
+
+    assert _behind(plane(1, 10), 7) == 3 and _behind(plane(1, 10), 12) == 0  # type: ignore[arg-type]
+    assert _behind(plane(4, 10), 7) is None  # type: ignore[arg-type]
