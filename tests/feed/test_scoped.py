@@ -232,3 +232,8 @@ async def test_at_least_waits_for_the_cell_of_the_tenant_asked_about(cplane: Tes
         assert stale["reasons"] == ["relations_stale"] and stale["relations_seq"] == 1
         fresh = (await client.post("/v1/check", json={**question("bob", "p1", tenant=T1), "at_least": 1})).json()
         assert fresh["allow"] is True and fresh["relations_seq"] == 1
+        # a search's consistency token is the asked tenant's cell sequence (c0 at 3, c1 at 1), never their sum
+        lookup = await client.post("/v1/lookup/resources", json={
+            "subject": {"type": "user", "id": "bob", "properties": {"tenant_id": T1}},
+            "action": {"name": "read"}, "resource": {"type": "project"}})
+        assert lookup.status_code == 200 and lookup.json()["relations_seq"] == 1, lookup.json()

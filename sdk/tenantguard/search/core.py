@@ -130,6 +130,11 @@ class Pinned:
     def seq(self) -> int:
         return self.relations.applied_seq
 
+    def seq_for(self, tenant: str) -> int:
+        """The consistency token of an answer about ``tenant``: its cell's sequence in this state
+        (with several cells, the whole state's number is a sum no ``at_least`` compares with)."""
+        return self.relations.tenant(tenant).seq
+
     @property
     def bundle_revision(self) -> str | None:
         return self.revision.revision if self.revision is not None else None
@@ -302,12 +307,14 @@ class Searcher:
         if not _same_tenant(question.resource, tenant):  # results never cross the caller's tenant
             return Page((), "", pinned.seq, pinned.bundle_revision)
         view = _scoped(pinned, tenant, kind)
+        seq = pinned.seq_for(tenant)
         probe = self._probe_id(view, question, kind)
         broadened = self._allowed(pinned, question, {**question.resource, "id": probe})
         walk = view.all_objects(kind, self.limits.max_fanout) if broadened else \
             view.objects_of(subject, kind, self.limits.max_fanout)
         return self._paged("resource", question, pinned, walk, offset, size, broadened, None,
-                           lambda obj: self._request(question, {**question.resource, "id": obj.partition(":")[2]}))
+                           lambda obj: self._request(question, {**question.resource, "id": obj.partition(":")[2]}),
+                           seq=seq)
 
     def subjects(self, question: Question, tenant: str, *, limit: int | None = None,
                  token: str | None = None) -> Page:
@@ -350,13 +357,16 @@ class Searcher:
         size = self._page_size(limit)
         identity = self.core.identify(DecisionRequest(subject=question.subject or {}, action={},
                                                       resource=question.resource, claims=question.claims))
+        seq = None
         if identity is not None:
             _scoped(pinned, identity[0], question.resource["type"])
+            seq = pinned.seq_for(identity[0])
         candidates = self._candidate_actions(pinned, question)
         return self._paged("action", question, pinned, iter(candidates), offset, size, False, None,
                            lambda name: DecisionRequest.from_wire(
                                {"subject": question.subject, "action": {"name": name},
-                                "resource": question.resource, "context": question.context}, question.claims))
+                                "resource": question.resource, "context": question.context}, question.claims),
+                           seq=seq)
 
     # -- the filter for attributes the graph does not hold ---------------------------
 
@@ -398,7 +408,7 @@ class Searcher:
                 value = obj.partition(":")[2]
                 if allowed(value):
                     values.append(value)
-        return ResourceFilter(attribute, tuple(sorted(values)), include_null, any_value, pinned.seq,
+        return ResourceFilter(attribute, tuple(sorted(values)), include_null, any_value, pinned.seq_for(tenant),
                               pinned.bundle_revision)
 
     # -- shared machinery ------------------------------------------------------------
@@ -436,11 +446,15 @@ class Searcher:
                                       maximum=self.limits.max_fanout) from exc
 
     def _paged(self, kind: str, question: Question, pinned: Pinned, walk: Iterator[str], offset: int, size: int,
-               broadened: bool, tenant: str | None, ask: Callable[[str], DecisionRequest]) -> Page:
+               broadened: bool, tenant: str | None, ask: Callable[[str], DecisionRequest],
+               seq: int | None = None) -> Page:
+        """One page of ``walk``'s allowed candidates; ``seq``: the answer's consistency token
+        (the asked tenant's cell sequence; the pinned state's when no tenant is known)."""
+        seq = seq if seq is not None else pinned.seq_for(tenant) if tenant is not None else pinned.seq
         candidates = self._walk(walk)
         for _ in range(offset):  # the candidates earlier pages consumed: same state, same order
             if next(candidates, None) is None:
-                return Page((), "", pinned.seq, pinned.bundle_revision, broadened=broadened)
+                return Page((), "", seq, pinned.bundle_revision, broadened=broadened)
         results: list[str] = []
         decided = 0
         partial = False
@@ -455,7 +469,7 @@ class Searcher:
                 break
         more = next(candidates, None) is not None
         token = self._token(kind, question, pinned, offset + decided, tenant) if more else ""
-        return Page(tuple(results), token, pinned.seq, pinned.bundle_revision, decided, partial and more, broadened)
+        return Page(tuple(results), token, seq, pinned.bundle_revision, decided, partial and more, broadened)
 
     def _candidate_actions(self, pinned: Pinned, question: Question) -> list[str]:
         revision = pinned.revision
