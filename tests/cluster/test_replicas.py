@@ -70,7 +70,8 @@ def test_two_replicas_through_different_nodes_race_without_5xx(dep: Deployment) 
     statuses = [a.status for w in load.writes for a in w.attempts]
     assert statuses == [200] * len(statuses), "a race between replicas must be retried inside the plane"
     tokens = sorted(w.token or 0 for w in load.writes)
-    assert tokens == list(range(tokens[0], tokens[0] + 80))
+    # concurrent writes may share a batch (group commit): every token is a batch, none skipped
+    assert len(tokens) == 80 and set(tokens) == set(range(tokens[0], tokens[-1] + 1)), tokens
     _stream_is_exact(dep, load)
     conflicts = sum(dep.plane_status(i)["conflicts"]["relations"] for i in (0, 1)) - before
     print(f"\nrace: nodes {nodes}, 80 writes, {conflicts} sequence conflicts retried inside the planes")

@@ -208,7 +208,8 @@ def test_arbitrary_bytes(raw: bytes) -> None:
 def test_snapshot_manifest_against_odd_snapshots() -> None:
     """A genuine manifest naming bytes that are not a snapshot: typed refusals only."""
     for snapshot in [b"", b"\n", b"{}\n", b"[" * 5000 + b"\n", b'{"format":1}\n', b"\xff\n", b"x" * 5000]:
-        manifest_payload = {"count": 0, "size": len(snapshot), "sha256": hashlib.sha256(snapshot).hexdigest()}
+        manifest_payload = {"cell": "c0", "count": 0, "size": len(snapshot),
+                            "sha256": hashlib.sha256(snapshot).hexdigest()}
         manifest = verify_snapshot_manifest(resign(envelope(RELATIONS_SNAPSHOT, manifest_payload)), TRUST)
         with contextlib.suppress(TenantGuardError):
             manifest.check(snapshot)
