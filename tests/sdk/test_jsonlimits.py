@@ -105,3 +105,13 @@ def test_size_bound_is_payload_too_large_before_parsing() -> None:
 def test_boms_huge_numbers_and_unterminated_strings_are_typed_refusals(data: bytes) -> None:
     with pytest.raises(JsonInvalid):
         loads(data, max_depth=4)
+
+
+def test_unterminated_strings_full_of_escaped_quotes_are_refused_in_one_pass() -> None:
+    """The depth check strips strings with a regular expression: one that had to find a closing
+    quote rescanned to the end from every escaped quote of an unterminated string (quadratic:
+    60 KB took 15 s of CPU). 6 MB of it must be refused like any other malformed JSON; the
+    suite's per-test timeout is what a quadratic scan would run into (hours at this size)."""
+    for attack in (b'["' + b'\\"[' * 2_000_000, b'"' * 3_000_000 + b"\\", b'{"a":"' + b'\\"{' * 2_000_000):
+        with pytest.raises(JsonInvalid):
+            loads(attack, max_depth=4)
