@@ -17,11 +17,10 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
-from tenantguard.serving import bind_tcp, bind_unix
+from tenantguard.serving import bind_tcp, bind_unix, event_loop_runner
 
 from .app import create_app, create_ops_app
 from .decision_log import JetStreamSink
@@ -150,13 +149,5 @@ def run(sidecar: Sidecar) -> None:
     """Blocking entry point for the CLI."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    _event_loop_runner()(serve(sidecar))
+    event_loop_runner()(serve(sidecar))
 
-
-def _event_loop_runner() -> Any:
-    """uvloop when installed (it comes with uvicorn[standard]): ~10% more requests/s."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.run
-    return uvloop.run

@@ -13,10 +13,9 @@ import json
 import logging
 import signal
 import sys
-from typing import Any
 
 import uvicorn
-from tenantguard.serving import bind_tcp
+from tenantguard.serving import bind_tcp, event_loop_runner
 
 from .app import create_app
 from .runtime import Plane
@@ -74,13 +73,5 @@ def run(plane: Plane) -> None:
     """Blocking entry point for the CLI."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    _event_loop_runner()(serve(plane))
+    event_loop_runner()(serve(plane))
 
-
-def _event_loop_runner() -> Any:
-    """uvloop when installed (it comes with uvicorn[standard]), as the sidecar does: less CPU per request."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.run
-    return uvloop.run
