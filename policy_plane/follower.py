@@ -69,6 +69,14 @@ class Follower:
         self._sub = await self.publisher.follow(self.stream, self.subject, self._on_message,
                                                 start_seq=self.last_stream_seq + 1)
 
+    async def stored_last(self) -> int:
+        """The stream sequence of the last stored message this follower's filter takes (0: none).
+
+        Not the stream's last sequence: messages on subjects outside the filter (the pre-cell
+        relations subject after an upgrade) are never delivered, so waiting for them would
+        never end."""
+        return await self.publisher.last_seq_on(self.stream, self.subject)
+
     def observe(self, stored_last: int, now: float) -> float:
         """Note the stream's last sequence; return for how long this follower has been behind it."""
         if self.last_stream_seq >= stored_last:

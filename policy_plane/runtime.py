@@ -209,8 +209,7 @@ class Plane:
                                                           start_seq=await self.decisions.start_seq())
         await self.publisher.subscribe_core(f"{topo.SUBJECT_STATUS_PREFIX}.*", self._on_status)
         for follower in self.followers.values():  # consume what is stored before answering anything
-            target = await self.publisher.stream_last_seq(follower.stream)
-            await follower.wait_for(target, self.config.bootstrap_timeout)
+            await follower.wait_for(await follower.stored_last(), self.config.bootstrap_timeout)
         self.bootstrapped = True
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self.snapshotter.run_forever(), name="plane-snapshots"),
@@ -244,7 +243,7 @@ class Plane:
             lagging: dict[str, float] = {}
             for name, follower in self.followers.items():
                 try:
-                    behind = follower.observe(await self.publisher.stream_last_seq(follower.stream), now)
+                    behind = follower.observe(await follower.stored_last(), now)
                 except TenantGuardError:
                     continue  # NATS itself is away: readiness already says so
                 if behind > STALL_RESTART and now - follower.progressed_at > STALL_RESTART:

@@ -21,6 +21,7 @@ from authz_sidecar.config import SidecarConfig
 from authz_sidecar.feed import Feed
 from authz_sidecar.runtime import Sidecar
 from policy_plane.config import PlaneConfig
+from policy_plane.follower import Follower
 from policy_plane.migrate import (
     LEGACY_RELATIONS_SUBJECT,
     LegacyRelationsConflict,
@@ -301,3 +302,31 @@ async def start_sidecar(world: World, state_dir: Path, *, cells: int) -> tuple[S
     feed.load_persisted()
     await feed.start()
     return sidecar, feed
+
+
+async def test_followers_wait_only_for_messages_their_filter_takes(world: World) -> None:
+    """After the upgrade the stream's last message is a legacy batch no cell follower is ever given:
+    a follower replaying the cells from the start (a cell's snapshot unusable) is caught up at once,
+    and the watchdog does not see it behind (waiting for the stream's last sequence never ended)."""
+    legacy = await legacy_layout(world)
+    plane = Plane(config(world, 1))
+    await plane.start()
+    try:
+        assert await plane.publisher.stream_last_seq(topo.STREAM_RELATIONS) == 7  # all legacy
+        follower = Follower(plane.publisher, topo.STREAM_RELATIONS, topo.SUBJECT_RELATIONS_ALL,
+                            plane.state.apply_relations)
+        await follower.start(1)
+        try:
+            assert await follower.stored_last() == 0
+            await follower.wait_for(await follower.stored_last(), timeout=1.0)
+            assert follower.observe(await follower.stored_last(), now=0.0) == 0.0
+
+            written = await plane.write_relations(list(changes(f"{A}/project:p9#member@user:zoe")))
+            assert written.seq == 8 and await follower.stored_last() == 8  # the 8th message of the stream
+            await follower.wait_for(await follower.stored_last(), timeout=5.0)
+            assert follower.last_on(topo.relations_subject("c0")) == 8
+        finally:
+            await follower.stop()
+    finally:
+        await plane.stop()
+        await legacy.close()
