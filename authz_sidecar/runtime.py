@@ -44,6 +44,7 @@ from tenantguard.decision import (
     DecisionRecord,
     DecisionRequest,
     PolicyRevision,
+    tenant_seq,
 )
 from tenantguard.decisionlog import LogPolicy
 from tenantguard.engine import RegorusEngine
@@ -439,9 +440,9 @@ class Sidecar:
     def _refuse(self, request: DecisionRequest, reason: str, tenant: str | None) -> Decision:
         """A deny decided here, before the core (the caller's tenant is not the question's)."""
         claims = request.claims
+        tenant = claims.tenant_id if claims is not None else tenant
         decision = Decision(allow=False, reasons=(reason,), decision_id=_new_id(), bundle_revision=self.bundle_revision,
-                            relations_seq=self.relations.applied_seq,
-                            tenant=claims.tenant_id if claims is not None else tenant,
+                            relations_seq=tenant_seq(self.relations, tenant), tenant=tenant,
                             subject=claims.sub if claims is not None else request.subject.get("id"))
         self.decision_log.submit(DecisionRecord(
             decision_id=decision.decision_id, time=time.time(), service=self.config.service, tenant=decision.tenant,

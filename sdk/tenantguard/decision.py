@@ -318,6 +318,14 @@ def scope_types(relations: object) -> frozenset[str] | None:
     return getattr(scope, "types", None)
 
 
+def tenant_seq(relations: RelationSource, tenant: str | None) -> int:
+    """The sequence a question about ``tenant`` is answered at: its cell's when the source is
+    split into cells (a consistency token compares with that alone), else the source's."""
+    seq_of = getattr(relations, "seq_of", None)
+    seq = seq_of(tenant) if seq_of is not None and tenant is not None else None
+    return relations.applied_seq if seq is None else seq
+
+
 def evaluate_input(active: PolicyRevision, view: TenantRelations, input_doc: Mapping[str, Any],
                    tenant: str, types: frozenset[str] | None = None) -> Verdict:
     """Steps 3-5 on a built input: the resource's tenant (with ``act_as``), then the decision rule.
@@ -431,6 +439,7 @@ class DecisionCore:
         act_as = high_risk = False
         try:
             tenant, subject = self._subject(request)
+            seq = tenant_seq(relations, tenant)  # what a deny before the policy reports
             self._check_kill_switch(tenant)
             if active is None:
                 raise _Denied("no_active_bundle")

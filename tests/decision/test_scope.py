@@ -90,3 +90,23 @@ def test_the_decisions_sequence_is_its_cells() -> None:
     core.activate(revision())
     assert core.decide(ask(IN, "project")).relations_seq == 1 == cells.seq_of(IN)
     assert cells.seq_of(OUT) is None
+
+
+def test_a_deny_before_the_policy_reports_the_tenants_cell_sequence() -> None:
+    """Two cells at different sequences: a kill-switch deny or one with no bundle reports the
+    tenant's cell sequence, not the sum of the cells (explain replays the record's cell to it)."""
+    cells = CellRelations(RelationScope(CELLS, frozenset({"c1", "c2"})))
+    for seq in (1, 2, 3):
+        change = {"op": "write", "rel": {"tenant": OUT, "object": f"project:p{seq}", "relation": "member",
+                                         "subject": "user:alice"}}
+        cells.apply("c2", ChangeBatch.from_wire({"seq": seq, "changes": [change]}))
+    cells.apply("c1", ChangeBatch.from_wire({"seq": 1, "changes": []}))
+    assert cells.applied_seq == 4 and cells.seqs() == {"c1": 1, "c2": 3}
+    core = DecisionCore("billing", cells)
+    assert core.decide(ask(IN, "project")).reasons == ("no_active_bundle",)
+    assert core.decide(ask(IN, "project")).relations_seq == 1
+    assert core.decide(ask(OUT, "project")).relations_seq == 3
+    core.activate(revision())
+    core.revocations.revoke_tenant(IN)
+    denied = core.decide(ask(IN, "project"))
+    assert denied.reasons == ("tenant_revoked",) and denied.relations_seq == 1
