@@ -21,12 +21,16 @@ EVALUATIONS_PATH = "/access/v1/evaluations"
 _ENTITIES = ("subject", "action", "resource", "context")
 
 
-def _render(decision: Decision) -> dict[str, Any]:
-    context: dict[str, Any] = {"decision_id": decision.decision_id, "bundle_revision": decision.bundle_revision}
+def _render(decision: Decision, *, context: bool = True) -> dict[str, Any]:
+    """AuthZEN's answer; ``context=False`` gives the bare ``{"decision": ...}`` (a boxcar entry
+    unless the caller asked for context)."""
+    if not context:
+        return {"decision": decision.allow}
+    shown: dict[str, Any] = {"decision_id": decision.decision_id, "bundle_revision": decision.bundle_revision}
     if not decision.allow:
-        context["reason_admin"] = {"en": ", ".join(decision.reasons)}
-        context["reasons"] = list(decision.reasons)
-    return {"decision": decision.allow, "context": context}
+        shown["reason_admin"] = {"en": ", ".join(decision.reasons)}
+        shown["reasons"] = list(decision.reasons)
+    return {"decision": decision.allow, "context": shown}
 
 
 def _request_id(scope: Scope) -> list[tuple[bytes, bytes]] | None:
@@ -73,11 +77,12 @@ async def evaluations_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply
     if len(question.evaluations) > sidecar.config.max_evaluations:
         raise InvalidInput(f"at most {sidecar.config.max_evaluations} evaluations per request")
     semantic = question.options.evaluations_semantic if question.options else "execute_all"
+    with_context = question.options.tenantguard_context if question.options else False
     items = [item.model_dump(exclude_none=True) for item in question.evaluations]
     results: list[dict[str, Any]] = []
     for merged in _merged(defaults, items, token=claims is not None):
         try:
-            rendered = _render(sidecar.decide(merged, claims, door="authzen", tenant=tenant))
+            rendered = _render(sidecar.decide(merged, claims, door="authzen", tenant=tenant), context=with_context)
         except InvalidInput as exc:  # one bad entry is that entry's deny, not the whole call's
             rendered = {"decision": False, "context": {"error": {"status": 400, "message": exc.message}}}
         results.append(rendered)

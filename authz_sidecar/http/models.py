@@ -71,6 +71,11 @@ class EvaluationItem(BaseModel):
 class EvaluationsOptions(BaseModel):
     model_config = ConfigDict(extra="allow")
     evaluations_semantic: Literal["execute_all", "deny_on_first_deny", "permit_on_first_permit"] = "execute_all"
+    tenantguard_context: bool = Field(
+        False, description="tenantguard's extension: each entry's answer also carries its context (decision_id, "
+                           "bundle_revision; reasons and reason_admin on a deny). Off by default: the entries are "
+                           "bare {\"decision\": ...} as the AuthZEN interop tables expect them (a malformed entry "
+                           "always carries context.error)")
 
 
 class EvaluationsRequest(BaseModel):

@@ -50,9 +50,13 @@ def test_single_tenant_refuses_another_tenants_token(single_tenant: SidecarProce
     bearer = f"Bearer {token(todo_world, 'globex')}"
     body = ask(single_tenant, CREATE, bearer).json()
     assert body == {"decision": False, "context": {**body["context"], "reasons": ["tenant_not_served"]}}
-    batch = ask(single_tenant, {**CREATE, "evaluations": [{}, {"action": {"name": "can_read_todos"}}]}, bearer,
+    boxcar = {**CREATE, "evaluations": [{}, {"action": {"name": "can_read_todos"}}]}
+    bare = ask(single_tenant, boxcar, bearer, "/access/v1/evaluations").json()
+    assert bare == {"evaluations": [{"decision": False}] * 2}  # AuthZEN's bare entries unless context is asked for
+    batch = ask(single_tenant, {**boxcar, "options": {"tenantguard_context": True}}, bearer,
                 "/access/v1/evaluations").json()
     assert [e["context"]["reasons"] for e in batch["evaluations"]] == [["tenant_not_served"]] * 2
+    assert all(len(e["context"]["decision_id"]) == 32 for e in batch["evaluations"])
     native = httpx.post(f"{single_tenant.base_url}/v1/check", json=CREATE, headers={"Authorization": bearer}).json()
     assert native["allow"] is False and native["reasons"] == ["tenant_not_served"]
 

@@ -78,7 +78,8 @@ async def test_a_sidecar_scoped_to_one_cell_never_holds_the_other_and_denies_it_
         one = (await client.post("/access/v1/evaluation", json=question("bob", "p1", tenant=T1))).json()
         assert one["decision"] is False and "out_of_scope" in json.dumps(one)
         many = (await client.post("/access/v1/evaluations", json={"evaluations": [
-            question("alice", "p1", tenant=T0), question("bob", "p1", tenant=T1)]})).json()
+            question("alice", "p1", tenant=T0), question("bob", "p1", tenant=T1)],
+            "options": {"tenantguard_context": True}})).json()
         assert [e["decision"] for e in many["evaluations"]] == [True, False]
         assert "out_of_scope" in json.dumps(many["evaluations"][1])
         opa = await client.post("/v1/data/feedtest/decision", json={"input": question("bob", "p1", tenant=T1)})

@@ -50,7 +50,7 @@ def wrap(path: str, question: dict[str, Any]) -> dict[str, Any]:
     if path.startswith("/v1/data"):
         return {"input": question}
     if path.endswith("/evaluations"):
-        return {"evaluations": [question]}
+        return {"evaluations": [question], "options": {"tenantguard_context": True}}
     return question
 
 
@@ -81,7 +81,8 @@ def test_a_body_cannot_change_who_the_token_names(sidecar: SidecarProcess, world
 def test_boxcar_defaults_and_entries_cannot_change_the_subject(sidecar: SidecarProcess, world: World) -> None:
     tok = token(world, sub="carol", roles=("viewer",))
     body = {**P8, "subject": {"type": "group", "id": "carol"},
-            "evaluations": [{}, {"subject": {"type": "user", "id": "carol"}}, {"subject": {"type": "group"}}]}
+            "evaluations": [{}, {"subject": {"type": "user", "id": "carol"}}, {"subject": {"type": "group"}}],
+            "options": {"tenantguard_context": True}}
     r = httpx.post(f"{sidecar.base_url}/access/v1/evaluations", json=body, headers=bearer(tok))
     reasons = [e["context"]["reasons"] for e in r.json()["evaluations"]]
     assert reasons == [["subject_mismatch"], ["not_project_member"], ["subject_mismatch"]]

@@ -195,7 +195,9 @@ def evaluations_call(defaults: Mapping[str, Any], items: list[dict[str, Any]], s
                      token: str | None) -> Call:
     if semantic not in SEMANTICS:
         raise InvalidInput(f"evaluations_semantic must be one of {sorted(SEMANTICS)}")
-    body = {**defaults, "evaluations": items, "options": {"evaluations_semantic": semantic}}
+    # the sidecar answers bare {"decision": ...} entries unless asked: CheckResult carries reasons and ids
+    body = {**defaults, "evaluations": items,
+            "options": {"evaluations_semantic": semantic, "tenantguard_context": True}}
     return Call("POST", EVALUATIONS_PATH, parse_evaluations, json=body, headers=bearer(token))
 
 
