@@ -300,7 +300,8 @@ def _parse(data: bytes, max_depth: int = MAX_EVENT_DEPTH) -> Any:
     if exceeds_depth(data, max_depth):
         raise EventMalformed(f"event nests deeper than {MAX_EVENT_DEPTH} levels", limit=MAX_EVENT_DEPTH)
     try:
-        return json.loads(data.decode("ascii"), parse_float=_refuse_float, parse_constant=_refuse_float)
+        return json.loads(data.decode("ascii"), parse_float=_refuse_float, parse_constant=_refuse_float,
+                          parse_int=_bounded_int)
     except UnicodeDecodeError:
         raise EventMalformed("canonical events are ASCII (non-ASCII is written as \\u escapes)") from None
     except (ValueError, RecursionError) as exc:
@@ -319,6 +320,15 @@ def _refuse_lone_surrogates(text: bytes, value: Any) -> None:
         _UTF8_ENCODER.encode(value).encode("utf-8")
     except UnicodeEncodeError:
         raise EventMalformed("a string holds a lone UTF-16 surrogate") from None
+
+
+def _bounded_int(token: str) -> int:
+    """Integers within +-(2**63 - 1), the envelope's own bound, anywhere in an event: a larger
+    one has no meaning here and breaks conversions (``float()`` of it raises OverflowError)."""
+    value = int(token) if len(token) <= 20 else None  # 20: a sign and 19 digits
+    if value is None or not -MAX_INT <= value <= MAX_INT:
+        raise ValueError(f"integer {token[:24]} is beyond +-(2**63 - 1)")
+    return value
 
 
 def _refuse_float(token: str) -> NoReturn:

@@ -382,9 +382,21 @@ def test_any_json_payload_round_trips(
         with pytest.raises(EventMalformed, match="surrogate"):
             sign_event(plane_key, TRUST_UPDATE, payload, seq, now=NOW)
         return
+    if _has_int_beyond(payload, 2**63 - 1):
+        with pytest.raises(EventMalformed, match="2\\*\\*63"):
+            sign_event(plane_key, TRUST_UPDATE, payload, seq, now=NOW)
+        return
     data = sign_event(plane_key, TRUST_UPDATE, payload, seq, now=NOW)
     event = verify_event(data, trust)
     assert (event.payload, event.seq) == (payload, seq)
+
+
+def _has_int_beyond(value: Any, bound: int) -> bool:
+    if isinstance(value, dict):
+        return any(_has_int_beyond(v, bound) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_int_beyond(v, bound) for v in value)
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) > bound
 
 
 def _has_surrogate(value: Any) -> bool:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from tenantguard.errors import TenantGuardError
@@ -28,6 +29,7 @@ from tenantguard.events import (
     SIGNING_PREFIX,
     TRUST_UPDATE,
     Event,
+    EventMalformed,
     EventRejected,
     batch_from_event,
     sign_event,
@@ -148,6 +150,19 @@ def test_payload_members_of_the_wrong_type_signed_and_parsed(data: st.DataObject
         return
     with contextlib.suppress(TenantGuardError):
         _parse_payload(event)
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63), 10**40, 10**4000])
+def test_a_genuinely_signed_integer_beyond_the_envelopes_bound_is_malformed(value: int) -> None:
+    """Found by the long pass: a revocation's ``issued_before`` of 10**600 reached ``float()``
+    (OverflowError, not a typed refusal). Every event integer is bounded at parse now."""
+    payload = {"kind": "subject", "tenant": "acme", "sub": "alice", "issued_before": value}
+    with pytest.raises(EventMalformed, match="2\\*\\*63"):
+        verify_event(resign(envelope(REVOCATION, payload)), TRUST, expected_type=REVOCATION)
+    with pytest.raises(EventMalformed):  # and the plane can never sign one
+        sign_event(PLANE, REVOCATION, payload, 5)
+    fits = verify_event(resign(envelope(REVOCATION, {**payload, "issued_before": 2**63 - 1})), TRUST)
+    apply_revocation(RevocationList(), fits)
 
 
 @budget(60)
