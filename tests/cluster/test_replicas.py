@@ -230,6 +230,60 @@ def test_a_hung_node_under_a_replica(dep: Deployment) -> None:
     _converge(dep)
 
 
+def test_a_hung_node_under_a_sidecar(dep: Deployment) -> None:
+    """SIGSTOP the node a sidecar is attached to: the sidecar must leave it by its own pings (the
+    TCP connection stays open) and a kill switch written meanwhile through a replica on another
+    node must reach it while the node is still hung."""
+    dep.nats.wait_healthy(streams=[topo.STREAM_RELATIONS, topo.STREAM_REVOCATIONS])
+    _converge(dep)
+    service, node, plane = _sidecar_apart_from_a_replica(dep)
+    r = dep.write(plane, "umbrella/project:u1#member@user:una")
+    assert r.status_code == 200, r.text
+    eventually(lambda: dep.check(service, "una", tenant="umbrella", project="u1").json()["allow"],
+               "una allowed before the hang")
+    paused_at = time.monotonic()
+    dep.nats.pause(node)
+    try:
+        # the hung node may lead the revocations stream: a retryable 503 until another is elected,
+        # retried with the same Idempotency-Key as a client does
+        # (cut-off an hour ahead: the harness mints a fresh token for every check)
+        cutoff = int(time.time()) + 3600
+        revoked = lambda: dep.revoke(plane, "kill-umbrella", kind="tenant", tenant="umbrella",  # noqa: E731
+                                     issued_before=cutoff)
+        eventually(lambda: _committed(revoked()), "the kill switch committed", timeout=60)
+        eventually(lambda: dep.check(service, "una", tenant="umbrella", project="u1").status_code == 401,
+                   "the kill switch reached the sidecar while its node hung", timeout=60)
+        reached = time.monotonic() - paused_at
+        moved_to = dep.nats.index_of(dep.sidecar_status(service)["feed_detail"]["server"])
+    finally:
+        dep.nats.resume(node)
+    assert moved_to != node
+    print(f"\nhung node n{node} under sidecar {service}: the kill switch reached it {reached:.1f} s after "
+          f"SIGSTOP, through n{moved_to}")
+    dep.nats.wait_healthy(timeout=60, streams=[topo.STREAM_RELATIONS])
+    _converge(dep)
+
+
+def _committed(r: object) -> bool:
+    status = r.status_code  # type: ignore[attr-defined]
+    assert status in (200, 503), r.text  # type: ignore[attr-defined]
+    return status == 200
+
+
+def _sidecar_apart_from_a_replica(dep: Deployment) -> tuple[str, int, int]:
+    """(service, its node, a replica attached to another node), moving replicas until one exists."""
+    for _ in range(6):
+        planes = {i: dep.plane_node(i) for i in (0, 1)}
+        for service in dep.sidecars:
+            node = dep.nats.index_of(dep.sidecar_status(service)["feed_detail"]["server"])
+            other = next((i for i, n in planes.items() if n is not None and n != node), None)
+            if node is not None and other is not None:
+                return service, node, other
+        dep.restart_plane(1)  # nats-py picks a random node of the list
+        eventually(lambda: dep.plane_ready(1), "plane 1 ready again", timeout=60)
+    raise AssertionError("every replica stayed on the node of every sidecar")
+
+
 def test_losing_the_whole_nats_cluster(dep: Deployment) -> None:
     """Every node down (SIGTERM) for a while: the planes refuse writes with a retryable 503 and
     report not ready; the sidecars keep answering from memory; all of it comes back by itself."""
