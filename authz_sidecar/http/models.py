@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from tenantguard.asgi import ErrorBody as ErrorBody  # the shared refusal body, re-exported
 
 Name = Annotated[str, Field(min_length=1, max_length=256)]
 Ident = Annotated[str, Field(min_length=1, max_length=1024)]
@@ -188,9 +189,3 @@ class FilterResponse(BaseModel):
     any_value: bool
     relations_seq: int
     bundle_revision: str | None
-
-
-class ErrorBody(BaseModel):
-    error: str = Field(description="Stable machine-readable code")
-    message: str
-    detail: dict[str, Any] | None = None

@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -30,6 +31,14 @@ MAX_PROBLEMS = 20
 
 
 # --------------------------------------------------------------------------- errors
+
+
+class ErrorBody(BaseModel):
+    """Every refusal's body, whichever door and status."""
+
+    error: str = Field(description="Stable machine-readable code")
+    message: str
+    detail: dict[str, Any] | None = None
 
 
 def error_response(exc: TenantGuardError, *, realm: str, request_id: str | None = None) -> JSONResponse:
@@ -67,7 +76,9 @@ def failure_response(exc: Exception, *, realm: str, method: str, path: str, requ
 
 
 def install_error_handlers(app: FastAPI, *, realm: str) -> None:
-    """Typed errors, schema errors, 404/405 and anything unexpected all become JSON."""
+    """Typed errors, schema errors, 404/405 and anything unexpected all become JSON (and the
+    OpenAPI document says so: :func:`install_error_schema`)."""
+    install_error_schema(app)
 
     @app.exception_handler(TenantGuardError)
     async def _typed(request: Request, exc: TenantGuardError) -> JSONResponse:
@@ -88,6 +99,47 @@ def install_error_handlers(app: FastAPI, *, realm: str) -> None:
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         return failure_response(exc, realm=realm, method=request.method, path=request.url.path, request_id=None)
+
+
+def install_error_schema(app: FastAPI) -> None:
+    """Make the OpenAPI document say what the handlers above send.
+
+    FastAPI documents a 422 ``HTTPValidationError`` (a list of pydantic errors) for every
+    operation with parameters or a body, but a request that does not match the schema is
+    answered 400 with an :class:`ErrorBody`, and the 422s the API does send
+    (``idempotency_key_reused``, ``cells_mixed``...) carry an :class:`ErrorBody` too. A client
+    generated from the document, or a schema checker, would otherwise reject real answers.
+    The document is rewritten once, when first built."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = _with_error_bodies(build())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _with_error_bodies(schema: dict[str, Any]) -> dict[str, Any]:
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    generated = [name for name in ("HTTPValidationError", "ValidationError") if name in components]
+    if not generated:
+        return schema
+    components.setdefault("ErrorBody", ErrorBody.model_json_schema())
+    ref = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.get("responses", {})
+            generated_422 = "HTTPValidationError" in json.dumps(responses.get("422", {}))
+            if not generated_422:
+                continue
+            responses["422"] = {"description": "Refused: the request is well formed but cannot be done as asked",
+                                "content": ref}
+            responses.setdefault("400", {"description": "The request does not match the schema "
+                                                        "(error invalid_request, detail.problems)", "content": ref})
+    for name in generated:
+        del components[name]
+    return schema
 
 
 # --------------------------------------------------------------------------- request guard

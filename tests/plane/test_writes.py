@@ -8,8 +8,10 @@ outcome back (the same consistency token) while nothing is written twice.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
+import httpx
 import nats
 import pytest
 from tenantguard import topology as topo
@@ -63,6 +65,21 @@ def test_a_retried_revocation_is_published_once(world: World, plane: PlaneProces
     other = plane.client().post("/v1/revocations", json={**body, "sub": "user:dave"},
                                 headers={"Idempotency-Key": "rev-7"})
     assert other.status_code == 422 and other.json()["error"] == "idempotency_key_reused"
+    _as_documented(plane, "/v1/revocations", other)  # found by the long fuzz pass: the 422 was documented
+    _as_documented(plane, "/v1/revocations", plane.client().post("/v1/revocations", json={"kind": 5}))  # as FastAPI's
+
+
+def _as_documented(plane: PlaneProcess, path: str, answer: httpx.Response) -> None:
+    """The answer's status is documented for ``POST path`` with the shared error body, and the
+    body has that shape: the members the schema names, the required ones present."""
+    doc = plane.client().get("/openapi.json").json()
+    assert "HTTPValidationError" not in json.dumps(doc)
+    documented = doc["paths"][path]["post"]["responses"][str(answer.status_code)]
+    assert documented["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
+    schema = doc["components"]["schemas"]["ErrorBody"]
+    body = answer.json()
+    assert set(schema["required"]) <= set(body) <= set(schema["properties"]), body
+    assert isinstance(body["error"], str) and isinstance(body["message"], str)
 
 
 async def _delete_consumers(url: str, stream: str) -> int:
