@@ -63,7 +63,7 @@ async def upload(
     plan = parse_stages(stages) if stages is not None else None
     result = await plane.bundles.publish(archive, admin=who.kind == "admin", stages=plan, impact=impact,
                                          max_undeclared=max_undeclared, actor=who.actor)
-    changed = [s["scope"] for s in result["scopes"] if not s.get("unchanged")]
+    changed = [s["scope"] for s in result["scopes"] if not s.get("unchanged") and "error" not in s]
     plane.audit.record(who.actor, "bundles.publish", revision=result["revision"], serial=result["serial"],
                        scopes=[s["scope"] for s in result["scopes"]], changed=changed,
                        signed_by_plane=result["signed_by_plane"],
