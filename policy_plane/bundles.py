@@ -509,12 +509,14 @@ class BundleService:
             try:
                 result = await self._publish_scope(scope, archive, bundle, [scope])
             except BundleRollback as exc:
+                self.reconciled.pending.pop(scope, None)
                 self._leave(rollout, scope, "superseded", exc.message)
                 outcomes.append((scope, "superseded"))
-            except TenantGuardError as exc:
+            except TenantGuardError as exc:  # still pending: tried again next pass
                 self._failing(rollout, scope, exc)
                 outcomes.append((scope, "failed"))
             else:
+                self.reconciled.pending.pop(scope, None)
                 self.reconciled.failing.pop(scope, None)
                 if result["unchanged"]:  # another replica announced it meanwhile, or the same content runs
                     if result.get("sha256") != rollout.sha256:
