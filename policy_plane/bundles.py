@@ -489,9 +489,12 @@ class BundleService:
         """
         self.reconciled.rounds += 1
         rollout = self.state.rollout
-        if rollout is None or rollout.status == ABORTED or self._rollout_writer is None:
+        if rollout is None or self._rollout_writer is None:
             return []
         self.reconciled.follow(rollout.id)
+        if rollout.status == ABORTED:
+            self.reconciled.pending.clear()
+            return []
         lacking = {scope: self._announce_seq(scope) for scope in rollout.reached if self._lacks(scope, rollout)}
         # only what lacked the bundle on the previous pass too: a step announcing right now is not raced
         todo = [scope for scope, seq in lacking.items() if self.reconciled.pending.get(scope) == seq]

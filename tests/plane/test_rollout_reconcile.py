@@ -12,6 +12,7 @@ with a deadline that only bounds a hang.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import logging
@@ -145,6 +146,10 @@ def runs(plane: Plane, scope: str, rollout: RolloutState) -> bool:
     return announce is not None and announce.sha256 == rollout.sha256 and announce.loaded
 
 
+def runs_all(plane: Plane, scopes: tuple[str, ...], rollout: RolloutState) -> bool:
+    return all(runs(plane, scope, rollout) for scope in scopes)
+
+
 def reconciled(plane: Plane, outcome: str) -> float:
     return plane.metrics.registry.get_sample_value("tg_plane_rollout_reconciled_total", {"outcome": outcome}) or 0.0
 
@@ -182,7 +187,7 @@ async def test_a_rollout_left_half_done_by_a_dead_replica_is_announced_and_sidec
 
     survivor = await replicas.plane(FAST_RECONCILE)
     assert survivor.state.rollout == advanced
-    await eventually(lambda: all(runs(survivor, s, rollout) for s in advanced.reached), "reached scopes announced")
+    await eventually(lambda: runs_all(survivor, advanced.reached, rollout), "reached scopes announced")
     await eventually(lambda: orders.bundle_revision == "2" and billing.bundle_revision == "2",
                      "the sidecars of the reached scopes activate the rollout's revision")
     await passes(survivor, 1)
@@ -281,7 +286,7 @@ async def test_two_replicas_reconciling_at_once_announce_each_scope_once(world: 
     assert all(outcome == "announced" for outcomes in acted for _, outcome in outcomes)
     assert await bundles_stored(first) == stored + 3
     for plane in (first, second):
-        await eventually(lambda p=plane: all(runs(p, s, rollout) for s in stages[0]), "both replicas see it")
+        await eventually(functools.partial(runs_all, plane, stages[0], rollout), "both replicas see it")
         assert {s: plane.state.announces[s].seq for s in stages[0]} == {s: 1 for s in stages[0]}
 
 
@@ -292,7 +297,7 @@ async def test_two_replicas_with_running_reconcilers_announce_each_scope_once(wo
     stored = await bundles_stored(first)
     rollout = await start_without_announcing(first, bundle(world, 2), (("billing", "orders", "reports"), ("all",)))
     for plane in (first, second):
-        await eventually(lambda p=plane: all(runs(p, s, rollout) for s in ("billing", "orders", "reports")),
+        await eventually(functools.partial(runs_all, plane, ("billing", "orders", "reports"), rollout),
                          "every replica sees the three scopes on the rollout's bundle")
     await eventually(lambda: reports.bundle_revision == "2", "the reports sidecar activates revision 2")
     for plane in (first, second):
