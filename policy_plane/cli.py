@@ -21,6 +21,7 @@ from .config import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_BUNDLE_BYTES,
     DEFAULT_PORT,
+    DEFAULT_ROLLOUT_RECONCILE_SECONDS,
     DEFAULT_SNAPSHOT_EVERY,
 )
 
@@ -67,6 +68,11 @@ def serve(
     heartbeat_seconds: Annotated[
         float, typer.Option(envvar=ENV + "HEARTBEAT_SECONDS", help="Seconds between signed heartbeats")
     ] = 5.0,
+    rollout_reconcile_seconds: Annotated[float, typer.Option(
+        min=0.1, max=3600, envvar=ENV + "ROLLOUT_RECONCILE_SECONDS",
+        help="Seconds between checks that every scope a staged rollout has reached runs its bundle; a scope "
+             "whose announce failed after the rollout's state was committed is announced again")
+    ] = DEFAULT_ROLLOUT_RECONCILE_SECONDS,
     max_body_bytes: Annotated[
         int, typer.Option(envvar=ENV + "MAX_BODY_BYTES", help="Bound on JSON request bodies")
     ] = DEFAULT_MAX_BODY_BYTES,
@@ -173,6 +179,7 @@ def serve(
         snapshot_every=snapshot_every,
         snapshot_seconds=snapshot_seconds,
         heartbeat_seconds=heartbeat_seconds,
+        rollout_reconcile_seconds=rollout_reconcile_seconds,
         max_body_bytes=max_body_bytes,
         max_bundle_bytes=max_bundle_bytes,
         connect_timeout=connect_timeout,

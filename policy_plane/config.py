@@ -25,6 +25,7 @@ DEFAULT_MAX_BUNDLE_BYTES = 16 * 1024 * 1024
 DEFAULT_SNAPSHOT_EVERY = 1000
 DEFAULT_SNAPSHOT_SECONDS = 300.0
 DEFAULT_HEARTBEAT_SECONDS = 5.0
+DEFAULT_ROLLOUT_RECONCILE_SECONDS = 5.0
 DEFAULT_DECISIONS_KEPT = 10_000
 DEFAULT_AUDIT_KEPT = 1000
 DEFAULT_RELATIONS_MAX_AGE = 7 * 24 * 3600.0
@@ -55,6 +56,7 @@ class PlaneConfig:
     snapshot_every: int = DEFAULT_SNAPSHOT_EVERY
     snapshot_seconds: float = DEFAULT_SNAPSHOT_SECONDS
     heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS
+    rollout_reconcile_seconds: float = DEFAULT_ROLLOUT_RECONCILE_SECONDS  # see BundleService.reconcile_rollout
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_bundle_bytes: int = DEFAULT_MAX_BUNDLE_BYTES
     decisions_kept: int = DEFAULT_DECISIONS_KEPT
@@ -89,6 +91,8 @@ class PlaneConfig:
             raise ConfigError(f"port {self.port} is out of range")
         if self.snapshot_every < 1 or self.snapshot_seconds <= 0 or self.heartbeat_seconds <= 0:
             raise ConfigError("snapshot_every, snapshot_seconds and heartbeat_seconds must be positive")
+        if not 0.1 <= self.rollout_reconcile_seconds <= 3600:
+            raise ConfigError("rollout_reconcile_seconds must be within 0.1..3600")
         for name in ("max_body_bytes", "max_bundle_bytes", "decisions_kept", "audit_kept"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be positive")

@@ -35,6 +35,10 @@ class PlaneMetrics:
                                      registry=self.registry)
         self.snapshots = Counter("tg_plane_snapshots", "Relation snapshots written by this replica",
                                  registry=self.registry)
+        self.rollout_reconciled = Counter(
+            "tg_plane_rollout_reconciled", "Scopes of a staged rollout's reached stages that the reconciler of this "
+            "replica found without the rollout's bundle, by outcome: announced, superseded (a newer bundle holds "
+            "the scope: left alone) or failed (tried again)", ["outcome"], registry=self.registry)
 
     def read_from(self, gauges: dict[str, tuple[str, Callable[[], float]]],
                   counters: dict[str, tuple[str, Callable[[], float]]]) -> None:

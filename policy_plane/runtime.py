@@ -13,6 +13,7 @@ import contextlib
 import functools
 import logging
 import re
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -214,7 +215,8 @@ class Plane:
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self.snapshotter.run_forever(), name="plane-snapshots"),
                        loop.create_task(self.heartbeat.run_forever(), name="plane-heartbeat"),
-                       loop.create_task(self._watch_followers(), name="plane-follower-watchdog")]
+                       loop.create_task(self._watch_followers(), name="plane-follower-watchdog"),
+                       loop.create_task(self._reconcile_rollouts(), name="plane-rollout-reconciler")]
         log.info("plane replica %s ready: relations seq %d", self.config.replica, self.state.index.applied_seq)
 
     async def stop(self) -> None:
@@ -253,6 +255,22 @@ class Plane:
                 if behind > LAG_NOT_READY:
                     lagging[name] = round(behind, 1)
             self.lagging = lagging
+
+    async def _reconcile_rollouts(self) -> None:
+        """Every ``rollout_reconcile_seconds`` (jittered, so replicas rarely look at once): announce the
+        current rollout's bundle to the reached scopes that lack it (:meth:`BundleService.reconcile_rollout`).
+        Only on a ready replica: a lagging one would judge from a stale state."""
+        interval = self.config.rollout_reconcile_seconds
+        while True:
+            if self.ready:
+                try:
+                    outcomes = await self.bundles.reconcile_rollout()
+                except Exception:  # a bug here must not end the repair loop: say so, try again next round
+                    log.exception("rollout reconciler pass failed")
+                    outcomes = []
+                for _scope, outcome in outcomes:
+                    self.metrics.rollout_reconciled.labels(outcome).inc()
+            await asyncio.sleep(interval * (0.8 + secrets.randbelow(401) / 1000))
 
     async def _on_status(self, msg: Msg) -> None:
         """A sidecar's report (``tg.status.<service>``): the service is the subject's, never the body's."""
@@ -408,6 +426,7 @@ class Plane:
             | {f"bundles:{k}": w.conflicts for k, w in self._bundle_writers.items()},
             "decisions": self.decisions.stats(),
             "rollout": s.rollout.to_wire() if s.rollout else None,
+            "rollout_reconcile": self.bundles.reconciled.to_wire(),
             "shadows": {scope: shadow for scope, shadow in sorted(s.shadows.items()) if not shadow.get("stop")},
             "fleet": self.fleet.summary(),
             "heartbeats_sent": self.heartbeat.sent,

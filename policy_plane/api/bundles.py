@@ -45,7 +45,9 @@ async def upload(
                                          "second and sidecar, at most")] = 50,
 ) -> dict[str, Any]:
     """Publish a bundle to its scopes (``metadata.services``, default ``all``), or start a staged
-    rollout (``stages``); 409 on rollback, on an open rollout, or on undeclared impact."""
+    rollout (``stages``); 409 on rollback, on an open rollout, or on undeclared impact. Once a
+    rollout's state is committed, a stage-0 scope whose announce fails is reported in its ``scopes``
+    entry (``error``: ``code``, ``message``, ``will_retry``) and announced later by the reconciler."""
     plane = plane_of(request)
     plane.require_ready()
     archive = await request.body()  # bounded by the body-limit middleware
@@ -63,7 +65,7 @@ async def upload(
     plan = parse_stages(stages) if stages is not None else None
     result = await plane.bundles.publish(archive, admin=who.kind == "admin", stages=plan, impact=impact,
                                          max_undeclared=max_undeclared, actor=who.actor)
-    changed = [s["scope"] for s in result["scopes"] if not s.get("unchanged")]
+    changed = [s["scope"] for s in result["scopes"] if not s.get("unchanged") and "error" not in s]
     plane.audit.record(who.actor, "bundles.publish", revision=result["revision"], serial=result["serial"],
                        scopes=[s["scope"] for s in result["scopes"]], changed=changed,
                        signed_by_plane=result["signed_by_plane"],
