@@ -139,6 +139,8 @@ class Plane:
         self.bootstrapped = False
         self.lagging: dict[str, float] = {}  # follower -> seconds behind its stream (watchdog)
         self.started_at = time.time()
+        # writes the hot doors answered, and those they handed to the framework (policy_plane.api.hot)
+        self.write_doors = {"answered": 0, "to_framework": 0}
         self._tasks: list[asyncio.Task[None]] = []
         self._register_metrics()
 
@@ -404,6 +406,7 @@ class Plane:
             "group_commit": {"on": self.config.group_commit, "batches": self._committed("batches"),
                              "writes": self._committed("members"), "waiting": self._committed("waiting"),
                              "keys": len(s.keys)},
+            "fast_writes": {"on": self.config.fast_writes, **self.write_doors},
             "conflicts": {name: w.conflicts for name, w in self.writers.items()}
             | {"relations": sum(w.conflicts for k, w in self._cell_writers.items() if k.startswith("relations:"))}
             | {f"bundles:{k}": w.conflicts for k, w in self._bundle_writers.items()},
