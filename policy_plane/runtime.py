@@ -41,7 +41,7 @@ from .metrics import PlaneMetrics
 from .migrate import carry_legacy_relations
 from .publisher import Publisher
 from .snapshots import Heartbeat, Snapshotter
-from .state import PlaneState
+from .state import OwnBatch, PlaneState
 from .trust import jwks_of
 from .writer import SequencedWriter, Written
 
@@ -311,11 +311,15 @@ class Plane:
         return sum(getattr(c, counter) for c in self._committers.values())
 
     def _sign_relations(self, cell: str, members: Sequence[Member]) -> tuple[int, bytes]:
-        """The next batch of ``cell`` holding ``members``' changes in order, and their keys."""
+        """The next batch of ``cell`` holding ``members``' changes in order, and their keys; the
+        state applies it from here when it comes back (:class:`~.state.OwnBatch`)."""
         seq = self.state.index.index(cell).applied_seq + 1
-        changes = tuple(c for m in members for c in m.changes)
-        keys = [(m.key, m.digest) for m in members if m.key is not None and m.digest is not None]
-        return seq, sign_batch(self.config.event_key, ChangeBatch(seq, changes), cell=cell, keys=keys)
+        batch = ChangeBatch(seq, tuple(c for m in members for c in m.changes))
+        keys = tuple((m.key, m.digest) for m in members if m.key is not None and m.digest is not None)
+        now = time.time()
+        data = sign_batch(self.config.event_key, batch, cell=cell, keys=keys, now=now)
+        self.state.expect_own(topo.relations_subject(cell), OwnBatch(data, batch, keys, int(now * 1000) / 1000))
+        return seq, data
 
     async def change_trust(self, change: Callable[[TrustSet], list[TrustedKey]]) -> tuple[int, bool]:
         """Apply ``change`` to the current trust set and publish the result; ``(seq, changed)``."""
