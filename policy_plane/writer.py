@@ -96,9 +96,9 @@ class SequencedWriter:
                     stored = await self.publisher.publish(
                         self.subject, data, expected_last_subject_seq=expected, headers=headers, msg_id=msg_id
                     )
-                except SequenceConflict:
+                except SequenceConflict as conflict:
                     self.conflicts += 1
-                    await self.follower.catch_up(self.subject, self.timeout)
+                    await self.follower.catch_up(self.subject, self.timeout, conflict.detail.get("last"))
                     # a little jitter keeps two replicas from colliding in lockstep
                     await asyncio.sleep(secrets.randbelow(1000 * (attempt + 1)) / 1_000_000)
                     continue
