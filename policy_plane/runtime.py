@@ -15,7 +15,6 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from nats.aio.msg import Msg
@@ -295,7 +294,7 @@ class Plane:
             changes, key=key_hash(key) if key else None, digest=changes_digest(changes) if key else None)
         if not written.replayed:
             self.metrics.relation_changes.inc(len(changes))
-        return replace(written, cell=cell)
+        return Written(written.seq, written.replayed, written.applied, written.payload, cell)
 
     def relations_committer(self, cell: str) -> GroupCommitter:
         """The group committer of ``cell``'s subject (made on first use)."""
