@@ -89,7 +89,6 @@ def _plain_revocation(document: Any) -> dict[str, Any]:
     return {name: document[name] for name in _FIELDS if document.get(name) is not None}
 
 
-
 async def revoke_door(plane: Plane, scope: Scope, body: bytes) -> Reply:
     """The route above, below the framework (see :mod:`.hot`)."""
     document = plain_json(scope, body)
