@@ -99,8 +99,8 @@ class SequencedWriter:
                 except SequenceConflict as conflict:
                     self.conflicts += 1
                     await self.follower.catch_up(self.subject, self.timeout, conflict.detail.get("last"))
-                    # a little jitter keeps two replicas from colliding in lockstep
-                    await asyncio.sleep(secrets.randbelow(1000 * (attempt + 1)) / 1_000_000)
+                    if attempt:  # lost twice or more in a row: a little jitter keeps the losers out of lockstep
+                        await asyncio.sleep(secrets.randbelow(1000 * attempt) / 1_000_000)
                     continue
                 try:
                     await self.follower.wait_for(stored.stream_seq, self.readback)
