@@ -17,7 +17,8 @@ errors a caller can get are the route's, by construction, and
 and compares the answers byte for byte. Once a door has started a write, it answers
 itself; failures render through the same ``failure_response`` as the framework's
 handlers. The request guard (body bounds) sits in front of this; ``--no-fast-writes``
-turns the doors off (every request through the framework).
+turns the doors off (every request through the framework). ``/v1/status`` counts the
+requests the doors answered and those they handed over (``fast_writes``).
 """
 
 from __future__ import annotations
