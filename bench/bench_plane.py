@@ -1,12 +1,20 @@
-"""Policy plane write throughput through the real HTTP API, group commit off and on, side by side.
+"""Policy plane write throughput through the real HTTP API: the write paths side by side.
 
 Run: python bench/bench_plane.py [--quick] [--seconds S] [--replicas N] [--sizes 1,100,1000] [--clients 1,8]
-Starts two nats-servers (free ports, temporary JetStream stores), and on each N plane
-replicas (``tenantguard plane serve``, real uvicorn): one set with
-``TG_PLANE_GROUP_COMMIT=0`` (one signed batch per request, today's path), one with group
-commit on (concurrent requests in a replica share a batch). For each scenario (batches of
-1, 100 and 1,000 writes; 1 client on 1 replica, then 8 clients spread over the replicas)
-it runs the off set, then the on set, for a fixed time each, and prints writes/s and
+                                 [--modes off,framework,fast]
+Starts one nats-server (free port, temporary JetStream store) per mode, and on each N
+plane replicas (``tenantguard plane serve``, real uvicorn). The modes:
+
+* ``off``: ``TG_PLANE_GROUP_COMMIT=0 TG_PLANE_FAST_WRITES=0``: one signed batch per request,
+  every request through FastAPI;
+* ``framework``: ``TG_PLANE_FAST_WRITES=0``: group commit (concurrent requests in a replica
+  share a batch), every request through FastAPI (the path before the hot write doors);
+* ``fast``: the defaults: group commit, and ``POST /v1/relations`` answered by the hot
+  write door below the framework (``policy_plane/api/hot.py``).
+
+For each scenario (batches of 1, 100 and 1,000 writes; 1 client on 1 replica, then 8
+clients spread over the replicas) it runs every mode in turn, for a fixed time each, so
+the rows of one scenario are measured minutes apart at most, and prints writes/s and
 latency. Every request carries its own ``Idempotency-Key``, as the SDK's client sends.
 
 The load generator is this process: asyncio, aiohttp, one keep-alive connection per
@@ -232,14 +240,22 @@ def trivial_server() -> Iterator[str]:
         proc.wait(timeout=10)
 
 
+MODES: dict[str, tuple[str, dict[str, str]]] = {
+    # name: (what the table calls it, environment of its planes)
+    "off": ("framework, no group commit", {"TG_PLANE_GROUP_COMMIT": "0", "TG_PLANE_FAST_WRITES": "0"}),
+    "framework": ("framework", {"TG_PLANE_GROUP_COMMIT": "1", "TG_PLANE_FAST_WRITES": "0"}),
+    "fast": ("fast door", {"TG_PLANE_GROUP_COMMIT": "1", "TG_PLANE_FAST_WRITES": "1"}),
+}
+
+
 @contextlib.contextmanager
-def plane_set(root: Path, name: str, replicas: int, group_commit: bool) -> Iterator[tuple[list[str], tuple[int, ...]]]:
-    """A nats-server and ``replicas`` planes on it, group commit on or off (through its env variable)."""
+def plane_set(root: Path, name: str, replicas: int, env: dict[str, str]
+              ) -> Iterator[tuple[list[str], tuple[int, ...]]]:
+    """A nats-server and ``replicas`` planes on it, configured through ``env`` (see MODES)."""
     with NatsServer(root / f"nats-{name}") as server:
         args = ["--nats", server.url, "--event-key", str(root / "event.pem"), "--bundle-key",
                 str(root / "bundle.pem"), "--admin-token-file", str(root / "admin.token"), "--port", "0",
                 "--snapshot-every", "100000", "--snapshot-seconds", "3600"]
-        env = {"TG_PLANE_GROUP_COMMIT": "1" if group_commit else "0"}
         planes = [start_plane(args, env) for _ in range(max(1, replicas))]
         try:
             assert server.pid is not None
@@ -262,7 +278,13 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=2)
     parser.add_argument("--sizes", default="1,100,1000", help="writes per request, comma-separated")
     parser.add_argument("--clients", default="1,8", help="concurrent clients, comma-separated (1: on one replica)")
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help=f"write paths compared, in this order ({', '.join(MODES)})")
     options = parser.parse_args()
+    modes = [m for m in options.modes.split(",") if m]
+    unknown = set(modes) - set(MODES)
+    if unknown or not modes:
+        parser.error(f"--modes takes {', '.join(MODES)}")
     seconds = options.seconds or (2.0 if options.quick else 5.0)
     socket.setdefaulttimeout(60)
     load_before = os.getloadavg()
@@ -275,28 +297,31 @@ def main() -> None:
         SigningKey.generate().save(root / "bundle.pem")
         write_private(root / "admin.token", TOKEN.encode())
         replicas = options.replicas
-        with plane_set(root, "off", replicas, False) as off, plane_set(root, "on", replicas, True) as on:
+        with contextlib.ExitStack() as stack:
+            sets = {mode: stack.enter_context(plane_set(root, mode, replicas, MODES[mode][1])) for mode in modes}
             for size in (int(x) for x in options.sizes.split(",")):
                 for clients in (int(x) for x in options.clients.split(",")):
-                    for mode, (urls, pids) in (("off", off), ("on", on)):
+                    for mode, (urls, pids) in sets.items():
                         n = 1 if clients == 1 else len(urls)
                         result = run(urls[:n], size, clients, seconds, pids=(*pids[:n], pids[-1]))
                         rows.append((size, clients, n, mode, result))
     load_after = os.getloadavg()
     flags = ((" --quick" if options.quick else "") + (f" --seconds {options.seconds:g}" if options.seconds else "")
              + (f" --sizes {options.sizes}" if options.sizes != "1,100,1000" else "")
-             + (f" --clients {options.clients}" if options.clients != "1,8" else ""))
+             + (f" --clients {options.clients}" if options.clients != "1,8" else "")
+             + (f" --replicas {options.replicas}" if options.replicas != 2 else "")
+             + (f" --modes {options.modes}" if options.modes != ",".join(MODES) else ""))
     print(f"Command: `python bench/bench_plane.py{flags}` ({platform.python_implementation()} "
           f"{platform.python_version()}, {_free_cpu_count()} CPUs, {seconds:g} s per row; load average "
           f"{load_before[0]:.2f} before, {load_after[0]:.2f} after)\n")
     for client, g in generator.items():
         print(f"Load generator alone ({client}, 8 connections, a trivial server): {g['requests_s']:.0f} "
               f"requests/s, {g['client_us']:.0f} us CPU per request")
-    print("\n| writes per request | clients | replicas | group commit | requests/s | tuples/s | p50 ms | p99 ms "
+    print("\n| writes per request | clients | replicas | write path | requests/s | tuples/s | p50 ms | p99 ms "
           "| requests per batch | conflicts | CPU us/request: planes | nats | client |")
     print("|---:|---:|---:|:--|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size, clients, n, mode, r in rows:
-        print(f"| {size} | {clients} | {n} | {mode} | {r['requests_s']:.0f} | {r['tuples_s']:.0f} "
+        print(f"| {size} | {clients} | {n} | {MODES[mode][0]} | {r['requests_s']:.0f} | {r['tuples_s']:.0f} "
               f"| {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['per_batch']:.1f} | {r['conflicts']:.0f} "
               f"| {r['plane_us']:.0f} | {r['nats_us']:.0f} | {r['client_us']:.0f} |")
 

@@ -131,6 +131,11 @@ def serve(
         "--group-commit/--no-group-commit", envvar=ENV + "GROUP_COMMIT",
         help="Concurrent relation writes in this replica share one signed batch (each still gets its own "
              "answer); off: one batch per request (TG_PLANE_GROUP_COMMIT=0)")] = True,
+    fast_writes: Annotated[bool, typer.Option(
+        "--fast-writes/--no-fast-writes", envvar=ENV + "FAST_WRITES",
+        help="Answer POST /v1/relations and /v1/revocations below the web framework, with the same checks, "
+             "errors and answers (anything else about them still goes through it); off: every request through "
+             "FastAPI (TG_PLANE_FAST_WRITES=0)")] = True,
     nats_user: Annotated[str | None, typer.Option(
         envvar=ENV + "NATS_USER", help=NATS_HELP["user"])] = None,
     nats_password_file: Annotated[Path | None, typer.Option(
@@ -191,6 +196,7 @@ def serve(
         console=console,
         console_idle_seconds=console_idle_minutes * 60,
         group_commit=group_commit,
+        fast_writes=fast_writes,
     )
     run(Plane(config))
 

@@ -74,6 +74,7 @@ class PlaneConfig:
     console: bool = True  # the operations console under /console/ (sessions in memory: see policy_plane.console)
     console_idle_seconds: float = 900.0  # a console session ends after this long without a request
     group_commit: bool = True  # concurrent relation writes share one signed batch (policy_plane.groupcommit)
+    fast_writes: bool = True  # POST /v1/relations and /v1/revocations answered below FastAPI (policy_plane.api.hot)
     replica: str = field(default_factory=lambda: os.urandom(4).hex())
     nats: NatsConnection | None = None  # credentials and TLS; built from nats_url when not given
     cells: int = 1  # tenant cells (tenantguard.topology.cell_of): fixed when the system is set up

@@ -113,9 +113,10 @@ class Follower:
                 f"(at {self.last_stream_seq})"
             ) from None
 
-    async def catch_up(self, subject: str, timeout: float) -> None:
-        """Consume everything stored on ``subject`` right now."""
-        target = await self.publisher.last_seq_on(self.stream, subject)
+    async def catch_up(self, subject: str, timeout: float, last: int | None = None) -> None:
+        """Consume everything stored on ``subject`` right now; ``last``: its last stream sequence, when
+        known (a refused publish says it), else asked of JetStream."""
+        target = last if last is not None else await self.publisher.last_seq_on(self.stream, subject)
         await self.wait_for(target, timeout)
         # Consumed through ``target``, the subject's last message: true even when this
         # follower started after it (resumed from a snapshot).

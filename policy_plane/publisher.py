@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -61,6 +62,7 @@ STREAM_SEQ_HINT: Final = "Tg-Stream-Seq"  # unsigned hint on snapshot manifests 
 # A lost expected-sequence race: 10071 from a single server, 10164 ("wrong last sequence")
 # from a clustered stream's leader.
 _WRONG_LAST_SEQUENCE: Final = frozenset({10071, 10164})
+_STATED_LAST: Final = re.compile(r"wrong last sequence: (\d{1,19})\b")
 _STREAM_NAME_IN_USE: Final = 10058
 HISTORY_MAX_MSGS: Final = 100_000
 HISTORY_MAX_BYTES: Final = 256 * 1024 * 1024
@@ -69,7 +71,8 @@ ROLLOUT_MAX_MSG: Final = 64 * 1024
 
 
 class SequenceConflict(TenantGuardError):
-    """Another replica published on this subject first; catch up and retry."""
+    """Another replica published on this subject first; catch up and retry. ``detail["last"]``: the
+    subject's last stream sequence, when JetStream said which (error 10071 does)."""
 
     code = "sequence_conflict"
     http_status = 409
@@ -148,7 +151,9 @@ async def nats_boundary(what: str) -> AsyncIterator[None]:
         raise
     except nats.js.errors.APIError as exc:
         if exc.err_code in _WRONG_LAST_SEQUENCE:
-            raise SequenceConflict(f"{what}: another writer got there first", nats=exc.description) from None
+            stated = _STATED_LAST.search(exc.description or "")  # a single server says which it is; a cluster not
+            raise SequenceConflict(f"{what}: another writer got there first", nats=exc.description,
+                                   **({"last": int(stated[1])} if stated else {})) from None
         if isinstance(exc, nats.js.errors.ServiceUnavailableError):
             raise Unavailable(f"{what}: JetStream is not available") from None
         raise Unavailable(f"{what}: JetStream refused: {exc.description}", nats_code=exc.err_code) from None

@@ -16,7 +16,6 @@ import re
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from nats.aio.msg import Msg
@@ -42,7 +41,7 @@ from .metrics import PlaneMetrics
 from .migrate import carry_legacy_relations
 from .publisher import Publisher
 from .snapshots import Heartbeat, Snapshotter
-from .state import PlaneState
+from .state import OwnBatch, PlaneState
 from .trust import jwks_of
 from .writer import SequencedWriter, Written
 
@@ -140,6 +139,8 @@ class Plane:
         self.bootstrapped = False
         self.lagging: dict[str, float] = {}  # follower -> seconds behind its stream (watchdog)
         self.started_at = time.time()
+        # writes the hot doors answered, and those they handed to the framework (policy_plane.api.hot)
+        self.write_doors = {"answered": 0, "to_framework": 0}
         self._tasks: list[asyncio.Task[None]] = []
         self._register_metrics()
 
@@ -310,7 +311,7 @@ class Plane:
             changes, key=key_hash(key) if key else None, digest=changes_digest(changes) if key else None)
         if not written.replayed:
             self.metrics.relation_changes.inc(len(changes))
-        return replace(written, cell=cell)
+        return Written(written.seq, written.replayed, written.applied, written.payload, cell)
 
     def relations_committer(self, cell: str) -> GroupCommitter:
         """The group committer of ``cell``'s subject (made on first use)."""
@@ -326,11 +327,15 @@ class Plane:
         return sum(getattr(c, counter) for c in self._committers.values())
 
     def _sign_relations(self, cell: str, members: Sequence[Member]) -> tuple[int, bytes]:
-        """The next batch of ``cell`` holding ``members``' changes in order, and their keys."""
+        """The next batch of ``cell`` holding ``members``' changes in order, and their keys; the
+        state applies it from here when it comes back (:class:`~.state.OwnBatch`)."""
         seq = self.state.index.index(cell).applied_seq + 1
-        changes = tuple(c for m in members for c in m.changes)
-        keys = [(m.key, m.digest) for m in members if m.key is not None and m.digest is not None]
-        return seq, sign_batch(self.config.event_key, ChangeBatch(seq, changes), cell=cell, keys=keys)
+        batch = ChangeBatch(seq, tuple(c for m in members for c in m.changes))
+        keys = tuple((m.key, m.digest) for m in members if m.key is not None and m.digest is not None)
+        now = time.time()
+        data = sign_batch(self.config.event_key, batch, cell=cell, keys=keys, now=now)
+        self.state.expect_own(topo.relations_subject(cell), OwnBatch(data, batch, keys, int(now * 1000) / 1000))
+        return seq, data
 
     async def change_trust(self, change: Callable[[TrustSet], list[TrustedKey]]) -> tuple[int, bool]:
         """Apply ``change`` to the current trust set and publish the result; ``(seq, changed)``."""
@@ -421,6 +426,7 @@ class Plane:
             "group_commit": {"on": self.config.group_commit, "batches": self._committed("batches"),
                              "writes": self._committed("members"), "waiting": self._committed("waiting"),
                              "keys": len(s.keys)},
+            "fast_writes": {"on": self.config.fast_writes, **self.write_doors},
             "conflicts": {name: w.conflicts for name, w in self.writers.items()}
             | {"relations": sum(w.conflicts for k, w in self._cell_writers.items() if k.startswith("relations:"))}
             | {f"bundles:{k}": w.conflicts for k, w in self._bundle_writers.items()},

@@ -90,12 +90,23 @@ class SecretChecker:
     def from_file(cls, path: str | os.PathLike[str]) -> SecretChecker:
         return cls(HashedSecret.of(read_secret_file(path)))
 
-    async def check(self, presented: str) -> bool:
-        tag = hmac.new(self._cache_key, presented.encode(), hashlib.sha256).digest()
+    def _tag(self, presented: str) -> bytes:
+        return hmac.new(self._cache_key, presented.encode(), hashlib.sha256).digest()
+
+    def known(self, presented: str) -> bool:
+        """True when ``presented`` passed :meth:`check` before and is still remembered (no scrypt,
+        never a refusal: False only means "not remembered", which :meth:`check` then decides)."""
+        tag = self._tag(presented)
         with self._lock:
             if tag in self._ok:
                 self._ok.move_to_end(tag)
                 return True
+        return False
+
+    async def check(self, presented: str) -> bool:
+        if self.known(presented):
+            return True
+        tag = self._tag(presented)
         async with self._gate:
             ok = await asyncio.to_thread(self.hashed.matches, presented)
         if ok:

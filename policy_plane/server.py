@@ -17,7 +17,7 @@ import sys
 import uvicorn
 from tenantguard.serving import bind_tcp, event_loop_runner
 
-from .app import create_app
+from .app import create_server_app
 from .runtime import Plane
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
         await plane.stop()
         sock.close()
         raise
-    uv = uvicorn.Server(uvicorn.Config(create_app(plane), log_level="warning", access_log=False,
+    uv = uvicorn.Server(uvicorn.Config(create_server_app(plane), log_level="warning", access_log=False,
                                        lifespan="off", timeout_graceful_shutdown=5))
     uv.install_signal_handlers = lambda: None  # type: ignore[attr-defined]  # we own the signals
     http_task = loop.create_task(uv.serve(sockets=[sock]))

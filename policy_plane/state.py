@@ -52,7 +52,7 @@ from tenantguard.events import (
     verify_snapshot_manifest,
 )
 from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.relations import CellRelations, RelationScope, SequenceGap, index_from_snapshot_bytes
+from tenantguard.relations import CellRelations, ChangeBatch, RelationScope, SequenceGap, index_from_snapshot_bytes
 from tenantguard.revocations import RevocationList
 from tenantguard.rollout import ROLLOUT_STATE, RolloutState
 
@@ -62,6 +62,18 @@ from .revocations import apply_record
 
 log = logging.getLogger(__name__)
 PLANE_ISSUER = topo.PLANE_ISSUER
+
+
+@dataclass(frozen=True, slots=True)
+class OwnBatch:
+    """A relations batch this replica signed and is about to publish: when the same bytes come back
+    from the stream, they are applied from here, unverified and unparsed (the signature would only
+    confirm what this process signed a moment ago)."""
+
+    data: bytes = dataclasses.field(repr=False)
+    batch: ChangeBatch
+    keys: tuple[tuple[str, str], ...]
+    issued_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +119,7 @@ class PlaneState:
         self.index = CellRelations(RelationScope(cells))  # the read API of one index, routed by tenant
         self.relations_broken: str | None = None
         self.keys = KeyWindow()  # idempotency keys of committed relation writes (see .idempotency)
+        self._own: dict[str, OwnBatch] = {}  # relations subject -> the batch this replica publishes on it next
         self.trust = TrustSet()
         self.trust_seq = 0
         self.revocations: list[dict[str, Any]] = []
@@ -188,22 +201,35 @@ class PlaneState:
             raise EventWrongCell(f"{subject} names no cell of this {self.cells}-cell system") from None
         return cell
 
+    def expect_own(self, subject: str, own: OwnBatch) -> None:
+        """``own`` is what this replica publishes next on ``subject`` (see :class:`OwnBatch`)."""
+        self._own[subject] = own
+
     async def apply_relations(self, subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
         """Apply a batch, and remember its idempotency keys, also for a batch the index already
         holds: a restarting replica reads the key window back this way (see ``Plane.start``),
-        verifying each event but parsing no changes the snapshot already holds."""
-        try:
+        verifying each event but parsing no changes the snapshot already holds. A batch this
+        replica has just published comes back byte for byte: applied from what it signed."""
+        own = self._own.get(subject)
+        if own is not None and own.data == data:
+            del self._own[subject]
             cell = self._cell_of(subject)
-            event = verify_event(data, self.event_trust, expected_type=RELATIONS_BATCH)
-            batch = batch_from_event(event, cell=cell) if event.seq > self.index.index(cell).applied_seq else None
-        except EventRejected as exc:
-            self._refuse(topo.STREAM_RELATIONS, stream_seq, exc)
-            return
-        try:
-            keys = keys_of(event.payload)
-        except EventMalformed as exc:  # the sidecars apply the batch regardless: so do we
-            log.error("relations batch %d carries malformed idempotency keys: %s", event.seq, exc.message)
-            keys = []
+            seq, keys, issued_at = own.batch.seq, list(own.keys), own.issued_at
+            batch = own.batch if seq > self.index.index(cell).applied_seq else None
+        else:
+            try:
+                cell = self._cell_of(subject)
+                event = verify_event(data, self.event_trust, expected_type=RELATIONS_BATCH)
+                seq, issued_at = event.seq, event.issued_at
+                batch = batch_from_event(event, cell=cell) if seq > self.index.index(cell).applied_seq else None
+            except EventRejected as exc:
+                self._refuse(topo.STREAM_RELATIONS, stream_seq, exc)
+                return
+            try:
+                keys = keys_of(event.payload)
+            except EventMalformed as exc:  # the sidecars apply the batch regardless: so do we
+                log.error("relations batch %d carries malformed idempotency keys: %s", seq, exc.message)
+                keys = []
         if batch is not None:
             try:
                 self.index.apply(cell, batch)
@@ -212,7 +238,7 @@ class PlaneState:
                 log.error("relations stream has a gap at stream message %d: %s", stream_seq, exc.message)
                 return
         if keys:
-            self.keys.record(event.seq, keys, event.issued_at)
+            self.keys.record(seq, keys, issued_at)
 
     # ------------------------------------------------------------------ trust and revocations
 

@@ -96,11 +96,11 @@ class SequencedWriter:
                     stored = await self.publisher.publish(
                         self.subject, data, expected_last_subject_seq=expected, headers=headers, msg_id=msg_id
                     )
-                except SequenceConflict:
+                except SequenceConflict as conflict:
                     self.conflicts += 1
-                    await self.follower.catch_up(self.subject, self.timeout)
-                    # a little jitter keeps two replicas from colliding in lockstep
-                    await asyncio.sleep(secrets.randbelow(1000 * (attempt + 1)) / 1_000_000)
+                    await self.follower.catch_up(self.subject, self.timeout, conflict.detail.get("last"))
+                    if attempt:  # lost twice or more in a row: a little jitter keeps the losers out of lockstep
+                        await asyncio.sleep(secrets.randbelow(1000 * attempt) / 1_000_000)
                     continue
                 try:
                     await self.follower.wait_for(stored.stream_seq, self.readback)

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import Request, Response
 from pydantic import BaseModel, ValidationError
-from starlette.types import Scope, Send
-from tenantguard.asgi import header, schema_problems
+from starlette.types import Scope
+from tenantguard.asgi import Reply, header, schema_problems
 from tenantguard.errors import InvalidInput, UnsupportedMediaType
 from tenantguard.jsonlimits import is_json_media_type, loads_object
 
@@ -27,27 +26,7 @@ if TYPE_CHECKING:
     from ..runtime import Sidecar
 
 M = TypeVar("M", bound=BaseModel)
-_JSON_HEADER = (b"content-type", b"application/json")
-
-
-@dataclass(slots=True)
-class Reply:
-    """A door's answer: a JSON body, its status and any extra headers."""
-
-    body: bytes
-    status: int = 200
-    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
-
-    async def send(self, send: Send) -> None:
-        """Answer on a raw ASGI channel (two messages, no framework objects)."""
-        headers = [_JSON_HEADER, (b"content-length", b"%d" % len(self.body)), *self.headers]
-        await send({"type": "http.response.start", "status": self.status, "headers": headers})
-        await send({"type": "http.response.body", "body": self.body})
-
-    def response(self) -> Response:
-        """The same answer as a framework response (for the FastAPI routes)."""
-        return Response(self.body, status_code=self.status, media_type="application/json",
-                        headers={k.decode("latin-1"): v.decode("latin-1") for k, v in self.headers})
+__all__ = ["Door", "Reply", "as_route", "json_reply", "parse_json", "request_body_doc", "require_json"]
 
 
 Door = Callable[["Sidecar", Scope, bytes], Awaitable[Reply]]

@@ -8,7 +8,7 @@ checked against scrypt hashes (:mod:`policy_plane.secrets`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 from fastapi import Request
 
@@ -28,17 +28,37 @@ class Principal:
         return self.kind if self.kind != "sidecar" else f"sidecar:{self.name}"
 
 
+ADMIN: Final = Principal("admin", "admin")
+
+
 def plane_of(request: Request) -> Plane:
     plane: Plane = request.app.state.plane
     return plane
 
 
 def bearer(request: Request) -> str:
-    header = request.headers.get("authorization", "")
+    return bearer_value(request.headers.get("authorization", ""))
+
+
+def bearer_value(header: str) -> str:
+    """The token of an ``Authorization: Bearer <token>`` header value; 401 when there is none."""
     scheme, _, value = header.partition(" ")
     if scheme.lower() != "bearer" or not value.strip():
         raise Unauthenticated("send Authorization: Bearer <token>")
     return value.strip()
+
+
+def known_admin(plane: Plane, authorization: str | None) -> Principal | None:
+    """The admin, when ``authorization`` carries the admin token this replica has verified before
+    (and still remembers); None otherwise, for :func:`require_admin` to decide (scrypt, refusal,
+    metrics). For doors answered below the framework: they never refuse on their own."""
+    if not authorization:
+        return None
+    try:
+        token = bearer_value(authorization)
+    except Unauthenticated:
+        return None
+    return ADMIN if plane.config.admin.known(token) else None
 
 
 async def require_admin(request: Request) -> Principal:
@@ -46,7 +66,7 @@ async def require_admin(request: Request) -> Principal:
     if not await plane.config.admin.check(bearer(request)):
         plane.metrics.auth_failures.labels("admin").inc()
         raise Forbidden("the credential is not the admin token")
-    return Principal("admin", "admin")
+    return ADMIN
 
 
 async def require_operator(request: Request) -> Principal:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import base64
 import bisect
 import json
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.types import Scope
+from tenantguard.asgi import Reply, header
 from tenantguard.errors import InvalidInput
 from tenantguard.jsonlimits import loads
 from tenantguard.relations import (
@@ -20,10 +23,15 @@ from tenantguard.relations import (
 )
 from tenantguard.relations.index import WalkTooBroad
 
+from ..runtime import Plane
+from ..writer import Written
 from .auth import Principal, plane_of, require_admin, require_reader
-from .writes import IdempotencyKey, mark_written
+from .hot import ToFramework, admin_of, plain_json
+from .writes import IdempotencyKey, mark_written, written_headers
 
-router = APIRouter(prefix="/v1/relations", tags=["relations"])
+PREFIX = "/v1/relations"
+WRITE_PATH = ""  # POST /v1/relations
+router = APIRouter(prefix=PREFIX, tags=["relations"])
 WAIT_SECONDS = 2.0
 EXPAND_LIMIT = 100  # subjects shown per userset
 EXPAND_BUDGET = 10_000  # index entries a userset's expansion may visit
@@ -66,37 +74,80 @@ class ListOut(BaseModel):
     consistency_token: int
 
 
-def _changes(body: ChangesIn) -> list[RelationChange]:
-    """Validate every change before anything is published: one bad tuple refuses the batch."""
-    if not body.changes:
+def relation_changes(items: Sequence[tuple[str, Mapping[str, str]]]) -> list[RelationChange]:
+    """``(op, rel)`` pairs as changes. Every change is validated before anything is published: one
+    bad tuple refuses the batch."""
+    if not items:
         raise InvalidInput("changes must hold at least one change")
-    if len(body.changes) > MAX_BATCH_CHANGES:
-        raise ChangeBatchTooLarge(f"batch has {len(body.changes)} changes, limit {MAX_BATCH_CHANGES}",
+    if len(items) > MAX_BATCH_CHANGES:
+        raise ChangeBatchTooLarge(f"batch has {len(items)} changes, limit {MAX_BATCH_CHANGES}",
                                   limit=MAX_BATCH_CHANGES)
     out: list[RelationChange] = []
-    for i, change in enumerate(body.changes):
+    for i, (op, rel) in enumerate(items):
         try:
-            out.append(RelationChange(change.op, Relationship(**change.rel.model_dump())))
+            relationship = Relationship(rel["tenant"], rel["object"], rel["relation"], rel["subject"])
+            out.append(RelationChange(op, relationship))  # type: ignore[arg-type]  # "write" or "delete"
         except RelationshipInvalid as exc:
             raise RelationshipInvalid(f"changes[{i}]: {exc.message}", index=i, **exc.detail) from None
     return out
 
 
-@router.post("", response_model=WriteOut)
+async def commit_changes(plane: Plane, who: Principal, changes: list[RelationChange],
+                         idempotency_key: str | None) -> tuple[dict[str, Any], Written]:
+    """Commit validated ``changes`` and audit them: the answer's body and the outcome (the
+    route and its door share it)."""
+    written = await plane.write_relations(changes, idempotency_key=idempotency_key)
+    if not written.replayed:
+        writes = sum(1 for c in changes if c.op == "write")
+        plane.audit.record(who.actor, "relations.write", seq=written.seq, writes=writes,
+                           deletes=len(changes) - writes, tenants=sorted({c.rel.tenant for c in changes})[:20])
+    return {"consistency_token": written.seq, "cell": written.cell}, written
+
+
+@router.post(WRITE_PATH, response_model=WriteOut)
 async def write(body: ChangesIn, request: Request, response: Response,
                 who: Annotated[Principal, Depends(require_admin)],
                 idempotency_key: IdempotencyKey = None,
                 ) -> dict[str, Any]:
     """Write and delete tuples as ONE signed batch; returns its sequence (the consistency token)."""
-    plane = plane_of(request)
-    changes = _changes(body)
-    written = await plane.write_relations(changes, idempotency_key=idempotency_key)
+    changes = relation_changes([(c.op, c.rel.model_dump()) for c in body.changes])
+    answer, written = await commit_changes(plane_of(request), who, changes, idempotency_key)
     mark_written(response, written)
-    if not written.replayed:
-        writes = sum(1 for c in changes if c.op == "write")
-        plane.audit.record(who.actor, "relations.write", seq=written.seq, writes=writes,
-                           deletes=len(changes) - writes, tenants=sorted({c.rel.tenant for c in changes})[:20])
-    return {"consistency_token": written.seq, "cell": written.cell}
+    return answer
+
+
+_REL_FIELDS = ("tenant", "object", "relation", "subject")
+
+
+def _plain_changes(document: Any) -> list[tuple[str, dict[str, str]]]:
+    """The ``(op, rel)`` pairs of a document that is plainly a :class:`ChangesIn` (every value of
+    the type the model asks for; other members ignored, as the model does); else
+    :class:`ToFramework`: the route validates it and says what is wrong."""
+    changes = document.get("changes") if type(document) is dict else None
+    if type(changes) is not list:
+        raise ToFramework
+    out = []
+    for change in changes:
+        if type(change) is not dict:
+            raise ToFramework
+        op, rel = change.get("op"), change.get("rel")
+        if (op != "write" and op != "delete") or type(rel) is not dict:
+            raise ToFramework
+        for name in _REL_FIELDS:
+            if type(rel.get(name)) is not str:
+                raise ToFramework
+        out.append((op, rel))
+    return out
+
+
+async def write_door(plane: Plane, scope: Scope, body: bytes) -> Reply:
+    """The route above, below the framework (see :mod:`.hot`): the same checks in the same order,
+    the same commit, the same answer."""
+    document = plain_json(scope, body)  # JsonBodies' checks
+    who = admin_of(plane, scope)  # require_admin
+    changes = relation_changes(_plain_changes(document))  # ChangesIn, then the route
+    answer, written = await commit_changes(plane, who, changes, header(scope, b"idempotency-key"))
+    return Reply(json.dumps(answer, separators=(",", ":")).encode(), headers=written_headers(written))
 
 
 def _encode_cursor(rel: Relationship) -> str:

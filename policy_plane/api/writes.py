@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Final
 
 from fastapi import Header, Response
 
@@ -19,11 +19,22 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 APPLIED_HEADER = "Tg-Applied-Here"
 
 
-def mark_written(response: Response, written: Written) -> None:
+_REPLAYED: Final = (REPLAYED_HEADER.lower().encode(), b"true")
+_NOT_APPLIED: Final = (APPLIED_HEADER.lower().encode(), b"false")
+
+
+def written_headers(written: Written) -> list[tuple[bytes, bytes]]:
     """``Idempotent-Replayed: true`` for the first outcome of an earlier request with the same key;
     ``Tg-Applied-Here: false`` when this replica has not applied the committed write yet (its
-    reads may not show it; ``at_least`` the returned token waits for it)."""
+    reads may not show it; ``at_least`` the returned token waits for it). ASGI form."""
+    headers = []
     if written.replayed:
-        response.headers[REPLAYED_HEADER] = "true"
+        headers.append(_REPLAYED)
     if not written.applied:
-        response.headers[APPLIED_HEADER] = "false"
+        headers.append(_NOT_APPLIED)
+    return headers
+
+
+def mark_written(response: Response, written: Written) -> None:
+    """:func:`written_headers` on a framework response."""
+    response.headers.raw.extend(written_headers(written))

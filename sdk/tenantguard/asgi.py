@@ -13,11 +13,12 @@ import ipaddress
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -28,6 +29,32 @@ from .jsonlimits import MAX_DEPTH, is_json_media_type, loads
 log = logging.getLogger(__name__)
 
 MAX_PROBLEMS = 20
+_JSON_HEADER = (b"content-type", b"application/json")
+
+
+@dataclass(slots=True)
+class Reply:
+    """An answer made below the framework: a JSON body, its status and any extra headers.
+
+    Doors answered at the ASGI level (the sidecar's decision doors, the plane's writes)
+    send it on the raw channel; the framework routes that share a door turn it into a
+    framework response.
+    """
+
+    body: bytes
+    status: int = 200
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+
+    async def send(self, send: Send) -> None:
+        """Answer on a raw ASGI channel (two messages, no framework objects)."""
+        headers = [_JSON_HEADER, (b"content-length", b"%d" % len(self.body)), *self.headers]
+        await send({"type": "http.response.start", "status": self.status, "headers": headers})
+        await send({"type": "http.response.body", "body": self.body})
+
+    def response(self) -> Response:
+        """The same answer as a framework response (for the FastAPI routes)."""
+        return Response(self.body, status_code=self.status, media_type="application/json",
+                        headers={k.decode("latin-1"): v.decode("latin-1") for k, v in self.headers})
 
 
 # --------------------------------------------------------------------------- errors

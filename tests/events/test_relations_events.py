@@ -49,6 +49,33 @@ def test_batch_round_trip_states_seq_once(plane_key: SigningKey, trust: TrustSet
     assert batch_from_event(verify_event(data, trust)) == original
 
 
+@pytest.mark.parametrize(("cell", "keys"), [
+    ("c0", ()),
+    ("c17", [("0f" * 16, "a1" * 16), ("1e" * 16, "b2" * 16)]),
+])
+def test_a_batch_is_signed_as_the_general_event_signer_would_byte_for_byte(
+        plane_key: SigningKey, trust: TrustSet, cell: str, keys: list[tuple[str, str]]) -> None:
+    """``sign_batch`` skips the canonical round trip for plain batches: same bytes (Ed25519 is deterministic)."""
+    for original in (batch(1, "acme / doc:x#viewer @ user:a"),
+                     batch(2**40, "z9 / a_b:A-Z.0@+=|_#r_1 @ group:g-1#member", "acme / doc:1#owner @ user:u",
+                           op="delete"),
+                     batch(7, *(f"acme / project:p{i}#member @ user:u{i}@example.com" for i in range(50)))):
+        payload: dict[str, object] = {"cell": cell, "changes": original.to_wire()["changes"]}
+        if keys:
+            payload["keys"] = [list(pair) for pair in keys]
+        signed = sign_batch(plane_key, original, cell=cell, keys=keys, now=NOW)
+        assert signed == sign_event(plane_key, RELATIONS_BATCH, payload, original.seq, now=NOW)
+        assert batch_from_event(verify_event(signed, trust), cell=cell) == original
+
+
+def test_a_batch_with_unusual_cell_or_keys_takes_the_checked_path(plane_key: SigningKey, trust: TrustSet) -> None:
+    original = batch(3, "acme / doc:x#viewer @ user:a")
+    odd = sign_batch(plane_key, original, cell="c0", keys=[("ключ", "x")], now=NOW)  # not plain: sign_event's path
+    assert verify_event(odd, trust).payload["keys"] == [["ключ", "x"]]
+    with pytest.raises(EventMalformed):
+        sign_batch(plane_key, original, keys=[("\ud800", "x"), ("a", 1)])  # type: ignore[list-item]
+
+
 def test_largest_batch_fits_the_default_limit(plane_key: SigningKey, trust: TrustSet) -> None:
     big = batch(1, *(f"acme / project:p{i}#member @ user:u{i}@example.com" for i in range(MAX_BATCH_CHANGES)))
     assert verify_batch(sign_batch(plane_key, big), trust) == big
