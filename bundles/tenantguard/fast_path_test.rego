@@ -110,18 +110,122 @@ test_no_project_needs_no_relations if {
 
 # ---------------------------------------------------------------- beside the fast path
 
-# Allowed service calls and scoped requests take the second fast branch: still exactly
-# what the complete rules give.
+# Service calls and scoped requests, as the sidecar sends them (with the input facts
+# actor_services and scope_limits), take the third fast branch: allowed, or denied for
+# missing_role, exactly as the complete rules decide.
+service_calls_and_scoped_requests := [
+	fx.request({"actor_chain": ["svc:orders"]}),
+	fx.request({"actor_chain": ["svc:orders", "svc:edge"], "token": {"scope": "invoices:*"}}),
+	fx.request({"actor_chain": ["svc:edge"], "subject": {"properties": {"scope": ["invoices:read"]}}}),
+	fx.request({"actor_chain": ["svc:orders", "svc:edge", "svc:edge", "svc:edge"]}), # max_actor_chain hops
+	fx.request({"actor_chain": ["svc:edge", "svc:reports"]}), # only the nearest caller's rule counts
+	fx.request({"token": {"scope": "invoices:read"}}),
+	fx.request({"token": {"scope": "orders:read  invoices:read "}}), # empty items are no scope
+	fx.request({"token": {"scope": ["invoices:read", "orders:read"]}}),
+	fx.request({"token": {"scope": ["invoices:*", 4]}}), # only the strings of a list count
+	fx.request({"subject": {"properties": {"scope": "invoices:read"}}}),
+	# the sidecar's scoped token: the token's scope, copied to the subject
+	fx.request({"token": {"scope": "invoices:read"}, "subject": {"properties": {"scope": "invoices:read"}}}),
+	fx.request({"token": {"scope": "invoices:*"}, "subject": {"properties": {"scope": ["invoices:read"]}}}),
+	fx.request({"action": {"name": ":read"}, "token": {"scope": ":*"}}),
+	fx.request({"token": {"scope": "invoices:*"}, "context": {"act_as": {"tenant_id": "globex", "reason": "SUP-1"}}}),
+	without_a_project_with({"actor_chain": ["svc:orders"], "token": {"scope": "invoices:read"}}),
+]
+
+without_a_project_with(patch) := object.union(without_a_project, patch)
+
 test_service_calls_and_scoped_requests_take_a_fast_path if {
-	every request in [
-		fx.request({"actor_chain": ["svc:orders"]}),
-		fx.request({"actor_chain": ["svc:orders", "svc:edge"], "token": {"scope": "invoices:*"}}),
-		fx.request({"token": {"scope": "invoices:read"}}),
-		fx.request({"token": {"scope": ["invoices:read", "orders:read"]}}),
-		fx.request({"subject": {"properties": {"scope": "invoices:read"}}}),
-	] {
-		answered_by_fast_path(request)
+	every request in service_calls_and_scoped_requests {
+		answered_by_fast_path(fx.with_facts(request))
+		same_as_full_decision(fx.with_facts(request))
+	}
+}
+
+test_service_calls_and_scoped_requests_without_a_role_are_denied_fast if {
+	every request in service_calls_and_scoped_requests {
+		every roles in [["guest"], []] {
+			without_role := json.patch(request, [{"op": "replace", "path": "/subject/properties/roles", "value": roles}])
+			d := decision with input as fx.with_facts(without_role) with data.tenantguard.full_decision as "full"
+			d == {"allow": false, "reasons": ["missing_role"], "high_risk": false}
+			same_as_full_decision(fx.with_facts(without_role))
+		}
+	}
+}
+
+# Without the input facts (an input written by hand), the same requests take the complete
+# rules, which read actor_chain and the scopes themselves: the same answers, slower.
+test_service_calls_and_scoped_requests_without_the_facts_take_the_full_path if {
+	every request in service_calls_and_scoped_requests {
+		not answered_by_fast_path(request)
 		same_as_full_decision(request)
+		decision.allow with input as request
+	}
+}
+
+# Just beside the third branch, as the sidecar would send them: the complete rules' answer.
+beside_the_service_call_branch := [
+	fx.request({"actor_chain": ["svc:reports"]}), # billing has no rule for reports
+	fx.request({"actor_chain": ["svc:edge"], "action": {"name": "invoices:write"}}), # edge may only read
+	fx.request({"actor_chain": ["svc:reports", "svc:orders"]}),
+	fx.request({"actor_chain": ["svc:orders", "svc:edge", "svc:edge", "svc:edge", "svc:edge"]}), # too deep
+	fx.request({"actor_chain": ["svc:orders", "orders"]}), # an actor that is not a service
+	fx.request({"actor_chain": ["svc:"]}),
+	fx.request({"actor_chain": ["svc;orders"]}),
+	fx.request({"actor_chain": ["svc:orders", 5]}),
+	fx.request({"actor_chain": ["svc:svc:orders"]}),
+	fx.request({"actor_chain": ["svc:orders"], "context": {"service": "orders"}}), # orders has no rule for orders
+	fx.request({"actor_chain": ["svc:orders"], "context": {"service": ""}}),
+	fx.request({"actor_chain": ["svc:orders"], "context": {"service": 7}}),
+	json.remove(fx.request({"actor_chain": ["svc:orders"]}), ["context/service"]),
+	fx.request({"actor_chain": ["svc:orders"], "resource": {"properties": {"tenant_id": "globex"}}}),
+	fx.request({"actor_chain": ["svc:orders"], "action": {"name": "export_all"}, "subject": {"properties": {"roles": ["admin"]}}}),
+	fx.request({"actor_chain": ["svc:orders"], "action": {"name": "invoices:lines:read"}}),
+	json.patch(fx.request({"actor_chain": ["svc:orders"]}), [{"op": "replace", "path": "/relations", "value": {}}]),
+	json.patch(fx.request({"actor_chain": ["svc:orders"]}), [{"op": "replace", "path": "/relations/project:p1", "value": ["viewer"]}]),
+	fx.request({"token": {"scope": "invoices:write"}}), # a scope that does not cover the action
+	fx.request({"token": {"scope": ""}}), # a present, empty scope covers nothing
+	fx.request({"token": {"scope": " "}}),
+	fx.request({"token": {"scope": []}}),
+	fx.request({"token": {"scope": [4]}}),
+	fx.request({"token": {"scope": 5}}),
+	fx.request({"token": {"scope": false}}),
+	fx.request({"token": {"scope": {"s": "invoices:read"}}}),
+	fx.request({"token": {"scope": "*"}}), # "*" alone covers nothing
+	fx.request({"token": {"scope": "invoices:re*"}}),
+	fx.request({"token": {"scope": "invoices"}}),
+	fx.request({"token": {"scope": "invoices:read:*"}}),
+	fx.request({"token": {"scope": "INVOICES:READ"}}),
+	fx.request({"token": {"scope": "invoices:read"}, "subject": {"properties": {"scope": "orders:read"}}}), # both must cover
+	fx.request({"token": {"scope": "orders:read"}, "subject": {"properties": {"scope": "invoices:read"}}}),
+	fx.request({"token": {"scope": "invoices:*"}, "subject": {"properties": {"scope": ["invoices:write"]}}}),
+	fx.request({"actor_chain": ["svc:orders"], "token": {"scope": "invoices:write"}}),
+	fx.request({"actor_chain": ["svc:edge"], "token": {"scope": "invoices:*"}, "action": {"name": "invoices:write"}}),
+	fx.request({"action": {"name": "invoices:"}, "token": {"scope": "invoices:*"}}),
+	fx.request({"action": {"name": "invoices:"}, "token": {"scope": "invoices:"}}),
+]
+
+test_requests_beside_the_service_call_branch_get_the_full_decision if {
+	every request in beside_the_service_call_branch {
+		same_as_full_decision(fx.with_facts(request))
+		same_as_full_decision(request)
+	}
+}
+
+# Each of them is one condition away from an allow: all are denied.
+test_every_request_beside_the_service_call_branch_is_denied if {
+	every request in beside_the_service_call_branch {
+		not decision.allow with input as fx.with_facts(request)
+	}
+}
+
+# A service as the subject, with or without a chain, is not the third branch's.
+test_a_service_subject_takes_the_full_path if {
+	every request in [
+		fx.request({"subject": {"type": "service", "id": "svc:orders"}}),
+		fx.request({"actor_chain": ["svc:orders"], "subject": {"type": "service", "id": "svc:orders"}}),
+	] {
+		not answered_by_fast_path(fx.with_facts(request))
+		same_as_full_decision(fx.with_facts(request))
 	}
 }
 
