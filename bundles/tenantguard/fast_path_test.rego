@@ -218,6 +218,41 @@ test_every_request_beside_the_service_call_branch_is_denied if {
 	}
 }
 
+# The third branch reads the data as the complete rules do (a 2-part action listed in
+# config.actions, a call rule that is not a list, a shorter chain bound, fewer verbs).
+test_the_service_call_branch_follows_the_data if {
+	request := fx.with_facts(fx.request({"actor_chain": ["svc:orders"], "token": {"scope": "invoices:read"}}))
+	answered_by_fast_path(request)
+	d := decision with input as request with data.tenantguard.config.actions as {"invoices:read": {"verb": "read", "high_risk": true}}
+	d.high_risk
+	every calls in [{"x": "invoices:read"}, "invoices:read", {"invoices:read"}, null] {
+		not decision.allow with input as request with data.tenantguard.config.calls.billing.orders as calls
+	}
+	not decision.allow with input as request with data.tenantguard.config.calls.billing as ["orders"]
+	not decision.allow with input as request with data.tenantguard.config.max_actor_chain as 0
+	not decision.allow with input as request with data.tenantguard.config.roles as {"editor": ["write"]}
+	not decision.allow with input as request with data.tenantguard.config.project_relations as ["owner"]
+}
+
+# Facts of the wrong shape (only an input written by hand has them) are not read: the
+# complete rules decide from actor_chain and the scopes.
+test_malformed_input_facts_take_the_full_path if {
+	request := fx.request({"actor_chain": ["svc:orders"], "token": {"scope": "invoices:read"}})
+	every facts in [
+		{"actor_services": ["orders"], "scope_limits": "invoices:read"},
+		{"actor_services": ["orders"], "scope_limits": {"token": ["invoices:read"]}},
+		{"actor_services": ["orders"], "scope_limits": null},
+		{"actor_services": "orders", "scope_limits": [["invoices:read"]]},
+		{"actor_services": {"0": "orders"}, "scope_limits": [["invoices:read"]]},
+		{"actor_services": null, "scope_limits": [["invoices:read"]]},
+		{"scope_limits": [["invoices:read"]]},
+		{"actor_services": ["orders"]},
+	] {
+		not answered_by_fast_path(object.union(request, facts))
+		same_as_full_decision(object.union(request, facts))
+	}
+}
+
 # A service as the subject, with or without a chain, is not the third branch's.
 test_a_service_subject_takes_the_full_path if {
 	every request in [
