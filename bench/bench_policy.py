@@ -316,19 +316,21 @@ def compare(bundle: Path, revision: str, iterations: int) -> None:
         old_modules, old_data = load_bundle_dir(bundle_at(revision, bundle, Path(tmp)), include_tests=False)
     old = engine.prepare(old_modules, old_data)
     new = engine.prepare(*load_bundle_dir(bundle, include_tests=False))
-    old_input = as_sent if reads_input_facts(old_modules) else dict
-    cases = [(f"decision, {name}", DECISION, request) for name, request, _ in DECISIONS]
-    cases += [("exchange decision", EXCHANGE_ENTRYPOINT, EXCHANGE),
-              ("propagation mode", PROPAGATION_ENTRYPOINT, PROPAGATION)]
-    for name, entrypoint, request in cases:
-        before, after = old.evaluate(entrypoint, old_input(request)), new.evaluate(entrypoint, as_sent(request))
+    old_facts = reads_input_facts(old_modules)
+    # (name, entrypoint, the input for the bundle at REV, the input for the bundle now)
+    cases = [(f"decision, {name}", DECISION, as_sent(request) if old_facts else request, as_sent(request))
+             for name, request, _ in DECISIONS]
+    cases += [("exchange decision", EXCHANGE_ENTRYPOINT, EXCHANGE, EXCHANGE),
+              ("propagation mode", PROPAGATION_ENTRYPOINT, PROPAGATION, PROPAGATION)]
+    for name, entrypoint, before_input, after_input in cases:
+        before, after = old.evaluate(entrypoint, before_input), new.evaluate(entrypoint, after_input)
         assert before == after, f"{name}: {revision} gives {before}, the bundle now {after}"
     for _, request, expected in DECISIONS:
         check(new, as_sent(request), expected)
     load = " ".join(f"{value:.2f}" for value in os.getloadavg())
     print(f"regorus policy benchmark: {bundle.name} at {revision} vs now (python {sys.version.split()[0]}, "
           f"{iterations:,} iterations each after {WARMUP:,} warmup, alternating in chunks of {CHUNK}, "
-          f"load average {load} before; {revision} {'with' if old_input is as_sent else 'without'} the input facts)\n")
+          f"load average {load} before; {revision} {'with' if old_facts else 'without'} the input facts)\n")
     print(f"| measurement (µs) | {revision} median | {revision} p99 | now median | now p99 |")
     print("|---|---:|---:|---:|---:|")
     allow = as_sent(REQUEST)
@@ -337,9 +339,9 @@ def compare(bundle: Path, revision: str, iterations: int) -> None:
         (FLOOR_ROWS[0], time_alternately([empty_call, empty_call], iterations)),
         (FLOOR_ROWS[1], time_alternately([floor, floor], iterations)),
     ]
-    for name, entrypoint, request in cases:
-        rows.append((name, time_alternately([evaluation(old, entrypoint, old_input(request)),
-                                             evaluation(new, entrypoint, as_sent(request))], iterations)))
+    for name, entrypoint, before_input, after_input in cases:
+        rows.append((name, time_alternately([evaluation(old, entrypoint, before_input),
+                                             evaluation(new, entrypoint, after_input)], iterations)))
     for name, (before, after) in rows:
         print(f"| {name} | {before.median:.1f} | {before.p99:.1f} | {after.median:.1f} | {after.p99:.1f} |")
     load = " ".join(f"{value:.2f}" for value in os.getloadavg())
