@@ -454,3 +454,101 @@ test_no_project_needs_no_project_relations_in_the_data if {
 		with data.tenantguard.config.project_relations as []
 		with data.tenantguard.full_decision as "full"
 }
+
+# ---------------------------------------------------------------- the exchange decision
+
+exchange_fast := data.tenantguard.exchange.decision
+
+exchange_full := data.tenantguard.exchange.full_decision
+
+exchange_answered_fast(request) if {
+	d := exchange_fast with input as request with data.tenantguard.exchange.full_decision as "full"
+	d != "full"
+}
+
+exchange_same_as_full(request) if {
+	d := exchange_fast with input as request
+	full := exchange_full with input as request
+	d == full
+}
+
+test_exchanges_the_rules_allow_take_the_fast_path if {
+	every request in [
+		fx.exchange_request({}),
+		fx.exchange_request({"scope": ["invoices:read", "invoices:write"]}),
+		fx.exchange_request({"actor_chain": []}),
+		fx.exchange_request({"actor_chain": ["svc:edge", "svc:edge"]}), # the new token has max_actor_chain hops
+		fx.exchange_request({"subject": {"properties": {"scope": "invoices:read orders:read"}}}),
+		fx.exchange_request({"subject": {"properties": {"scope": ["invoices:read"]}}}),
+		fx.exchange_request({"actor": {"service": "edge"}, "audience": "orders", "scope": ["invoices:read"], "actor_chain": []}),
+	] {
+		exchange_answered_fast(request)
+		exchange_same_as_full(request)
+		exchange_fast.allow with input as request
+	}
+}
+
+# Denied exchanges, each one change from an allowed one: the complete rules' answer.
+exchange_denies := [
+	fx.exchange_request({"actor": {"service": "reports"}}), # billing accepts no calls from reports
+	fx.exchange_request({"actor": {"service": "nowhere"}}),
+	fx.exchange_request({"audience": "nowhere"}),
+	fx.exchange_request({"audience": "exports"}),
+	fx.exchange_request({"audience": ""}),
+	fx.exchange_request({"audience": 7}),
+	fx.exchange_request({"actor": {"service": ""}}),
+	fx.exchange_request({"actor": {"service": ["orders"]}}),
+	fx.exchange_request({"scope": ["orders:read"]}), # not in the rule
+	fx.exchange_request({"scope": ["invoices:*"]}), # a wildcard is not granted from exact rules
+	fx.exchange_request({"scope": ["invoices:read"], "subject": {"properties": {"scope": "invoices:write"}}}),
+	fx.exchange_request({"scope": ["invoices:read"], "subject": {"properties": {"scope": ""}}}),
+	fx.exchange_request({"scope": ["invoices:read"], "subject": {"properties": {"scope": []}}}),
+	fx.exchange_request({"scope": ["invoices:read"], "subject": {"properties": {"scope": 4}}}),
+	fx.exchange_request({"scope": [""]}),
+	fx.exchange_request({"scope": "invoices:read"}),
+	fx.exchange_request({"scope": null}),
+	fx.exchange_request({"actor_chain": ["svc:edge", "svc:edge", "svc:edge", "svc:edge"]}), # one hop too many
+	fx.exchange_request({"actor_chain": "svc:edge"}),
+	fx.exchange_request({"actor_chain": null}),
+	fx.exchange_request({"subject": {"properties": {"tenant_id": ""}}}),
+	fx.exchange_request({"subject": {"properties": {"tenant_id": 3}}}),
+	json.remove(fx.exchange_request({}), ["subject/properties/tenant_id"]),
+	json.remove(fx.exchange_request({}), ["actor"]),
+]
+
+test_exchange_denies_get_the_full_decision if {
+	every request in exchange_denies {
+		exchange_same_as_full(request)
+		not exchange_fast.allow with input as request
+	}
+}
+
+# Requests the fast body leaves to the complete rules although they are allowed (the
+# scope to grant is computed there).
+test_exchanges_allowed_by_the_full_rules_only if {
+	every request in [
+		fx.exchange_request({"scope": []}), # none requested: the rule's (or the subject's) scopes
+		fx.exchange_request({"scope": ["invoices:read", "invoices:read"]}), # duplicates
+		fx.exchange_request({"scope": ["invoices:read", "orders:read"]}), # granted in part
+		fx.exchange_request({"subject": {"properties": {"scope": "invoices:*"}}}), # covered by a wildcard
+		fx.exchange_request({"actor": {"service": "edge"}, "audience": "orders", "scope": ["orders:read"], "actor_chain": []}),
+		fx.exchange_request({"scope": [5]}), # no string requested: as if none were
+	] {
+		not exchange_answered_fast(request)
+		exchange_same_as_full(request)
+	}
+}
+
+test_the_exchange_fast_path_follows_the_data if {
+	request := fx.exchange_request({})
+	every calls in [{"x": "invoices:read"}, "invoices:read", null] {
+		not exchange_fast.allow with input as request with data.tenantguard.config.calls.billing.orders as calls
+	}
+	not exchange_fast.allow with input as request with data.tenantguard.config.calls.billing as ["orders"]
+	not exchange_fast.allow with input as request with data.tenantguard.config.max_actor_chain as 1
+	# a call rule for a service the zones do not list: unknown_service, as the complete rules say
+	d_unknown := exchange_fast with input as request with data.tenantguard.config.services as {"billing": "sensitive"}
+	d_unknown.reasons == ["unknown_service"]
+	d := exchange_fast with input as request with data.tenantguard.config.zones.sensitive.max_lifetime as 60
+	d.max_lifetime == 60
+}
