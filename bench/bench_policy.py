@@ -12,6 +12,12 @@ markdown table (µs unless stated, median and p99):
   and edge with a subject scope;
 * the same decisions with 10,000 tenants x 10 relations (100,000 tuples) in data;
 * the exchange and propagation entrypoints;
+* two floor rows, timed the same way: an empty call (what the timer itself costs) and a
+  pure-Python loop calibrated to last as long as an allow (no regorus, no allocation). A
+  decision's p99 far above its median while the loop's p99 is as far above its own is
+  the machine (preemption, other processes, frequency), not the policy; under the table,
+  the involuntary context switches and the garbage collections (``gc.callbacks``) that
+  happened during the timed calls;
 * swapping revisions while one thread keeps deciding, as the sidecar's event loop does.
   The max gap between two consecutive decisions, from the start of the swap to 1,000
   decisions after it, worst of a few swaps, for three ways of preparing the next revision:
@@ -20,28 +26,37 @@ markdown table (µs unless stated, median and p99):
   the GIL while the worker holds it); ``prepare_steps`` on the deciding thread, one step
   between two decisions (see tenantguard.engine).
 
-With ``--against REV`` (a git revision), it measures only the per-request rows, for the
-bundle as it is and as it was at REV (extracted with ``git archive``), in one process:
-the two alternate in chunks of calls, so both see the same machine load. It also checks
-that both give the same answer to every request.
+Every request is the input a sidecar sends: with the input facts ``actor_services`` and
+``scope_limits`` (``tenantguard.decision.input_facts``, docs/decision-input.md).
+
+With ``--against REV`` (a git revision), it measures only the per-request rows and the
+floor, for the bundle as it is and as it was at REV (extracted with ``git archive``), in
+one process: the two alternate in chunks of calls, so both see the same machine load (the
+floor row's two columns are the same loop: their difference is the method's noise). The
+bundle at REV gets the input facts only if its modules read them, as a sidecar of its day
+sent them. It also checks that both give the same answer to every request.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import io
 import os
+import resource
 import subprocess
 import sys
 import tarfile
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tenantguard.decision import input_facts
 from tenantguard.engine import RegorusEngine, RegorusPreparedPolicy
 from tenantguard.policytest import load_bundle_dir
 
@@ -58,7 +73,7 @@ AFTER_SWAP = 1_000
 CHUNK = 250  # --against: calls of one side before switching to the other
 
 # What the sidecar sends for a user calling directly with a verified token.
-REQUEST = {
+REQUEST: dict[str, Any] = {
     "subject": {"type": "user", "id": "alice", "properties": {"tenant_id": "acme", "roles": ["editor"]}},
     "action": {"name": "invoices:read"},
     "resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": "acme", "project": "p1"}},
@@ -81,7 +96,7 @@ REQUEST = {
 # authz_sidecar/grpc_ext_authz.py: GET /tenants/acme/invoices/inv-1 with the same token),
 # once _policy_input has added the token, the subject and the relations: a route names
 # a tenant but no project.
-ENVOY_ROUTE = {
+ENVOY_ROUTE: dict[str, Any] = {
     **copy.deepcopy(REQUEST),
     "action": {"name": "route:read", "properties": {"method": "GET", "path": "/tenants/acme/invoices/inv-1"}},
     "resource": {
@@ -97,7 +112,7 @@ MISSING_ROLE = copy.deepcopy(REQUEST)
 MISSING_ROLE["subject"]["properties"]["roles"] = ["viewer"]
 MISSING_ROLE["action"]["name"] = "invoices:write"
 # The request from the contract in bundles/README.md: a call through orders and edge.
-CONTRACT_EXAMPLE = {
+CONTRACT_EXAMPLE: dict[str, Any] = {
     "subject": {
         "type": "user",
         "id": "alice",
@@ -110,21 +125,53 @@ CONTRACT_EXAMPLE = {
     "actor_chain": ["svc:orders", "svc:edge"],
     "relations": {"project:p1": ["member"], "group:eng": ["member"]},
 }
-EXCHANGE = {
+# What the sidecar sends for the same user's call through orders (and edge before it) with
+# the exchanged token orders got for billing: the chain from its `act` claims, its scope on
+# the token and copied to the subject (tenantguard.decision.policy_input).
+EXCHANGED_TOKEN: dict[str, Any] = {
+    **copy.deepcopy(REQUEST),
+    "subject": {"type": "user", "id": "alice",
+                "properties": {"tenant_id": "acme", "roles": ["editor"], "scope": "invoices:read"}},
+    "token": {**REQUEST["token"], "iss": "sidecar:orders", "scope": "invoices:read",
+              "act": {"sub": "svc:orders", "act": {"sub": "svc:edge"}}, "tg_chain": ["tok-0"],
+              "tg_root_iat": 1_700_000_000},
+    "actor_chain": ["svc:orders", "svc:edge"],
+}
+MISSING_ROLE_VIA_CHAIN = copy.deepcopy(EXCHANGED_TOKEN)
+MISSING_ROLE_VIA_CHAIN["subject"]["properties"]["roles"] = ["auditor"]
+EXCHANGE: dict[str, Any] = {
     "subject": CONTRACT_EXAMPLE["subject"],
     "actor": {"service": "orders"},
     "audience": "billing",
     "scope": ["invoices:read"],
     "actor_chain": ["svc:edge"],
 }
-PROPAGATION = {"source": "orders", "target": "billing"}
+PROPAGATION: dict[str, Any] = {"source": "orders", "target": "billing"}
 DECISIONS = (
     ("allow (sidecar request)", REQUEST, True),
     ("allow without a project (Envoy route question)", ENVOY_ROUTE, True),
     ("deny: tenant_mismatch", TENANT_MISMATCH, ["tenant_mismatch"]),
     ("deny: missing_role", MISSING_ROLE, ["missing_role"]),
     ("allow (contract example: actor chain, subject scope)", CONTRACT_EXAMPLE, True),
+    ("allow (exchanged token: actor chain, token scope)", EXCHANGED_TOKEN, True),
+    ("deny: missing_role through a service call", MISSING_ROLE_VIA_CHAIN, ["missing_role"]),
 )
+FACTS = ("actor_services", "scope_limits")
+
+
+def as_sent(request: Mapping[str, Any]) -> dict[str, Any]:
+    """``request`` with the input facts, as the decision core completes every input."""
+    return {**request, **input_facts(request)}
+
+
+def evaluation(policy: RegorusPreparedPolicy, entrypoint: str, request: Mapping[str, Any]) -> Callable[[], Any]:
+    """One decision, as a call to time."""
+    return lambda: policy.evaluate(entrypoint, request)
+
+
+def reads_input_facts(modules: Mapping[str, str]) -> bool:
+    """Whether a bundle's modules name an input fact (bundles from before them do not)."""
+    return any(fact in source for source in modules.values() for fact in FACTS)
 
 
 def percentile(sorted_ns: list[int], fraction: float) -> float:
@@ -133,41 +180,120 @@ def percentile(sorted_ns: list[int], fraction: float) -> float:
     return sorted_ns[index] / 1_000
 
 
-def time_calls(call: Callable[[], Any], iterations: int) -> tuple[float, float]:
+@dataclass
+class Timing:
+    """What was measured for one timed call, in µs, and what happened meanwhile."""
+
+    median: float
+    p99: float
+    calls: int
+    collections: int  # garbage collections (any generation) that ran during its timed calls
+    switches: int  # involuntary context switches of this thread during its timed calls
+
+
+class _Counts:
+    """Garbage collections (gc.callbacks) and involuntary context switches, per timed call."""
+
+    def __init__(self, slots: int) -> None:
+        self.collections = [0] * slots
+        self.switches = [0] * slots
+        self.current = 0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.collections[self.current] += 1
+
+    @staticmethod
+    def switches_now() -> int:
+        return resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw
+
+
+def _timings(samples: list[list[int]], counts: _Counts) -> list[Timing]:
+    out = []
+    for index, values in enumerate(samples):
+        values.sort()
+        out.append(Timing(percentile(values, 0.5), percentile(values, 0.99), len(values),
+                          counts.collections[index], counts.switches[index]))
+    return out
+
+
+def time_calls(call: Callable[[], Any], iterations: int) -> Timing:
     """(median, p99) in µs of ``call`` after a warmup."""
-    for _ in range(WARMUP):
-        call()
-    samples = []
-    clock = time.perf_counter_ns
-    for _ in range(iterations):
-        started = clock()
-        call()
-        samples.append(clock() - started)
-    samples.sort()
-    return percentile(samples, 0.5), percentile(samples, 0.99)
+    return time_alternately([call], iterations)[0]
 
 
-def time_alternately(calls: Sequence[Callable[[], Any]], iterations: int) -> list[tuple[float, float]]:
-    """(median, p99) in µs of each of ``calls``, timed in alternating chunks of CHUNK calls
+def time_alternately(calls: Sequence[Callable[[], Any]], iterations: int) -> list[Timing]:
+    """Each of ``calls`` timed ``iterations`` times, in alternating chunks of CHUNK calls
     (the order rotating every round), so that every call sees the same machine load."""
     for call in calls:
         for _ in range(WARMUP):
             call()
     samples: list[list[int]] = [[] for _ in calls]
-    clock = time.perf_counter_ns
-    for round_ in range(max(1, iterations // CHUNK)):
-        for offset in range(len(calls)):
-            index = (round_ + offset) % len(calls)
-            call, out = calls[index], samples[index]
-            for _ in range(CHUNK):
-                started = clock()
-                call()
-                out.append(clock() - started)
-    results = []
-    for out in samples:
-        out.sort()
-        results.append((percentile(out, 0.5), percentile(out, 0.99)))
-    return results
+    counts = _Counts(len(calls))
+    clock, switches = time.perf_counter_ns, counts.switches_now
+    gc.callbacks.append(counts)
+    try:
+        for round_ in range(max(1, iterations // CHUNK)):
+            for offset in range(len(calls)):
+                index = (round_ + offset) % len(calls)
+                call, out = calls[index], samples[index]
+                counts.current = index
+                before = switches()
+                for _ in range(CHUNK if len(calls) > 1 else iterations):
+                    started = clock()
+                    call()
+                    out.append(clock() - started)
+                counts.switches[index] += switches() - before
+            if len(calls) == 1:
+                break
+    finally:
+        gc.callbacks.remove(counts)
+    return _timings(samples, counts)
+
+
+# --------------------------------------------------------------------------- the floor
+
+
+def empty_call() -> None:
+    """The floor of the timer itself."""
+
+
+def spin(rounds: int) -> int:
+    """Pure-Python work with no allocation (small ints are cached) and no regorus."""
+    total = 0
+    for i in range(rounds):
+        total += i
+    return total
+
+
+def spin_like(call: Callable[[], Any]) -> Callable[[], int]:
+    """A :func:`spin` that lasts about as long as ``call`` (medians after a warmup)."""
+
+    def median_ns(fn: Callable[[], Any]) -> float:
+        for _ in range(200):
+            fn()
+        runs = []
+        for _ in range(2_000):
+            started = time.perf_counter_ns()
+            fn()
+            runs.append(time.perf_counter_ns() - started)
+        runs.sort()
+        return runs[len(runs) // 2]
+
+    rounds = max(1, round(1_000 * median_ns(call) / median_ns(lambda: spin(1_000))))
+    return lambda: spin(rounds)
+
+
+FLOOR_ROWS = ("floor: an empty call (the timer alone)",
+              "floor: a pure-Python loop as long as an allow (no regorus, no allocation)")
+
+
+def summary(timings: Sequence[Timing]) -> str:
+    calls = sum(timing.calls for timing in timings)
+    switches = sum(timing.switches for timing in timings)
+    collections = sum(timing.collections for timing in timings)
+    return (f"during the {calls:,} timed calls: {collections} garbage collections; {switches:,} involuntary "
+            f"context switches (the CPU taken from ~{100 * switches / max(1, calls):.1f} % of the calls)")
 
 
 def bundle_at(revision: str, bundle: Path, into: Path) -> Path:
@@ -187,31 +313,39 @@ def compare(bundle: Path, revision: str, iterations: int) -> None:
     """Per-request rows for ``bundle`` now and at ``revision``, side by side (see --against)."""
     engine = RegorusEngine()
     with tempfile.TemporaryDirectory() as tmp:
-        old_dir = bundle_at(revision, bundle, Path(tmp))
-        old = engine.prepare(*load_bundle_dir(old_dir, include_tests=False))
+        old_modules, old_data = load_bundle_dir(bundle_at(revision, bundle, Path(tmp)), include_tests=False)
+    old = engine.prepare(old_modules, old_data)
     new = engine.prepare(*load_bundle_dir(bundle, include_tests=False))
-    cases = [(f"decision, {name}", DECISION, request) for name, request, _ in DECISIONS]
-    cases += [("exchange decision", EXCHANGE_ENTRYPOINT, EXCHANGE),
-              ("propagation mode", PROPAGATION_ENTRYPOINT, PROPAGATION)]
-    for name, entrypoint, request in cases:
-        before, after = old.evaluate(entrypoint, request), new.evaluate(entrypoint, request)
+    old_facts = reads_input_facts(old_modules)
+    # (name, entrypoint, the input for the bundle at REV, the input for the bundle now)
+    cases = [(f"decision, {name}", DECISION, as_sent(request) if old_facts else request, as_sent(request))
+             for name, request, _ in DECISIONS]
+    cases += [("exchange decision", EXCHANGE_ENTRYPOINT, EXCHANGE, EXCHANGE),
+              ("propagation mode", PROPAGATION_ENTRYPOINT, PROPAGATION, PROPAGATION)]
+    for name, entrypoint, before_input, after_input in cases:
+        before, after = old.evaluate(entrypoint, before_input), new.evaluate(entrypoint, after_input)
         assert before == after, f"{name}: {revision} gives {before}, the bundle now {after}"
     for _, request, expected in DECISIONS:
-        check(new, request, expected)
+        check(new, as_sent(request), expected)
     load = " ".join(f"{value:.2f}" for value in os.getloadavg())
     print(f"regorus policy benchmark: {bundle.name} at {revision} vs now (python {sys.version.split()[0]}, "
           f"{iterations:,} iterations each after {WARMUP:,} warmup, alternating in chunks of {CHUNK}, "
-          f"load average {load} before)\n")
+          f"load average {load} before; {revision} {'with' if old_facts else 'without'} the input facts)\n")
     print(f"| measurement (µs) | {revision} median | {revision} p99 | now median | now p99 |")
     print("|---|---:|---:|---:|---:|")
-    for name, entrypoint, request in cases:
-        (old_median, old_p99), (new_median, new_p99) = time_alternately(
-            [lambda e=entrypoint, r=request: old.evaluate(e, r), lambda e=entrypoint, r=request: new.evaluate(e, r)],
-            iterations,
-        )
-        print(f"| {name} | {old_median:.1f} | {old_p99:.1f} | {new_median:.1f} | {new_p99:.1f} |")
+    allow = as_sent(REQUEST)
+    floor = spin_like(lambda: new.evaluate(DECISION, allow))
+    rows: list[tuple[str, list[Timing]]] = [
+        (FLOOR_ROWS[0], time_alternately([empty_call, empty_call], iterations)),
+        (FLOOR_ROWS[1], time_alternately([floor, floor], iterations)),
+    ]
+    for name, entrypoint, before_input, after_input in cases:
+        rows.append((name, time_alternately([evaluation(old, entrypoint, before_input),
+                                             evaluation(new, entrypoint, after_input)], iterations)))
+    for name, (before, after) in rows:
+        print(f"| {name} | {before.median:.1f} | {before.p99:.1f} | {after.median:.1f} | {after.p99:.1f} |")
     load = " ".join(f"{value:.2f}" for value in os.getloadavg())
-    print(f"\nload average after: {load}")
+    print(f"\n{summary([timing for _, timings in rows for timing in timings])}; load average after: {load}")
 
 
 def big_data(data: dict[str, Any]) -> dict[str, Any]:
@@ -320,20 +454,26 @@ def main() -> None:
     large = engine.prepare(modules, large_data)
     for policy in (small, large):
         for _, request, expected in DECISIONS:
-            check(policy, request, expected)
+            check(policy, as_sent(request), expected)
 
     rows: list[tuple[str, str, str]] = []
+    timings: list[Timing] = []
 
-    def add(name: str, values: tuple[float, float]) -> None:
-        rows.append((name, f"{values[0]:.1f}", f"{values[1]:.1f}"))
+    def add(name: str, timing: Timing) -> None:
+        rows.append((name, f"{timing.median:.1f}", f"{timing.p99:.1f}"))
+        timings.append(timing)
 
+    allow = as_sent(REQUEST)
+    add(f"{FLOOR_ROWS[0]} (µs)", time_calls(empty_call, iterations))
+    add(f"{FLOOR_ROWS[1]} (µs)", time_calls(spin_like(lambda: small.evaluate(DECISION, allow)), iterations))
     with_tenants = f", {TENANTS:,} tenants x {RELATIONS_PER_TENANT} relations in data"
     for label, policy in (("", small), (with_tenants, large)):
         for name, request, _ in DECISIONS:
-            timed = time_calls(lambda p=policy, r=request: p.evaluate(DECISION, r), iterations)
+            timed = time_calls(evaluation(policy, DECISION, as_sent(request)), iterations)
             add(f"decision, {name}{label} (µs)", timed)
     add("exchange decision (µs)", time_calls(lambda: small.evaluate(EXCHANGE_ENTRYPOINT, EXCHANGE), iterations))
     add("propagation mode (µs)", time_calls(lambda: small.evaluate(PROPAGATION_ENTRYPOINT, PROPAGATION), iterations))
+    counted = summary(timings)
 
     relations = f"{TENANTS * RELATIONS_PER_TENANT // 1000}k relations"
     for label, swap_data in (("example bundle", data), (relations, large_data)):
@@ -356,7 +496,8 @@ def main() -> None:
     print("|---|---:|---:|")
     for name, median, p99 in rows:
         print(f"| {name} | {median} | {p99} |")
-    print(f"\ntotal benchmark time: {time.perf_counter() - started:.1f} s")
+    print(f"\n{counted} (the per-request rows)")
+    print(f"total benchmark time: {time.perf_counter() - started:.1f} s")
 
 
 if __name__ == "__main__":

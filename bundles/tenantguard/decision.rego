@@ -15,13 +15,13 @@
 #      whose answer only one outcome of the complete rules can be: a user calling
 #      directly in its own tenant with no scope (allowed, or denied for missing_role:
 #      one body for both); another tenant's resource asked directly (tenant_mismatch);
-#      a service call or a scope that covers the action (allowed). Each reads input
-#      and data directly, binds data once, and writes an "or" as two comprehensions
-#      that must agree rather than as a function call; the checks that tell the
-#      branches apart come first in each. So a decision costs ~20-40 us instead of
-#      ~120-250 us. They are only ever a shortcut: whenever one holds, the complete
-#      rules below give the same answer (fast_path_test.rego and
-#      tests/policy/test_fast_paths.py pin that).
+#      a service call or a scope that covers the action (allowed, or missing_role),
+#      read from the input facts `actor_services` and `scope_limits`. Each reads input
+#      and data directly, binds data once, and writes an "or" as comprehensions rather
+#      than as a function call; the checks that tell the branches apart come first in
+#      each. So a decision costs ~20-40 us instead of ~120-250 us. They are only ever a
+#      shortcut: whenever one holds, the complete rules below give the same answer
+#      (fast_path_test.rego and tests/policy/test_fast_paths.py pin that).
 #   2. Everything else falls through to `full_decision`, which evaluates every check
 #      and gives the reasons for a deny. It is slower, and only runs for the requests
 #      the fast path does not recognise (denies, act-as, service calls, scoped tokens,
@@ -116,9 +116,24 @@ decision := {"allow": granted, "reasons": reasons, "high_risk": false} if {
 	roles < set()
 	# A project that is absent, null or a non-empty string (anything else is invalid_input).
 	{p | p := resource_props.project; p != null} == {p | p := resource_props.project; "" < p; p < []}
-} else := {"allow": true, "reasons": [], "high_risk": false} if {
-	# Allowed in its own tenant through services on the user's behalf (an actor chain),
-	# or with a scope on the token or the subject that covers the action.
+} else := {"allow": granted, "reasons": reasons, "high_risk": false} if {
+	# Through services on the user's behalf (an actor chain), or with a scope on the
+	# token or the subject, in its own tenant: allowed when the call rule and every scope
+	# cover the action and a role holds its verb; denied for missing_role when only the
+	# role is missing. Reads the input facts the decision core computes once, in Python
+	# (docs/decision-input.md, "Input facts"): `actor_services`, the chain's service
+	# names ("svc:orders" -> "orders"; null when an actor is not a service), and
+	# `scope_limits`, each scope as the list of its items. So this body needs no
+	# trim_prefix, split or scope-shape dispatch. An input without them (one written by
+	# hand) takes the complete rules, which read actor_chain and the scopes themselves.
+	services := input.actor_services
+	[] <= services
+	services < {}
+	services < set()
+	limits := input.scope_limits
+	[] <= limits
+	limits < {}
+	limits < set()
 	subject := input.subject
 	props := subject.properties
 	tenant := props.tenant_id
@@ -134,42 +149,38 @@ decision := {"allow": granted, "reasons": reasons, "high_risk": false} if {
 	cfg := data.tenantguard.config
 	not cfg.actions[action]
 	[resource_name, verb_name] := split(action, ":")
+	verb := cfg.verbs[verb_name]
 	roles := props.roles
 	[] <= roles
 	roles < {}
 	roles < set()
+	count(services) <= cfg.max_actor_chain
 
 	# The scopes that cover a two-part action "r:v" (lib.scope_covers): "r:v" itself and
 	# "r:*", since a wildcard's prefix up to "*" must be a prefix of "r:v" ending in ":".
 	covering := {action, concat("", [resource_name, ":*"])}
 
-	fast_scopes_ok(input.token, props, covering)
+	# No scope limit without a covering item (none at all: nothing limits the request).
+	[items | some items in limits; [s | some s in items; s in covering] == []] == []
 
-	# A user calling directly (no actor chain, or an empty one: services.rego reads both
-	# alike), or through 1..max_actor_chain "svc:<name>" entries whose nearest caller may
-	# call this service (context.service) with a covering scope: config.calls, as
-	# services.rego reads it. As for the project below, the "or" is two comprehensions
-	# that must agree: the chain, if not empty, is the chain that passes.
-	chain := input.actor_chain
-	{c | c := chain; c != []} == {c |
-		c := chain
-		[] <= c
-		c < {}
-		c < set()
-		count(c) <= cfg.max_actor_chain
-		# "svc:" < actor < "svc;" holds exactly for a string "svc:" followed by at least
-		# one character (":" and ";" are neighbours): where lib.service_name is defined.
-		[actor | some actor in c; "svc:" < actor; actor < "svc;"] == c
-		callee := input.context.service
-		"" < callee
-		callee < []
-		scopes := cfg.calls[callee][trim_prefix(c[0], "svc:")]
-		[] <= scopes
-		scopes < {}
-		scopes < set()
-		scopes[_] in covering
-	}
+	# No caller, or one whose call rule for this service (context.service) covers the
+	# action (config.calls, as services.rego reads it): the nearest caller, if any, is
+	# not one without such a rule. Every lookup sits in the inner comprehension, so a
+	# missing one leaves it empty and the caller is reported. One variable key per
+	# reference (bundles/README.md, "How to keep a policy fast", 10).
+	[caller |
+		caller := services[0]
+		[rule |
+			callers := cfg.calls[input.context.service]
+			rule := callers[caller]
+			[] <= rule
+			rule < {}
+			rule < set()
+			rule[_] in covering
+		] == []
+	] == []
 
+	# The project, as in the first body.
 	resource_props := input.resource.properties
 	{p | p := resource_props.project; p != null} == {p |
 		p := resource_props.project
@@ -181,63 +192,9 @@ decision := {"allow": granted, "reasons": reasons, "high_risk": false} if {
 		held < set()
 		held[_] in cfg.project_relations
 	}
-	cfg.verbs[verb_name] in cfg.roles[roles[_]]
+	granted := [role | some role in roles; verb in cfg.roles[role]] != []
+	reasons := [reason | not granted; reason := "missing_role"]
 } else := full_decision
-
-# ---------------------------------------------------------------- fast path pieces
-# Each is a cheap, total check; together they describe requests for which the complete
-# rules can give only one answer (fast_path_test.rego and tests/policy pin that).
-# A function call costs ~2 us, so the branches above call one only for an "or".
-
-# Both scopes (the token's and the subject's) are absent or null, or cover the action,
-# as in scope.rego. The shapes seen most come first, each answered in one body: no scope
-# at all; the subject's scope only (a contract request: a string or an array); one
-# space-separated scope on the token and the subject alike (what the sidecar sends for a
-# scoped token: policy_input copies the token's scope to the subject).
-fast_scopes_ok(token, props, covering) if {
-	not token.scope != null
-	not props.scope != null
-} else := true if {
-	not token.scope != null
-	scope := props.scope
-	"" < scope
-	scope < []
-	split(scope, " ")[_] in covering
-} else := true if {
-	not token.scope != null
-	scope := props.scope
-	[] <= scope
-	scope < {}
-	scope < set()
-	scope[_] in covering
-} else := true if {
-	scope := token.scope
-	props.scope == scope
-	"" < scope
-	scope < []
-	split(scope, " ")[_] in covering
-} else := true if {
-	fast_scope_ok(token, covering)
-	fast_scope_ok(props, covering)
-}
-
-# A scope (the token's or the subject's, in holder.scope) that is absent or null (it
-# limits nothing, as in scope.rego), or holds one of `covering`: a space-separated
-# string or an array.
-fast_scope_ok(holder, covering) if {
-	not holder.scope != null
-} else := true if {
-	scope := holder.scope
-	"" < scope
-	scope < []
-	split(scope, " ")[_] in covering
-} else := true if {
-	scope := holder.scope
-	[] <= scope
-	scope < {}
-	scope < set()
-	scope[_] in covering
-}
 
 # The complete decision: every check, and the reasons for a deny.
 full_decision := {

@@ -45,7 +45,8 @@ decision := {"allow": true, "reasons": [], "scope": scope, "max_lifetime": lifet
 	cfg := data.tenantguard.config # one data reference, then local lookups
 	zone := cfg.services[audience_name]
 	cfg.services[source_name]
-	rule := cfg.calls[audience_name][source_name]
+	callers := cfg.calls[audience_name] # one variable key per reference (bundles/README.md, 10)
+	rule := callers[source_name]
 	[] <= rule
 	rule < {}
 	rule < set()

@@ -110,18 +110,157 @@ test_no_project_needs_no_relations if {
 
 # ---------------------------------------------------------------- beside the fast path
 
-# Allowed service calls and scoped requests take the second fast branch: still exactly
-# what the complete rules give.
+# Service calls and scoped requests, as the sidecar sends them (with the input facts
+# actor_services and scope_limits), take the third fast branch: allowed, or denied for
+# missing_role, exactly as the complete rules decide.
+service_calls_and_scoped_requests := [
+	fx.request({"actor_chain": ["svc:orders"]}),
+	fx.request({"actor_chain": ["svc:orders", "svc:edge"], "token": {"scope": "invoices:*"}}),
+	fx.request({"actor_chain": ["svc:edge"], "subject": {"properties": {"scope": ["invoices:read"]}}}),
+	fx.request({"actor_chain": ["svc:orders", "svc:edge", "svc:edge", "svc:edge"]}), # max_actor_chain hops
+	fx.request({"actor_chain": ["svc:edge", "svc:reports"]}), # only the nearest caller's rule counts
+	fx.request({"token": {"scope": "invoices:read"}}),
+	fx.request({"token": {"scope": "orders:read  invoices:read "}}), # empty items are no scope
+	fx.request({"token": {"scope": ["invoices:read", "orders:read"]}}),
+	fx.request({"token": {"scope": ["invoices:*", 4]}}), # only the strings of a list count
+	fx.request({"subject": {"properties": {"scope": "invoices:read"}}}),
+	# the sidecar's scoped token: the token's scope, copied to the subject
+	fx.request({"token": {"scope": "invoices:read"}, "subject": {"properties": {"scope": "invoices:read"}}}),
+	fx.request({"token": {"scope": "invoices:*"}, "subject": {"properties": {"scope": ["invoices:read"]}}}),
+	fx.request({"action": {"name": ":read"}, "token": {"scope": ":*"}}),
+	fx.request({"token": {"scope": "invoices:*"}, "context": {"act_as": {"tenant_id": "globex", "reason": "SUP-1"}}}),
+	without_a_project_with({"actor_chain": ["svc:orders"], "token": {"scope": "invoices:read"}}),
+]
+
+without_a_project_with(patch) := object.union(without_a_project, patch)
+
 test_service_calls_and_scoped_requests_take_a_fast_path if {
-	every request in [
-		fx.request({"actor_chain": ["svc:orders"]}),
-		fx.request({"actor_chain": ["svc:orders", "svc:edge"], "token": {"scope": "invoices:*"}}),
-		fx.request({"token": {"scope": "invoices:read"}}),
-		fx.request({"token": {"scope": ["invoices:read", "orders:read"]}}),
-		fx.request({"subject": {"properties": {"scope": "invoices:read"}}}),
-	] {
-		answered_by_fast_path(request)
+	every request in service_calls_and_scoped_requests {
+		answered_by_fast_path(fx.with_facts(request))
+		same_as_full_decision(fx.with_facts(request))
+	}
+}
+
+test_service_calls_and_scoped_requests_without_a_role_are_denied_fast if {
+	every request in service_calls_and_scoped_requests {
+		every roles in [["guest"], []] {
+			without_role := json.patch(request, [{"op": "replace", "path": "/subject/properties/roles", "value": roles}])
+			d := decision with input as fx.with_facts(without_role) with data.tenantguard.full_decision as "full"
+			d == {"allow": false, "reasons": ["missing_role"], "high_risk": false}
+			same_as_full_decision(fx.with_facts(without_role))
+		}
+	}
+}
+
+# Without the input facts (an input written by hand), the same requests take the complete
+# rules, which read actor_chain and the scopes themselves: the same answers, slower.
+test_service_calls_and_scoped_requests_without_the_facts_take_the_full_path if {
+	every request in service_calls_and_scoped_requests {
+		not answered_by_fast_path(request)
 		same_as_full_decision(request)
+		decision.allow with input as request
+	}
+}
+
+# Just beside the third branch, as the sidecar would send them: the complete rules' answer.
+beside_the_service_call_branch := [
+	fx.request({"actor_chain": ["svc:reports"]}), # billing has no rule for reports
+	fx.request({"actor_chain": ["svc:edge"], "action": {"name": "invoices:write"}}), # edge may only read
+	fx.request({"actor_chain": ["svc:reports", "svc:orders"]}),
+	fx.request({"actor_chain": ["svc:orders", "svc:edge", "svc:edge", "svc:edge", "svc:edge"]}), # too deep
+	fx.request({"actor_chain": ["svc:orders", "orders"]}), # an actor that is not a service
+	fx.request({"actor_chain": ["svc:"]}),
+	fx.request({"actor_chain": ["svc;orders"]}),
+	fx.request({"actor_chain": ["svc:orders", 5]}),
+	fx.request({"actor_chain": ["svc:svc:orders"]}),
+	fx.request({"actor_chain": ["svc:orders"], "context": {"service": "orders"}}), # orders has no rule for orders
+	fx.request({"actor_chain": ["svc:orders"], "context": {"service": ""}}),
+	fx.request({"actor_chain": ["svc:orders"], "context": {"service": 7}}),
+	json.remove(fx.request({"actor_chain": ["svc:orders"]}), ["context/service"]),
+	fx.request({"actor_chain": ["svc:orders"], "resource": {"properties": {"tenant_id": "globex"}}}),
+	fx.request({"actor_chain": ["svc:orders"], "action": {"name": "export_all"}, "subject": {"properties": {"roles": ["admin"]}}}),
+	fx.request({"actor_chain": ["svc:orders"], "action": {"name": "invoices:lines:read"}}),
+	json.patch(fx.request({"actor_chain": ["svc:orders"]}), [{"op": "replace", "path": "/relations", "value": {}}]),
+	json.patch(fx.request({"actor_chain": ["svc:orders"]}), [{"op": "replace", "path": "/relations/project:p1", "value": ["viewer"]}]),
+	fx.request({"token": {"scope": "invoices:write"}}), # a scope that does not cover the action
+	fx.request({"token": {"scope": ""}}), # a present, empty scope covers nothing
+	fx.request({"token": {"scope": " "}}),
+	fx.request({"token": {"scope": []}}),
+	fx.request({"token": {"scope": [4]}}),
+	fx.request({"token": {"scope": 5}}),
+	fx.request({"token": {"scope": false}}),
+	fx.request({"token": {"scope": {"s": "invoices:read"}}}),
+	fx.request({"token": {"scope": "*"}}), # "*" alone covers nothing
+	fx.request({"token": {"scope": "invoices:re*"}}),
+	fx.request({"token": {"scope": "invoices"}}),
+	fx.request({"token": {"scope": "invoices:read:*"}}),
+	fx.request({"token": {"scope": "INVOICES:READ"}}),
+	fx.request({"token": {"scope": "invoices:read"}, "subject": {"properties": {"scope": "orders:read"}}}), # both must cover
+	fx.request({"token": {"scope": "orders:read"}, "subject": {"properties": {"scope": "invoices:read"}}}),
+	fx.request({"token": {"scope": "invoices:*"}, "subject": {"properties": {"scope": ["invoices:write"]}}}),
+	fx.request({"actor_chain": ["svc:orders"], "token": {"scope": "invoices:write"}}),
+	fx.request({"actor_chain": ["svc:edge"], "token": {"scope": "invoices:*"}, "action": {"name": "invoices:write"}}),
+	fx.request({"action": {"name": "invoices:"}, "token": {"scope": "invoices:*"}}),
+	fx.request({"action": {"name": "invoices:"}, "token": {"scope": "invoices:"}}),
+]
+
+test_requests_beside_the_service_call_branch_get_the_full_decision if {
+	every request in beside_the_service_call_branch {
+		same_as_full_decision(fx.with_facts(request))
+		same_as_full_decision(request)
+	}
+}
+
+# Each of them is one condition away from an allow: all are denied.
+test_every_request_beside_the_service_call_branch_is_denied if {
+	every request in beside_the_service_call_branch {
+		not decision.allow with input as fx.with_facts(request)
+	}
+}
+
+# The third branch reads the data as the complete rules do (a 2-part action listed in
+# config.actions, a call rule that is not a list, a shorter chain bound, fewer verbs).
+test_the_service_call_branch_follows_the_data if {
+	request := fx.with_facts(fx.request({"actor_chain": ["svc:orders"], "token": {"scope": "invoices:read"}}))
+	answered_by_fast_path(request)
+	d := decision with input as request with data.tenantguard.config.actions as {"invoices:read": {"verb": "read", "high_risk": true}}
+	d.high_risk
+	every calls in [{"x": "invoices:read"}, "invoices:read", {"invoices:read"}, null] {
+		not decision.allow with input as request with data.tenantguard.config.calls.billing.orders as calls
+	}
+	not decision.allow with input as request with data.tenantguard.config.calls.billing as ["orders"]
+	not decision.allow with input as request with data.tenantguard.config.max_actor_chain as 0
+	not decision.allow with input as request with data.tenantguard.config.roles as {"editor": ["write"]}
+	not decision.allow with input as request with data.tenantguard.config.project_relations as ["owner"]
+}
+
+# Facts of the wrong shape (only an input written by hand has them) are not read: the
+# complete rules decide from actor_chain and the scopes.
+test_malformed_input_facts_take_the_full_path if {
+	request := fx.request({"actor_chain": ["svc:orders"], "token": {"scope": "invoices:read"}})
+	every facts in [
+		{"actor_services": ["orders"], "scope_limits": "invoices:read"},
+		{"actor_services": ["orders"], "scope_limits": {"token": ["invoices:read"]}},
+		{"actor_services": ["orders"], "scope_limits": null},
+		{"actor_services": "orders", "scope_limits": [["invoices:read"]]},
+		{"actor_services": {"0": "orders"}, "scope_limits": [["invoices:read"]]},
+		{"actor_services": null, "scope_limits": [["invoices:read"]]},
+		{"scope_limits": [["invoices:read"]]},
+		{"actor_services": ["orders"]},
+	] {
+		not answered_by_fast_path(object.union(request, facts))
+		same_as_full_decision(object.union(request, facts))
+	}
+}
+
+# A service as the subject, with or without a chain, is not the third branch's.
+test_a_service_subject_takes_the_full_path if {
+	every request in [
+		fx.request({"subject": {"type": "service", "id": "svc:orders"}}),
+		fx.request({"actor_chain": ["svc:orders"], "subject": {"type": "service", "id": "svc:orders"}}),
+	] {
+		not answered_by_fast_path(fx.with_facts(request))
+		same_as_full_decision(fx.with_facts(request))
 	}
 }
 
@@ -314,4 +453,102 @@ test_no_project_needs_no_project_relations_in_the_data if {
 	decision == allowed with input as envoy_question
 		with data.tenantguard.config.project_relations as []
 		with data.tenantguard.full_decision as "full"
+}
+
+# ---------------------------------------------------------------- the exchange decision
+
+exchange_fast := data.tenantguard.exchange.decision
+
+exchange_full := data.tenantguard.exchange.full_decision
+
+exchange_answered_fast(request) if {
+	d := exchange_fast with input as request with data.tenantguard.exchange.full_decision as "full"
+	d != "full"
+}
+
+exchange_same_as_full(request) if {
+	d := exchange_fast with input as request
+	full := exchange_full with input as request
+	d == full
+}
+
+test_exchanges_the_rules_allow_take_the_fast_path if {
+	every request in [
+		fx.exchange_request({}),
+		fx.exchange_request({"scope": ["invoices:read", "invoices:write"]}),
+		fx.exchange_request({"actor_chain": []}),
+		fx.exchange_request({"actor_chain": ["svc:edge", "svc:edge"]}), # the new token has max_actor_chain hops
+		fx.exchange_request({"subject": {"properties": {"scope": "invoices:read orders:read"}}}),
+		fx.exchange_request({"subject": {"properties": {"scope": ["invoices:read"]}}}),
+		fx.exchange_request({"actor": {"service": "edge"}, "audience": "orders", "scope": ["invoices:read"], "actor_chain": []}),
+	] {
+		exchange_answered_fast(request)
+		exchange_same_as_full(request)
+		exchange_fast.allow with input as request
+	}
+}
+
+# Denied exchanges, each one change from an allowed one: the complete rules' answer.
+exchange_denies := [
+	fx.exchange_request({"actor": {"service": "reports"}}), # billing accepts no calls from reports
+	fx.exchange_request({"actor": {"service": "nowhere"}}),
+	fx.exchange_request({"audience": "nowhere"}),
+	fx.exchange_request({"audience": "exports"}),
+	fx.exchange_request({"audience": ""}),
+	fx.exchange_request({"audience": 7}),
+	fx.exchange_request({"actor": {"service": ""}}),
+	fx.exchange_request({"actor": {"service": ["orders"]}}),
+	fx.exchange_request({"scope": ["orders:read"]}), # not in the rule
+	fx.exchange_request({"scope": ["invoices:*"]}), # a wildcard is not granted from exact rules
+	fx.exchange_request({"scope": ["invoices:read"], "subject": {"properties": {"scope": "invoices:write"}}}),
+	fx.exchange_request({"scope": ["invoices:read"], "subject": {"properties": {"scope": ""}}}),
+	fx.exchange_request({"scope": ["invoices:read"], "subject": {"properties": {"scope": []}}}),
+	fx.exchange_request({"scope": ["invoices:read"], "subject": {"properties": {"scope": 4}}}),
+	fx.exchange_request({"scope": [""]}),
+	fx.exchange_request({"scope": "invoices:read"}),
+	fx.exchange_request({"scope": null}),
+	fx.exchange_request({"actor_chain": ["svc:edge", "svc:edge", "svc:edge", "svc:edge"]}), # one hop too many
+	fx.exchange_request({"actor_chain": "svc:edge"}),
+	fx.exchange_request({"actor_chain": null}),
+	fx.exchange_request({"subject": {"properties": {"tenant_id": ""}}}),
+	fx.exchange_request({"subject": {"properties": {"tenant_id": 3}}}),
+	json.remove(fx.exchange_request({}), ["subject/properties/tenant_id"]),
+	json.remove(fx.exchange_request({}), ["actor"]),
+]
+
+test_exchange_denies_get_the_full_decision if {
+	every request in exchange_denies {
+		exchange_same_as_full(request)
+		not exchange_fast.allow with input as request
+	}
+}
+
+# Requests the fast body leaves to the complete rules although they are allowed (the
+# scope to grant is computed there).
+test_exchanges_allowed_by_the_full_rules_only if {
+	every request in [
+		fx.exchange_request({"scope": []}), # none requested: the rule's (or the subject's) scopes
+		fx.exchange_request({"scope": ["invoices:read", "invoices:read"]}), # duplicates
+		fx.exchange_request({"scope": ["invoices:read", "orders:read"]}), # granted in part
+		fx.exchange_request({"subject": {"properties": {"scope": "invoices:*"}}}), # covered by a wildcard
+		fx.exchange_request({"actor": {"service": "edge"}, "audience": "orders", "scope": ["orders:read"], "actor_chain": []}),
+		fx.exchange_request({"scope": [5]}), # no string requested: as if none were
+	] {
+		not exchange_answered_fast(request)
+		exchange_same_as_full(request)
+	}
+}
+
+test_the_exchange_fast_path_follows_the_data if {
+	request := fx.exchange_request({})
+	every calls in [{"x": "invoices:read"}, "invoices:read", null] {
+		not exchange_fast.allow with input as request with data.tenantguard.config.calls.billing.orders as calls
+	}
+	not exchange_fast.allow with input as request with data.tenantguard.config.calls.billing as ["orders"]
+	not exchange_fast.allow with input as request with data.tenantguard.config.max_actor_chain as 1
+	# a call rule for a service the zones do not list: unknown_service, as the complete rules say
+	d_unknown := exchange_fast with input as request with data.tenantguard.config.services as {"billing": "sensitive"}
+	d_unknown.reasons == ["unknown_service"]
+	d := exchange_fast with input as request with data.tenantguard.config.zones.sensitive.max_lifetime as 60
+	d.max_lifetime == 60
 }

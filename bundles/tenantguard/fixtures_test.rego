@@ -6,6 +6,8 @@ package tenantguard.fixtures_test
 
 import rego.v1
 
+import data.tenantguard.lib
+
 baseline := {
 	"subject": {
 		"type": "user",
@@ -26,6 +28,41 @@ request(patch) := object.union(baseline, patch)
 without(paths) := json.remove(baseline, paths)
 
 with_roles(roles) := request({"subject": {"properties": {"roles": roles}}})
+
+# The input facts the decision core adds to every input (tenantguard.decision.input_facts;
+# docs/decision-input.md, "Input facts"), computed from the request's own members, so that
+# `with_facts(request({...}))` is what a sidecar sends. tests/policy/test_fast_paths.py
+# checks that this and the Python function agree on thousands of requests.
+with_facts(req) := object.union(req, {
+	"actor_services": actor_services(object.get(req, "actor_chain", [])),
+	"scope_limits": scope_limits(req),
+})
+
+# The chain's service names, nearest first; null when it is not an array or an actor is
+# not "svc:<name>".
+actor_services(chain) := [lib.service_name(actor) | some actor in chain] if {
+	is_array(chain)
+	every actor in chain {
+		lib.service_name(actor)
+	}
+} else := null
+
+# Each scope that limits the request, as the list of its items, each distinct list once.
+scope_limits(req) := [items |
+	some i, items in candidates
+	not items in array.slice(candidates, 0, i)
+] if {
+	candidates := [scope_items(scope) |
+		some scope in [object.get(req, ["token", "scope"], null), object.get(req, ["subject", "properties", "scope"], null)]
+		scope != null
+	]
+}
+
+scope_items(scope) := [item | some item in split(scope, " "); item != ""] if {
+	is_string(scope)
+} else := [item | some item in scope; is_string(item)] if {
+	is_array(scope)
+} else := []
 
 # A support engineer from the support tenant, acting on globex's invoice.
 support_request(patch) := object.union(

@@ -30,7 +30,8 @@ sensitive_zone(zone) if config.zones[zone].sensitive == true
 # The scopes `caller` may use when calling `callee`: one line per callee in data.json.
 # Undefined when the pair has no rule, which every user of it treats as "not allowed".
 call_scopes(caller, callee) := scopes if {
-	scopes := config.calls[callee][caller]
+	callers := config.calls[callee] # one variable key per reference (bundles/README.md, 10)
+	scopes := callers[caller]
 	is_array(scopes)
 }
 

@@ -20,12 +20,14 @@ mode := "forward" if {
 	config := data.tenantguard.config
 	source_zone := config.services[input.source]
 	target_zone := config.services[input.target]
-	is_array(config.calls[input.target][input.source]) # a call rule exists
+	callers := config.calls[input.target] # one variable key per reference (bundles/README.md, 10)
+	is_array(callers[input.source]) # a call rule exists
 	source_zone == target_zone
 	not config.zones[target_zone].sensitive == true
 } else := "exchange" if {
 	config := data.tenantguard.config
 	config.services[input.source]
 	config.services[input.target]
-	is_array(config.calls[input.target][input.source])
+	callers := config.calls[input.target]
+	is_array(callers[input.source])
 }

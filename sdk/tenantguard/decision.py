@@ -279,7 +279,7 @@ def policy_input(request: DecisionRequest, tenant: str, subject: str, service: s
         subject_doc = {**request.subject, "type": subject_type, "id": subject_id, "properties": subject_props}
     resource_props = dict(request.resource.get("properties") or {})
     resource_props.setdefault("tenant_id", tenant)  # no tenant named: the subject's own
-    return {
+    doc = {
         "subject": subject_doc,
         "action": dict(request.action),
         "resource": {**request.resource, "properties": resource_props},
@@ -289,6 +289,57 @@ def policy_input(request: DecisionRequest, tenant: str, subject: str, service: s
         "actor_chain": claims.actor_chain if claims is not None else [],
         "relations": relations,
     }
+    doc.update(input_facts(doc))
+    return doc
+
+
+ACTOR_PREFIX = "svc:"  # every actor in a chain is a service: "svc:<name>"
+_ARRAYS = (list, tuple)  # what the engine receives as a Rego array
+
+
+def input_facts(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """``actor_services`` and ``scope_limits``: what ``doc``'s actor chain and scopes say, in
+    the one form a policy can use without string builtins (docs/decision-input.md, "Input
+    facts"). :func:`policy_input` adds them to every input; anything else that builds an
+    input for a decision rule (a replay, a test) adds them with this function.
+
+    * ``actor_services``: the names of the services in ``actor_chain``, nearest first
+      (``["svc:orders", "svc:edge"]`` -> ``["orders", "edge"]``); ``[]`` when the chain is
+      empty or absent; ``None`` when it is not a list or one of its actors is not a
+      ``"svc:<name>"`` string with a non-empty name.
+    * ``scope_limits``: every scope that limits the request (``token.scope``, then
+      ``subject.properties.scope``, each when present and not null), each as the list of
+      its items (a string split on spaces, without empty items; the strings of a list;
+      nothing for any other value, which covers no action), each distinct list once;
+      ``[]`` when no scope limits the request.
+
+    Exactly what the example bundle's complete rules read from those members
+    (lib.service_name, lib.scope_set); tests/policy/test_fast_paths.py holds them equal.
+    """
+    chain = doc.get("actor_chain", [])
+    services: list[str] | None = [] if isinstance(chain, _ARRAYS) else None
+    if services is not None:
+        for actor in chain:
+            if not (isinstance(actor, str) and actor.startswith(ACTOR_PREFIX) and len(actor) > len(ACTOR_PREFIX)):
+                services = None
+                break
+            services.append(actor[len(ACTOR_PREFIX):])
+    limits: list[list[str]] = []
+    token, subject = doc.get("token"), doc.get("subject")
+    props = subject.get("properties") if isinstance(subject, Mapping) else None
+    for holder in (token, props):
+        scope = holder.get("scope") if isinstance(holder, Mapping) else None
+        if scope is None:
+            continue
+        if isinstance(scope, str):
+            items = [item for item in scope.split(" ") if item]
+        elif isinstance(scope, _ARRAYS):
+            items = [item for item in scope if isinstance(item, str)]
+        else:
+            items = []
+        if items not in limits:
+            limits.append(items)
+    return {"actor_services": services, "scope_limits": limits}
 
 
 class _Bound:

@@ -21,7 +21,8 @@ applies it to every line. Members::
     actor_chain      nearest first                                default []
     input            the policy input exactly as the policy saw it (decision-input.md):
                      subject, action, resource, context, token (the verified CLAIMS, never
-                     the raw token), actor_chain, relations.       optional, see below
+                     the raw token), actor_chain, relations; the input facts
+                     (actor_services, scope_limits) are recomputed.  optional, see below
 
 Without ``input`` (today's decision log holds none), the input is rebuilt from
 ``subject``, ``action``, ``resource`` and ``tenant``: no roles, no scope, no resource
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from ..decision import input_facts
 from ..errors import InvalidInput, JsonInvalid, TenantGuardError
 from ..errors import ReplayRecordInvalid as RecordInvalid
 from ..jsonlimits import loads
@@ -140,7 +142,10 @@ class ReplayRecord:
         """The input to replay and whether it was rebuilt (no recorded ``input``).
 
         A recorded input is used as it is (its ``relations`` are what the policy saw);
-        a rebuilt one takes the subject's relations from ``relations`` when given.
+        a rebuilt one takes the subject's relations from ``relations`` when given. Either
+        way the input facts are computed afresh from the input's own members, as the
+        decision core computes them (a record from before they existed has none, and a
+        record edited by hand must not carry facts that contradict its members).
         """
         if self.input is not None:
             doc = dict(self.input)
@@ -150,10 +155,11 @@ class ReplayRecord:
             if "relations" not in doc:  # a decision-log record: the relations are replayed, not recorded
                 doc["relations"] = (relations.relations_of(self.tenant, self.subject)
                                     if relations is not None else {})
+            doc.update(input_facts(doc))
             return doc, False
         subject_type, _, subject_id = self.subject.partition(":")
         resource_type, _, resource_id = self.resource.partition(":")
-        return {
+        doc = {
             "subject": {"type": subject_type, "id": subject_id, "properties": {"tenant_id": self.tenant}},
             "action": {"name": self.action},
             "resource": {"type": resource_type, "id": resource_id, "properties": {"tenant_id": self.tenant}},
@@ -161,7 +167,9 @@ class ReplayRecord:
             "token": None,
             "actor_chain": list(self.actor_chain),
             "relations": relations.relations_of(self.tenant, self.subject) if relations is not None else {},
-        }, True
+        }
+        doc.update(input_facts(doc))
+        return doc, True
 
 
 def from_decision_log(record: Mapping[str, Any]) -> ReplayRecord:
