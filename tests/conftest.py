@@ -1,9 +1,32 @@
-"""Shared fixtures: real keys, real signatures, real trust sets."""
+"""Shared fixtures: real keys, real signatures, real trust sets; and how xdist hands out tests."""
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 from tenantguard.keys import SigningKey, TrustSet
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (pyproject's addopts) hands out whole files, and whole groups for
+    tests marked ``xdist_group``: most real servers here are module- or package-scoped
+    fixtures, so a file split over two workers would start them twice. Other ``--dist``
+    values keep xdist's own meaning."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileOrGroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.rfind("@") > nodeid.rfind("]"):  # xdist appends "@<group>" under loadgroup
+                return "group:" + nodeid.rsplit("@", 1)[1]
+            return nodeid.split("::", 1)[0]
+
+    return FileOrGroupScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
@@ -16,3 +39,13 @@ def trust(edge_key: SigningKey) -> TrustSet:
     trust = TrustSet()
     trust.add_public_key(edge_key.public_key, "edge")
     return trust
+
+
+@pytest.fixture()
+def refused_port() -> Iterator[int]:
+    """A loopback port that refuses connections for the whole test: bound but never listening
+    (the kernel answers RST), and held, so no other process (another xdist worker's server)
+    can take it between the pick and the connect, as it could a port bound and released."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield int(sock.getsockname()[1])
