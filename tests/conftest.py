@@ -12,19 +12,11 @@ from tenantguard.keys import SigningKey, TrustSet
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadgroup`` (pyproject's addopts) hands out whole files, and whole groups for
-    tests marked ``xdist_group``: most real servers here are module- or package-scoped
-    fixtures, so a file split over two workers would start them twice. Other ``--dist``
-    values keep xdist's own meaning."""
+    """``--dist loadgroup`` (pyproject's addopts): whole files and ``xdist_group`` groups per
+    worker, longest first (tests/xdist_schedule.py). Other ``--dist`` values keep xdist's meaning."""
     if config.getvalue("dist") != "loadgroup":
         return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class FileOrGroupScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            if nodeid.rfind("@") > nodeid.rfind("]"):  # xdist appends "@<group>" under loadgroup
-                return "group:" + nodeid.rsplit("@", 1)[1]
-            return nodeid.split("::", 1)[0]
+    from tests.xdist_schedule import FileOrGroupScheduling
 
     return FileOrGroupScheduling(config, log)
 
