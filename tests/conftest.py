@@ -12,13 +12,14 @@ from tenantguard.keys import SigningKey, TrustSet
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadgroup`` (pyproject's addopts): whole files and ``xdist_group`` groups per
-    worker, longest first (tests/xdist_schedule.py). Other ``--dist`` values keep xdist's meaning."""
-    if config.getvalue("dist") != "loadgroup":
+    """``--dist loadfile`` (pyproject's addopts): whole files per worker, whole packages where
+    their files share a deployment, longest first (tests/xdist_schedule.py). Other ``--dist``
+    values keep xdist's own meaning."""
+    if config.getvalue("dist") != "loadfile":
         return None
-    from tests.xdist_schedule import FileOrGroupScheduling
+    from tests.xdist_schedule import FileOrPackageScheduling
 
-    return FileOrGroupScheduling(config, log)
+    return FileOrPackageScheduling(config, log)
 
 
 @pytest.fixture(scope="session")

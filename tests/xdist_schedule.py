@@ -1,11 +1,13 @@
-"""How the xdist controller hands out tests (``--dist loadgroup``, set in pyproject's addopts).
+"""How the xdist controller hands out tests (``--dist loadfile``, set in pyproject's addopts).
 
-A work unit is a whole file, or a whole ``xdist_group`` (files sharing a package-scoped
-deployment): most real servers here are module- or package-scoped fixtures, so a file split
-over two workers would start them twice. Units go out longest first, so that no worker picks
-up a long one near the end while the others sit idle; the known long ones are listed in
-:data:`SLOW_UNITS`, and the rest follow by test count (xdist's own ``loadscope`` order). The
-figures decide the order only: a stale one costs balance, never a result.
+A work unit is a whole file, so module-scoped servers start once, or a whole package listed
+in :data:`SHARED_PACKAGES`, whose files share a package-scoped deployment. (``xdist_group``
+marks would say that at the tests, but ``--dist loadgroup`` carries a group in the node id,
+which pytest 9.2's structured node ids drop: every test went its own way,
+pytest-dev/pytest-xdist#1386.) Units go out longest first, so that no worker picks up a long
+one while the others run out of work: the known long ones by their figure in
+:data:`SLOW_UNITS`, the rest by test count (xdist's own order). The figures decide the order
+only; a stale one costs balance, never a result.
 """
 
 from __future__ import annotations
@@ -14,13 +16,19 @@ from collections import OrderedDict
 
 from xdist.scheduler import LoadScopeScheduling
 
-# Serial seconds of the slowest units on a quiet 2-core machine (rounded; --durations=0).
+# Packages whose conftest starts one deployment for all their files (package-scoped fixture).
+SHARED_PACKAGES: tuple[str, ...] = (
+    "tests/cluster/",  # dep: 3 NATS nodes, 2 plane replicas, 3 sidecars
+    "tests/exchange/",  # mesh: 5 sidecars and a local IdP
+)
+
+# Serial seconds of the slowest units on a quiet 2-core machine (--durations=0, rounded).
 SLOW_UNITS: dict[str, float] = {
-    "group:cluster": 110,
+    "tests/cluster/": 110,
     "tests/plane/test_trust_admin.py": 44,
     "tests/e2e/test_rollout.py": 36,
     "tests/e2e/test_distribution.py": 34,
-    "group:exchange-mesh": 28,
+    "tests/exchange/": 31,
     "tests/plane/test_groupcommit.py": 27,
     "tests/e2e/test_faults.py": 27,
     "tests/docs/test_readme_tour.py": 24,
@@ -34,14 +42,22 @@ SLOW_UNITS: dict[str, float] = {
 }
 
 
-class FileOrGroupScheduling(LoadScopeScheduling):
+def unit_of(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
+    return next((package for package in SHARED_PACKAGES if path.startswith(package)), path)
+
+
+def unit_order(units: dict[str, dict[str, bool]]) -> list[str]:
+    """Longest first: the units of :data:`SLOW_UNITS` by their figure, then by test count."""
+    return sorted(units, key=lambda unit: (-SLOW_UNITS.get(unit, 0), -len(units[unit])))
+
+
+class FileOrPackageScheduling(LoadScopeScheduling):
     def _split_scope(self, nodeid: str) -> str:
-        if nodeid.rfind("@") > nodeid.rfind("]"):  # xdist appends "@<group>" under loadgroup
-            return "group:" + nodeid.rsplit("@", 1)[1]
-        return nodeid.split("::", 1)[0]
+        return unit_of(nodeid)
 
     def schedule(self) -> None:
-        """xdist's ``LoadScopeScheduling.schedule`` with the queue in :func:`unit_order`."""
+        """xdist's ``LoadScopeScheduling.schedule``, with the queue in :func:`unit_order`."""
         if self.collection is not None or not self._check_nodes_have_same_collection():  # type: ignore[has-type]
             super().schedule()  # later calls: top up every worker; a collection mismatch: logged there
             return
@@ -51,7 +67,7 @@ class FileOrGroupScheduling(LoadScopeScheduling):
             return
         units: dict[str, dict[str, bool]] = {}
         for nodeid in collection:
-            units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
+            units.setdefault(unit_of(nodeid), {})[nodeid] = False
         self.workqueue = OrderedDict((unit, units[unit]) for unit in unit_order(units))
         for _ in range(len(self.nodes) - len(self.workqueue)):  # more workers than units
             unused, _assigned = self.assigned_work.popitem()
@@ -65,8 +81,3 @@ class FileOrGroupScheduling(LoadScopeScheduling):
         if not self.workqueue:
             for node in self.nodes:
                 node.shutdown()
-
-
-def unit_order(units: dict[str, dict[str, bool]]) -> list[str]:
-    """Longest first: the units of :data:`SLOW_UNITS` by their figure, then by test count."""
-    return sorted(units, key=lambda unit: (-SLOW_UNITS.get(unit, 0), -len(units[unit])))

@@ -12,7 +12,7 @@ import pytest
 from .chaos import SHORT, run_on
 from .harness import Deployment
 
-pytestmark = [pytest.mark.nats, pytest.mark.timeout(400), pytest.mark.xdist_group("cluster")]  # shares `dep`
+pytestmark = [pytest.mark.nats, pytest.mark.timeout(400)]
 
 
 def test_short_chaos(dep: Deployment) -> None:

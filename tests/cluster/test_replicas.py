@@ -22,7 +22,7 @@ from tests.e2e.cluster import eventually
 from .harness import Deployment, kill_proc
 from .workload import Checker, Window, WriteLoad, in_any
 
-pytestmark = [pytest.mark.nats, pytest.mark.timeout(300), pytest.mark.xdist_group("cluster")]  # shares `dep`
+pytestmark = [pytest.mark.nats, pytest.mark.timeout(300)]
 
 
 def _stream_is_exact(dep: Deployment, load: WriteLoad) -> dict[str, int]:

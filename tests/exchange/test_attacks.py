@@ -22,8 +22,6 @@ from .conftest import ORDERS_AUTH
 from .idp import LocalIdP
 from .mesh import GRANT, ID_TOKEN, JWT, TOKEN_URL, Mesh
 
-pytestmark = pytest.mark.xdist_group("exchange-mesh")  # one worker starts the package's `mesh`
-
 
 def user_token(mesh: Mesh, aud: str = "orders", **kw: Any) -> str:
     args: dict[str, Any] = {"issuer": "edge", "sub": "alice", "tenant_id": "acme", "audience": aud,

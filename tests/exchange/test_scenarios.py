@@ -21,8 +21,6 @@ from .conftest import ORDERS_AUTH, ORDERS_SECRET
 from .idp import LocalIdP
 from .mesh import GRANT, ID_TOKEN, JWT, TOKEN_URL, Mesh
 
-pytestmark = pytest.mark.xdist_group("exchange-mesh")  # one worker starts the package's `mesh`
-
 
 def claims(token: str) -> dict[str, Any]:
     return jwt.decode(token, options={"verify_signature": False})
