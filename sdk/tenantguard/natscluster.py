@@ -3,12 +3,15 @@
 :class:`NatsCluster` runs N :class:`~tenantguard.natsserver.NatsServer` nodes on loopback:
 each with a unique ``server_name`` (``n0``, ``n1``, ...), its own store directory, and a
 ``cluster {}`` block naming every node's route port. Route ports must be known before
-any node starts (every config lists all of them), so they are picked up front by binding
-port 0 and closing the socket, together with every node's client and monitoring port (all
-distinct: were those left to the servers, one node could take a port another node's route
-is about to listen on). That leaves a short window in which another process could take one;
-it shows as a start failure with the node's log. Ports are kept across restarts, so clients
-with the cluster's server list (:attr:`NatsCluster.urls`) find a restarted node at the same URL.
+any node starts (every config lists all of them), so they are picked up front, together with
+every node's client and monitoring port (all distinct: were those left to the servers, one
+node could take a port another node's route is about to listen on), by binding and closing
+the socket. They are drawn at random below the kernel's ephemeral range, where no ``bind(0)``
+and no outgoing connection's source port ever lands, so busy neighbours (parallel test
+workers) take none of them between the pick and the node's bind, nor while a killed node is
+down. What is left (another process picking the same port in that window) shows as a start
+failure with the node's log. Ports are kept across restarts, so clients with the cluster's
+server list (:attr:`NatsCluster.urls`) find a restarted node at the same URL.
 
 Faults are addressed by node index and delivered by PID: :meth:`stop` (SIGTERM),
 :meth:`kill` (SIGKILL), :meth:`restart`, :meth:`pause` / :meth:`resume` (SIGSTOP /
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import time
@@ -305,17 +309,40 @@ class NatsCluster:
 
 
 def _free_ports(host: str, count: int) -> list[int]:
-    """``count`` distinct ports free right now (bound and released together, so none repeats)."""
-    sockets = []
+    """``count`` distinct ports free right now, at random from :func:`_fixed_port_range`
+    (bound and released together, so none repeats)."""
+    low, high = _fixed_port_range()
+    rng = random.SystemRandom()
+    sockets: list[socket.socket] = []
     try:
-        for _ in range(count):
+        for _ in range(20 * count):
+            if len(sockets) == count:
+                break
             s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((host, 0))
+            try:
+                s.bind((host, rng.randrange(low, high)))
+            except OSError:  # taken (or one of ours already): draw again
+                s.close()
+                continue
             sockets.append(s)
+        if len(sockets) < count:
+            raise NatsServerError(f"found only {len(sockets)} of {count} free ports in {low}-{high - 1} on {host}")
         return [s.getsockname()[1] for s in sockets]
     finally:
         for s in sockets:
             s.close()
+
+
+def _fixed_port_range() -> tuple[int, int]:
+    """``[low, high)``: ports below the kernel's ephemeral range (Linux: 32768 and up by default),
+    which only an explicit bind ever takes; starting at 20000 keeps clear of well-known services."""
+    try:
+        ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral_low = 32768
+    if ephemeral_low < 21000:  # an unusual setting: fall back to the top of the port space
+        return 61000, 65536
+    return 20000, ephemeral_low
 
 
 def _get_status(url: str) -> int:

@@ -7,7 +7,6 @@ and Python's own http.server standing in for "some other web server".
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -32,13 +31,6 @@ def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     env.pop("TG_PLANE_URL", None)
     return subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, timeout=60, env=env,
                           check=False)
-
-
-def closed_port() -> int:
-    """A port nothing listens on (bound, then released; connection refused afterwards)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -78,10 +70,11 @@ def web_server(tmp_path: Path) -> Iterator[str]:
         server.server_close()
 
 
-def test_unreachable_names_the_url_but_never_its_credentials(token_file: Path) -> None:
-    port = closed_port()
+def test_unreachable_names_the_url_but_never_its_credentials(token_file: Path, refused_port: int) -> None:
+    port = refused_port
+    # --retry-for 1: the write is retried for 1 s instead of 20, then fails with the same last error
     done = run_cli("relation", "write", TUPLE, "--plane", f"http://admin:hunter2@127.0.0.1:{port}",
-                   "--token-file", token_file)
+                   "--token-file", token_file, "--retry-for", "1")
     assert done.returncode == 1
     assert f"error unavailable: policy plane at http://admin:***@127.0.0.1:{port} unreachable: ConnectError" \
         in done.stderr, done.stderr
@@ -117,8 +110,8 @@ def test_the_plane_is_recognised_by_its_openapi_title() -> None:
         "it looks like a sidecar: 'tenantguard sidecar (billing)'")
 
 
-def test_the_sdk_names_the_sidecar_it_cannot_reach() -> None:
-    port = closed_port()
+def test_the_sdk_names_the_sidecar_it_cannot_reach(refused_port: int) -> None:
+    port = refused_port
     with AuthzClient(f"http://svc:s3cret@127.0.0.1:{port}") as client, pytest.raises(Unavailable) as info:
         client.check(token="t", action="read", resource={"type": "invoice", "id": "1"})
     assert f"sidecar at http://svc:***@127.0.0.1:{port} unreachable" in info.value.message

@@ -98,7 +98,7 @@ class Proc:
             return ""
 
 
-def launch(name: str, args: list[str], logs: Path, *, timeout: float = 30.0) -> Proc:
+def launch(name: str, args: list[str], logs: Path, *, timeout: float = 60.0) -> Proc:
     """Run ``tenantguard ARGS`` and wait for its ``{"event": "listening"}`` line on stdout."""
     logs.mkdir(parents=True, exist_ok=True)
     out, err = logs / f"{name}.out", logs / f"{name}.log"

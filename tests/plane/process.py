@@ -69,8 +69,9 @@ class PlaneProcess:
         return self.proc.returncode, err
 
 
-def start_plane(args: list[str], token: str, *, timeout: float = 30.0) -> PlaneProcess:
-    """Run ``tenantguard plane serve ARGS`` and wait for its ``listening`` line."""
+def start_plane(args: list[str], token: str, *, timeout: float = 60.0) -> PlaneProcess:
+    """Run ``tenantguard plane serve ARGS`` and wait for its ``listening`` line
+    (up to 60 s: on a busy machine running parallel workers a start has taken 20 s)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([TENANTGUARD, "plane", "serve", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)

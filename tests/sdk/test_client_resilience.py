@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -176,13 +175,9 @@ def test_a_4xx_proves_the_sidecar_is_alive(server: FlakyServer) -> None:
     assert breaker.state == "closed"
 
 
-def test_connection_refused_is_a_transport_failure() -> None:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()  # nothing listens there now
+def test_connection_refused_is_a_transport_failure(refused_port: int) -> None:
     breaker = CircuitBreaker(threshold=3, cooldown=60.0, clock=FakeClock())
-    with sync_client(f"http://127.0.0.1:{port}", breaker=breaker) as client:
+    with sync_client(f"http://127.0.0.1:{refused_port}", breaker=breaker) as client:
         assert client.is_allowed(*Q, token="t") is False
     assert breaker.state == "open"  # three attempts, three failures
 

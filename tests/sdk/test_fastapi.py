@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import socket
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -179,12 +178,8 @@ def test_decorated_function_keeps_name_and_parameters() -> None:
     assert handler("x", tenantguard_decision__=None) == "x"
 
 
-async def test_unreachable_sidecar_is_503_fail_closed(issuer: TestIssuer) -> None:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    client = AsyncAuthzClient(f"http://127.0.0.1:{port}", retry=RetryPolicy(attempts=1))
+async def test_unreachable_sidecar_is_503_fail_closed(issuer: TestIssuer, refused_port: int) -> None:
+    client = AsyncAuthzClient(f"http://127.0.0.1:{refused_port}", retry=RetryPolicy(attempts=1))
     app = build_app(TenantGuard(client, verifier=issuer.verifier("orders")))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://orders") as http:
         r = await http.get("/invoices/inv-1", headers=auth(issuer.mint(audience="orders")))

@@ -35,8 +35,9 @@ class SidecarProcess:
                 self.proc.wait(timeout=5)
 
 
-def start_sidecar(args: list[str], *, timeout: float = 20.0) -> SidecarProcess:
-    """Run ``tenantguard sidecar serve ARGS`` and wait for its ``listening`` line."""
+def start_sidecar(args: list[str], *, timeout: float = 60.0) -> SidecarProcess:
+    """Run ``tenantguard sidecar serve ARGS`` and wait for its ``listening`` line
+    (up to 60 s: on a busy machine running parallel workers a start has taken 20 s)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([TENANTGUARD, "sidecar", "serve", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)

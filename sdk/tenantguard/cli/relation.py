@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from ..errors import ConfigError
-from ..plane_client import PlaneClient
+from ..plane_client import DEFAULT_RETRY_FOR, PlaneClient
 from ..relations import RelationChange, Relationship
 from .common import print_json
 
@@ -24,6 +24,10 @@ app = typer.Typer(help="Write, delete, list and check relationship tuples throug
 PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL", help="Policy plane base URL")]
 TokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
                                             help="File holding the admin bearer token")]
+RetryForOpt = Annotated[float, typer.Option(
+    "--retry-for", envvar="TG_PLANE_RETRY_FOR", min=0,
+    help="Seconds a write is retried (with one Idempotency-Key) while the plane is unreachable or refuses it "
+         "retryably (503, 409 sequence_conflict); 0: one attempt")]
 TuplesArg = Annotated[list[str], typer.Argument(help="Tuples like acme/project:p1#member@user:alice",
                                                 metavar="TUPLE")]
 
@@ -39,8 +43,8 @@ def read_token(path: Path) -> str:
     return token
 
 
-def _client(plane: str, token_file: Path) -> PlaneClient:
-    return PlaneClient(plane, token=read_token(token_file))
+def _client(plane: str, token_file: Path, retry_for: float = DEFAULT_RETRY_FOR) -> PlaneClient:
+    return PlaneClient(plane, token=read_token(token_file), retry_for=retry_for)
 
 
 def _parse(texts: list[str]) -> list[Relationship]:
@@ -48,18 +52,20 @@ def _parse(texts: list[str]) -> list[Relationship]:
 
 
 @app.command()
-def write(tuples: TuplesArg, plane: PlaneOpt, token_file: TokenFileOpt) -> None:
+def write(tuples: TuplesArg, plane: PlaneOpt, token_file: TokenFileOpt,
+          retry_for: RetryForOpt = DEFAULT_RETRY_FOR) -> None:
     """Write tuples as one atomic batch; prints {"consistency_token": N}."""
     changes = [RelationChange("write", rel) for rel in _parse(tuples)]
-    with _client(plane, token_file) as client:
+    with _client(plane, token_file, retry_for) as client:
         print_json({"consistency_token": client.write(changes)})
 
 
 @app.command()
-def delete(tuples: TuplesArg, plane: PlaneOpt, token_file: TokenFileOpt) -> None:
+def delete(tuples: TuplesArg, plane: PlaneOpt, token_file: TokenFileOpt,
+           retry_for: RetryForOpt = DEFAULT_RETRY_FOR) -> None:
     """Delete tuples as one atomic batch (deleting an absent tuple is a no-op); prints the token."""
     changes = [RelationChange("delete", rel) for rel in _parse(tuples)]
-    with _client(plane, token_file) as client:
+    with _client(plane, token_file, retry_for) as client:
         print_json({"consistency_token": client.write(changes)})
 
 

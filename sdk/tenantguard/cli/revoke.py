@@ -12,16 +12,17 @@ from typing import Annotated, Any
 
 import typer
 
+from ..plane_client import DEFAULT_RETRY_FOR
 from .common import print_json
-from .relation import PlaneOpt, TokenFileOpt, _client
+from .relation import PlaneOpt, RetryForOpt, TokenFileOpt, _client
 
 app = typer.Typer(help="Revoke a token, a subject, a signing key or a whole tenant (kill switch).",
                   no_args_is_help=True)
 TenantOpt = Annotated[str, typer.Option("--tenant", help="The tenant")]
 
 
-def _publish(plane: str, token_file: Any, revocation: dict[str, Any]) -> None:
-    with _client(plane, token_file) as client:
+def _publish(plane: str, token_file: Any, revocation: dict[str, Any], retry_for: float) -> None:
+    with _client(plane, token_file, retry_for) as client:
         print_json({"seq": client.revoke(revocation)})
 
 
@@ -30,11 +31,12 @@ def jti(
     token_id: Annotated[str, typer.Argument(help="The token's jti claim", metavar="JTI")],
     plane: PlaneOpt,
     token_file: TokenFileOpt,
+    retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
     exp: Annotated[int | None, typer.Option(help="The token's exp (epoch s); sidecars forget the entry after it. "
                                             "Default: now + 1 hour (the longest context-token lifetime)")] = None,
 ) -> None:
     """Refuse one token everywhere, cached verifications included."""
-    _publish(plane, token_file, {"kind": "jti", "jti": token_id, "exp": exp or int(time.time()) + 3600})
+    _publish(plane, token_file, {"kind": "jti", "jti": token_id, "exp": exp or int(time.time()) + 3600}, retry_for)
 
 
 @app.command()
@@ -43,9 +45,10 @@ def subject(
     tenant: TenantOpt,
     plane: PlaneOpt,
     token_file: TokenFileOpt,
+    retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
 ) -> None:
     """Refuse every token of SUB in TENANT issued before now (a re-login afterwards works)."""
-    _publish(plane, token_file, {"kind": "subject", "tenant": tenant, "sub": sub})
+    _publish(plane, token_file, {"kind": "subject", "tenant": tenant, "sub": sub}, retry_for)
 
 
 @app.command()
@@ -53,13 +56,14 @@ def kid(
     key_id: Annotated[str, typer.Argument(help="The signing key's kid (RFC 7638 thumbprint)", metavar="KID")],
     plane: PlaneOpt,
     token_file: TokenFileOpt,
+    retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
 ) -> None:
     """Refuse every token signed by a key (a leaked issuer or sidecar key).
 
     The plane also drops the key from the trust set for good, and a sidecar holding it
     switches to a new key.
     """
-    _publish(plane, token_file, {"kind": "kid", "kid": key_id})
+    _publish(plane, token_file, {"kind": "kid", "kid": key_id}, retry_for)
 
 
 @app.command()
@@ -67,9 +71,10 @@ def tenant(
     name: Annotated[str, typer.Argument(help="The tenant", metavar="TENANT")],
     plane: PlaneOpt,
     token_file: TokenFileOpt,
+    retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
 ) -> None:
     """The kill switch: deny every decision and exchange for TENANT until lifted."""
-    _publish(plane, token_file, {"kind": "tenant", "tenant": name})
+    _publish(plane, token_file, {"kind": "tenant", "tenant": name}, retry_for)
 
 
 @app.command("lift-tenant")
@@ -77,6 +82,7 @@ def lift_tenant(
     name: Annotated[str, typer.Argument(help="The tenant", metavar="TENANT")],
     plane: PlaneOpt,
     token_file: TokenFileOpt,
+    retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
 ) -> None:
     """Lift a tenant's kill switch (its unexpired tokens work again)."""
-    _publish(plane, token_file, {"kind": "lift_tenant", "tenant": name})
+    _publish(plane, token_file, {"kind": "lift_tenant", "tenant": name}, retry_for)
