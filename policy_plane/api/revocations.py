@@ -6,7 +6,7 @@ import json
 from typing import Annotated, Any, Final, Literal, get_args
 
 from fastapi import APIRouter, Depends, Query, Request, Response
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import Scope
 from tenantguard.asgi import Reply, header
 
@@ -22,17 +22,21 @@ WRITE_PATH = ""  # POST /v1/revocations
 router = APIRouter(prefix=PREFIX, tags=["revocations"])
 
 
+EpochSeconds = Annotated[int, Field(strict=True, ge=0, description="Epoch seconds (an integer: true or \"123\" "
+                                                                   "is refused, not read as 1 or 123)")]
+
+
 class RevocationIn(BaseModel):
     """One of: jti (+exp), subject (+tenant, sub), kid, tenant (kill switch), lift_tenant."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["jti", "subject", "kid", "tenant", "lift_tenant"]
     jti: str | None = None
-    exp: int | None = None
+    exp: EpochSeconds | None = None
     tenant: str | None = None
     sub: str | None = None
     kid: str | None = None
-    issued_before: int | None = None
+    issued_before: EpochSeconds | None = None
 
 
 async def publish_revocation(plane: Plane, who: Principal, stated: dict[str, Any],
@@ -83,6 +87,8 @@ def _plain_revocation(document: Any) -> dict[str, Any]:
         raise ToFramework
     for name, value in document.items():
         if value is not None and type(value) is not (int if name in _TIMES else str):
+            raise ToFramework
+        if name in _TIMES and value is not None and value < 0:
             raise ToFramework
     if document.get("kind") not in _KINDS:
         raise ToFramework

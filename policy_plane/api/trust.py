@@ -19,7 +19,8 @@ router = APIRouter(tags=["trust"])
 class KeyIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     jwk: dict[str, Any] = Field(description="Public JWK (OKP Ed25519, EC P-256 or RSA >= 2048 bits)")
-    not_after: int | None = Field(default=None, description="Epoch seconds after which the key is not trusted")
+    not_after: int | None = Field(default=None, strict=True, ge=0,
+                                  description="Epoch seconds after which the key is not trusted")
 
 
 class TrustOut(BaseModel):

@@ -129,6 +129,7 @@ def corpus() -> Iterator[tuple[str, str, list[tuple[str, str]], Any]]:
     yield "revocation, kind not a string", rev, admin, _json({"kind": ["jti"]})
     yield "revocation, exp as text", rev, admin, _json({"kind": "jti", "jti": "j-4", "exp": str(ISSUED)})
     yield "revocation, exp a boolean", rev, admin, _json({"kind": "jti", "jti": "j-5", "exp": True})
+    yield "revocation, negative cut-off", rev, admin, _json({"kind": "tenant", "tenant": "acme", "issued_before": -1})
     yield "revocation, no credential", rev, [("Content-Type", "application/json")], _json({"kind": "kid", "kid": "k"})
     yield "revocation, wrong media type", rev, [*admin[:1], ("Content-Type", "text/json")], \
         _json({"kind": "kid", "kid": "k"})

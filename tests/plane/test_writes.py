@@ -69,6 +69,17 @@ def test_a_retried_revocation_is_published_once(world: World, plane: PlaneProces
     _as_documented(plane, "/v1/revocations", plane.client().post("/v1/revocations", json={"kind": 5}))  # as FastAPI's
 
 
+def test_revocation_times_are_integers_never_coerced(plane: PlaneProcess) -> None:
+    """``exp: true`` used to be read as 1 (a jti revocation that expired in 1970, so never in
+    force) and ``"exp": "123"`` as 123: a time is a non-negative JSON integer or a 400."""
+    for bad in (True, False, str(int(time.time()) + 600), -1, 1.5):
+        for body in ({"kind": "jti", "jti": "j-coerced", "exp": bad},
+                     {"kind": "tenant", "tenant": "acme", "issued_before": bad}):
+            r = plane.client().post("/v1/revocations", json=body)
+            assert r.status_code == 400 and r.json()["error"] == "invalid_request", (body, r.text)
+    assert plane.client().get("/v1/revocations").json()["revocations"] == []
+
+
 def _as_documented(plane: PlaneProcess, path: str, answer: httpx.Response) -> None:
     """The answer's status is documented for ``POST path`` with the shared error body, and the
     body has that shape: the members the schema names, the required ones present."""
