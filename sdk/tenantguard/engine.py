@@ -302,18 +302,13 @@ def has_unencodable_text(value: Any) -> bool:
     while stack:
         item = pop()
         kind = type(item)
-        if kind is dict:
-            for key, member in item.items():
-                if type(key) is not str or not key.isascii():
-                    push(key)
-                member_kind = type(member)
-                if member_kind is str:
-                    if not member.isascii():
-                        push(member)
-                elif member_kind not in _NO_TEXT:
-                    push(member)
-        elif kind is list or kind is tuple:
-            for member in item:
+        if kind is dict or kind is list or kind is tuple:
+            if kind is dict:
+                for key in item:
+                    if type(key) is not str or not key.isascii():
+                        push(key)
+                item = item.values()
+            for member in item:  # tested in place: scalars and ASCII strings are never pushed
                 member_kind = type(member)
                 if member_kind is str:
                     if not member.isascii():
