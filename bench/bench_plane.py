@@ -201,7 +201,7 @@ def run(urls: list[str], size: int, clients: int, seconds: float, client: str = 
         pids: tuple[int, ...] = ()) -> dict[str, float]:
     """One scenario; with ``pids`` (planes, then the nats-server), their CPU per request too, and
     from the planes' status the batches committed and the expected-sequence conflicts between them."""
-    before, counts = [_cpu_seconds(pid) for pid in pids], _batches_and_conflicts(urls) if pids else (0, 0)
+    before, counts = [_cpu_seconds(pid) for pid in pids], _batches_and_conflicts(urls) if pids else (0, 0, 0)
     result = asyncio.run(_load(urls, size, clients, seconds, client))
     spent = [_cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]
     if spent:
@@ -210,17 +210,20 @@ def run(urls: list[str], size: int, clients: int, seconds: float, client: str = 
         after = _batches_and_conflicts(urls)
         result["per_batch"] = result["requests"] / max(1, after[0] - counts[0])
         result["conflicts"] = after[1] - counts[1]
+        result["streak"] = after[2]
     return result
 
 
-def _batches_and_conflicts(urls: list[str]) -> tuple[int, int]:
-    """Relation batches committed and sequence conflicts met, summed over the replicas (/v1/status)."""
-    batches = conflicts = 0
+def _batches_and_conflicts(urls: list[str]) -> tuple[int, int, int]:
+    """Relation batches committed and sequence conflicts met, summed over the replicas, and the most
+    races one write lost in a row in any of them (/v1/status)."""
+    batches = conflicts = streak = 0
     for url in urls:
         status = json.loads(urllib.request.urlopen(url + "/v1/status", timeout=30).read())  # noqa: S310 (local)
         batches += status["group_commit"]["batches"]
         conflicts += status["conflicts"]["relations"]
-    return batches, conflicts
+        streak = max(streak, status["longest_conflict_streak"])
+    return batches, conflicts, streak
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -318,11 +321,12 @@ def main() -> None:
         print(f"Load generator alone ({client}, 8 connections, a trivial server): {g['requests_s']:.0f} "
               f"requests/s, {g['client_us']:.0f} us CPU per request")
     print("\n| writes per request | clients | replicas | write path | requests/s | tuples/s | p50 ms | p99 ms "
-          "| requests per batch | conflicts | CPU us/request: planes | nats | client |")
+          "| requests per batch | conflicts (longest run) | CPU us/request: planes | nats | client |")
     print("|---:|---:|---:|:--|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size, clients, n, mode, r in rows:
         print(f"| {size} | {clients} | {n} | {MODES[mode][0]} | {r['requests_s']:.0f} | {r['tuples_s']:.0f} "
-              f"| {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['per_batch']:.1f} | {r['conflicts']:.0f} "
+              f"| {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['per_batch']:.1f} "
+              f"| {r['conflicts']:.0f} ({r['streak']:.0f}) "
               f"| {r['plane_us']:.0f} | {r['nats_us']:.0f} | {r['client_us']:.0f} |")
 
 

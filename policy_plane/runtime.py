@@ -430,6 +430,7 @@ class Plane:
             "conflicts": {name: w.conflicts for name, w in self.writers.items()}
             | {"relations": sum(w.conflicts for k, w in self._cell_writers.items() if k.startswith("relations:"))}
             | {f"bundles:{k}": w.conflicts for k, w in self._bundle_writers.items()},
+            "longest_conflict_streak": self._longest_conflict_streak(),
             "decisions": self.decisions.stats(),
             "rollout": s.rollout.to_wire() if s.rollout else None,
             "rollout_reconcile": self.bundles.reconciled.to_wire(),
@@ -437,6 +438,10 @@ class Plane:
             "fleet": self.fleet.summary(),
             "heartbeats_sent": self.heartbeat.sent,
         }
+
+    def _longest_conflict_streak(self) -> int:
+        writers = [*self.writers.values(), *self._cell_writers.values(), *self._bundle_writers.values()]
+        return max((w.streak for w in writers), default=0)
 
     def _register_metrics(self) -> None:
         s = self.state
@@ -452,6 +457,9 @@ class Plane:
                 "tg_plane_ready": ("1 when ready", lambda: 1.0 if self.ready else 0.0),
                 "tg_plane_nats_connected": ("1 when connected to NATS", lambda: 1.0 if self.publisher.connected
                                             else 0.0),
+                "tg_plane_write_conflict_streak": ("Most expected-sequence races one write lost in a row, since "
+                                                   "start (retried until the write timeout)",
+                                                   self._longest_conflict_streak),
             },
             counters={
                 "tg_plane_relation_batches": ("Relation batches committed by this replica",

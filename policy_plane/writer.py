@@ -5,9 +5,14 @@ consumed it, asks ``build()`` for the signed event (which reads the current stat
 pick the next ``seq`` and, for read-modify-write subjects such as the trust set, the
 current content), and publishes it with ``Nats-Expected-Last-Subject-Sequence``. If
 another replica won the race, JetStream refuses; we consume what it wrote and build
-again on top of it. The attempt count is bounded; every round someone wins, so with a
-few replicas the retries are short. After a successful publish we wait until our own
-follower has applied the message, so the caller reads its own write.
+again on top of it, at once. Retries are bounded by time (``timeout``), not by count: a lost
+race means another replica committed, so the system progresses while one replica loses,
+and under sustained load a replica may lose many races in a row (``streak`` keeps the
+longest run). There is no back-off between attempts: the winner's next batch is already
+waiting, so a loser that sleeps only hands it the next race too (with a back-off growing
+per loss, a replica under 32 clients lost 64 races in a row and refused writes while the
+system was healthy). After a successful publish we wait until our own follower has
+applied the message, so the caller reads its own write.
 
 Within one replica a lock serialises writers of a subject: they would only conflict
 with each other.
@@ -23,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +39,6 @@ from .publisher import Publisher, SequenceConflict
 
 log = logging.getLogger(__name__)
 
-DEFAULT_ATTEMPTS = 64
 DEFAULT_READBACK = 3.0  # seconds to wait for our own message to be consumed back
 
 
@@ -65,7 +68,7 @@ class Written:
 
 class SequencedWriter:
     def __init__(self, publisher: Publisher, follower: Follower, subject: str, *,
-                 timeout: float = 10.0, attempts: int = DEFAULT_ATTEMPTS, compact: bool = False,
+                 timeout: float = 10.0, compact: bool = False,
                  readback: float = DEFAULT_READBACK) -> None:
         self.publisher = publisher
         self.compact = compact
@@ -73,8 +76,8 @@ class SequencedWriter:
         self.follower = follower
         self.subject = subject
         self.timeout = timeout
-        self.attempts = attempts
-        self.conflicts = 0
+        self.conflicts = 0  # sequence races lost
+        self.streak = 0  # most races one commit lost in a row
         self._lock = asyncio.Lock()
 
     async def commit(self, build: Callable[[], bytes], *, headers: dict[str, str] | None = None,
@@ -89,7 +92,9 @@ class SequencedWriter:
         (``applied=False``) instead of failing a write that took place.
         """
         async with self._lock:
-            for attempt in range(self.attempts):
+            loop = asyncio.get_running_loop()
+            deadline, lost = loop.time() + self.timeout, 0
+            while True:
                 expected = self.follower.last_on(self.subject)
                 data = build()  # no await between reading ``expected`` and the state ``build`` reads
                 try:
@@ -98,9 +103,13 @@ class SequencedWriter:
                     )
                 except SequenceConflict as conflict:
                     self.conflicts += 1
-                    await self.follower.catch_up(self.subject, self.timeout, conflict.detail.get("last"))
-                    if attempt:  # lost twice or more in a row: a little jitter keeps the losers out of lockstep
-                        await asyncio.sleep(secrets.randbelow(1000 * attempt) / 1_000_000)
+                    lost += 1
+                    self.streak = max(self.streak, lost)
+                    left = deadline - loop.time()
+                    if left <= 0:
+                        raise SequenceConflict(f"{self.subject}: other writers won {lost} races in a row "
+                                               f"for {self.timeout:g}s; retry", races_lost=lost) from None
+                    await self.follower.catch_up(self.subject, left, conflict.detail.get("last"))
                     continue
                 try:
                     await self.follower.wait_for(stored.stream_seq, self.readback)
@@ -110,7 +119,6 @@ class SequencedWriter:
                 if self.compact and not stored.duplicate:
                     await self._compact(stored.stream_seq)
                 return Commit(stored.stream_seq, stored.duplicate)
-        raise SequenceConflict(f"{self.subject}: gave up after {self.attempts} conflicting attempts")
 
     async def _compact(self, stream_seq: int) -> None:
         """Best effort: a failed purge leaves older genuine events that readers skip anyway."""

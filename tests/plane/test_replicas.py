@@ -57,7 +57,11 @@ def test_two_replicas_writing_concurrently_produce_a_gap_free_sequence(world: Wo
         replica.wait_until(lambda s: s["relations"]["seq"] == total)
     assert _digest(a) == _digest(b)
     # how often the replicas collided depends on scheduling; it is reported, never asserted
-    assert all(isinstance(p.status()["conflicts"]["relations"], int) for p in (a, b))
+    for p in (a, b):
+        status = p.status()
+        assert status["conflicts"]["relations"] >= status["longest_conflict_streak"] >= 0
+        metrics = p.client().get("/metrics").text
+        assert f"tg_plane_write_conflict_streak {float(status['longest_conflict_streak'])}" in metrics
 
 
 def test_restart_rebuilds_the_same_index(world: World) -> None:

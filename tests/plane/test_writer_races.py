@@ -1,0 +1,96 @@
+"""A replica that keeps losing sequence races keeps trying until its deadline, never by count.
+
+A rival replica is a second real NATS connection that publishes on the subject right
+before each of our publishes, so JetStream really refuses ours (wrong last sequence), as
+when another replica's batch lands first. Under sustained load a replica lost 64 races in
+a row and answered 409 while the system was healthy: losing is progress for the system,
+so only time bounds the retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tenantguard import topology as topo
+from tenantguard.natsserver import NatsServer
+
+from policy_plane.follower import Follower
+from policy_plane.publisher import Publisher, SequenceConflict, Stored
+from policy_plane.writer import SequencedWriter
+
+pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
+
+SUBJECT = topo.relations_subject("c0")
+
+
+class Contested(Publisher):
+    """Our publisher, with a rival that publishes first the next ``rival_wins`` times."""
+
+    def __init__(self, url: str, rival: Publisher) -> None:
+        super().__init__(url)
+        self.rival = rival
+        self.rival_wins = 0
+
+    async def publish(self, subject: str, data: bytes, **options: Any) -> Stored:
+        if self.rival_wins > 0:
+            self.rival_wins -= 1
+            await self.rival.publish(subject, b"rival batch")
+        return await super().publish(subject, data, **options)
+
+
+@pytest.fixture
+async def contested(tmp_path: Path) -> AsyncIterator[tuple[Contested, Follower, list[bytes]]]:
+    with NatsServer(tmp_path / "nats") as server:
+        rival = Publisher(server.url)
+        await rival.connect()
+        ours = Contested(server.url, rival)
+        await ours.connect()
+        await ours.ensure_topology()
+        applied: list[bytes] = []
+
+        async def apply(subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+            applied.append(data)
+
+        follower = Follower(ours, topo.STREAM_RELATIONS, topo.SUBJECT_RELATIONS_ALL, apply)
+        await follower.start()
+        try:
+            yield ours, follower, applied
+        finally:
+            await follower.stop()
+            await ours.close()
+            await rival.close()
+
+
+async def test_a_replica_that_loses_a_hundred_races_in_a_row_still_commits(
+        contested: tuple[Contested, Follower, list[bytes]]) -> None:
+    ours, follower, applied = contested
+    writer = SequencedWriter(ours, follower, SUBJECT, timeout=60.0)
+    builds = 0
+
+    def build() -> bytes:
+        nonlocal builds
+        builds += 1
+        return b"our batch"
+
+    ours.rival_wins = 100
+    commit = await writer.commit(build)
+    assert (writer.conflicts, writer.streak, builds) == (100, 100, 101)  # rebuilt on the newer state each time
+    assert commit.stream_seq == 101 and commit.applied
+    assert applied == [b"rival batch"] * 100 + [b"our batch"]  # ours after every rival batch, once
+
+
+async def test_a_replica_that_never_wins_gives_up_at_its_deadline_with_a_retryable_error(
+        contested: tuple[Contested, Follower, list[bytes]]) -> None:
+    ours, follower, applied = contested
+    writer = SequencedWriter(ours, follower, SUBJECT, timeout=0.5)
+    ours.rival_wins = 10**9
+    with pytest.raises(SequenceConflict) as refused:
+        await writer.commit(lambda: b"our batch")
+    assert refused.value.retryable and refused.value.http_status == 409
+    assert refused.value.detail["races_lost"] == writer.streak == writer.conflicts > 0
+    assert b"our batch" not in applied  # nothing of ours was stored
+    await follower.catch_up(SUBJECT, 5.0)
+    assert applied == [b"rival batch"] * len(applied) and len(applied) >= writer.conflicts
