@@ -238,3 +238,23 @@ async def test_at_least_waits_for_the_cell_of_the_tenant_asked_about(cplane: Tes
             "subject": {"type": "user", "id": "bob", "properties": {"tenant_id": T1}},
             "action": {"name": "read"}, "resource": {"type": "project"}})
         assert lookup.status_code == 200 and lookup.json()["relations_seq"] == 1, lookup.json()
+
+
+async def test_a_refusal_before_the_policy_reports_the_cell_sequence_of_its_tenant(cplane: TestPlane,
+                                                                                   fleet: Fleet) -> None:
+    """A sidecar serving one tenant (``--tenant``) refuses a question naming another before the
+    core; the sequence in that deny is its own tenant's cell's, as a decision's would be, never
+    the sum over the cells (which no consistency token from the plane could be compared with)."""
+    node = await fleet.start("served", cells=CELLS, tenant=T1)
+    for i in range(3):
+        await cplane.write(f"{T0}/project:p{i}#member@user:alice")
+    await cplane.write(f"{T1}/project:p1#member@user:bob")
+    await eventually(lambda: node.sidecar.relations.seqs() == {"c0": 3, "c1": 1}
+                     and node.sidecar.bundle_revision == "1", "caught up")
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(node.sidecar)),
+                                 base_url="http://sidecar") as client:
+        refused = (await client.post("/v1/check", json=question("alice", "p1", tenant=T0))).json()
+        assert refused["allow"] is False and refused["reasons"] == ["tenant_mismatch"]
+        assert refused["relations_seq"] == 1  # T1's cell (c1), not c0's 3 nor the sum 4
+        allowed = (await client.post("/v1/check", json=question("bob", "p1", tenant=T1))).json()
+        assert allowed["allow"] is True and allowed["relations_seq"] == 1, allowed
