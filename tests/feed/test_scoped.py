@@ -258,3 +258,7 @@ async def test_a_refusal_before_the_policy_reports_the_cell_sequence_of_its_tena
         assert refused["relations_seq"] == 1  # T1's cell (c1), not c0's 3 nor the sum 4
         allowed = (await client.post("/v1/check", json=question("bob", "p1", tenant=T1))).json()
         assert allowed["allow"] is True and allowed["relations_seq"] == 1, allowed
+    # the aggregate shows progress (the sum only grows) and is named as no token (docs/scoped-feeds.md)
+    status = node.sidecar.status()
+    assert (status["relations_seq"], status["relations"]["cell_seqs"]) == (4, {"c0": 3, "c1": 1})
+    assert node.sidecar.metrics.registry.get_sample_value("tg_relations_seq") == 4
