@@ -16,6 +16,8 @@ import functools
 import hashlib
 import json
 import logging
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -39,6 +41,8 @@ from tests.feed.conftest import FAST, POLICY, eventually
 from .conftest import World
 from .process import PlaneProcess
 from .test_bundles import bundle_dir, upload
+
+TENANTGUARD = str(Path(sys.executable).with_name("tenantguard"))
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
 
@@ -339,9 +343,14 @@ def test_an_advance_whose_announce_fails_answers_the_scope_error_not_a_5xx(world
     # a later bundle reaches orders before the rollout does: the advance cannot announce it there
     assert upload(plane, build_bundle(bundle_dir(tmp_path / "c", services=["orders"]), "r3", serial=3))[0] == 200
 
-    advanced = http.post(f"/v1/rollouts/{rollout['id']}/advance")
-    assert advanced.status_code == 200, advanced.text
-    body = advanced.json()
+    # through the CLI, as a scripted rollout drives it: committed, but a scope not announced is exit 3
+    advanced = subprocess.run([TENANTGUARD, "bundle", "rollout", "advance", rollout["id"], "--plane",
+                               plane.base_url, "--token-file", str(world.token_file)],
+                              capture_output=True, text=True, timeout=60)
+    assert advanced.returncode == 3, (advanced.returncode, advanced.stderr)
+    assert "not announced orders: bundle_rollback" in advanced.stderr
+    assert "not retried" in advanced.stderr and "billing" not in advanced.stderr
+    body = json.loads(advanced.stdout)
     assert body["rollout"]["status"] == "completed" and body["rollout"]["reached"] == ["billing", "orders"]
     [entry] = body["scopes"]
     assert entry["scope"] == "orders"

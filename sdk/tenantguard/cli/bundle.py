@@ -425,15 +425,16 @@ def push(
     A signed archive must verify against the plane's bundle key.
     An unsigned one is compiled, tested and signed by the plane.
     The plane refuses an older serial (bundle_rollback, HTTP 409).
-    Prints the plane's answer as JSON (revision, serial, scopes); exit 1 on refusal.
+    Prints the plane's answer as JSON (revision, serial, scopes); exit 1 on refusal,
+    3 when it was committed but a scope's announce failed (named on stderr).
     """
     from ..plane_client import PlaneClient
     from .relation import read_token
 
     with PlaneClient(plane, token=read_token(token_file)) as client:
-        print_json(client.push_bundle(archive.read_bytes(), stages=stages, impact=impact and impact.value,
-                                      max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
-                                      max_per_second=max_per_second))
+        _print_step(client.push_bundle(archive.read_bytes(), stages=stages, impact=impact and impact.value,
+                                       max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
+                                       max_per_second=max_per_second))
 
 
 @app.command()
@@ -456,7 +457,8 @@ def publish(
 
     Stops before uploading when a Rego test fails or errors (listing them), or when none exist.
     metadata.serial is set to now in ms, so a newer publish always orders after an older one.
-    Prints the plane's answer as JSON; exit 1 on any failure.
+    Prints the plane's answer as JSON; exit 1 on any failure, 3 when the plane committed it
+    but a scope's announce failed (named on stderr).
     """
     from ..plane_client import PlaneClient
     from ..policytest import load_bundle_dir, run_tests
@@ -474,9 +476,9 @@ def publish(
         raise typer.Exit(1)
     archive = build_bundle(directory, revision or _manifest_revision(directory))
     with PlaneClient(plane, token=token) as client:
-        print_json(client.push_bundle(archive, stages=stages, impact=impact and impact.value,
-                                      max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
-                                      max_per_second=max_per_second))
+        _print_step(client.push_bundle(archive, stages=stages, impact=impact and impact.value,
+                                       max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
+                                       max_per_second=max_per_second))
 
 
 @app.command()
@@ -529,6 +531,7 @@ def rollout(
 
     status: the rollout, the active revision of every scope and which sidecar runs which revision.
     advance: announce the next stage; halt: stop advancing until resume; abort: end it where it is.
+    Exit 3 when a step was committed but a scope's announce failed (named on stderr).
     """
     from ..plane_client import PlaneClient
     from .relation import read_token
@@ -539,10 +542,30 @@ def rollout(
     if not plane:
         raise typer.BadParameter("give --plane or TG_PLANE_URL", param_hint="--plane")
     with PlaneClient(plane, token=read_token(token_file)) as client:
-        print_json(client.rollout(None if step == "status" else rollout_id, None if step == "status" else step))
+        _print_step(client.rollout(None if step == "status" else rollout_id, None if step == "status" else step))
 
 
 # --------------------------------------------------------------------------- helpers
+
+UNANNOUNCED_EXIT = 3  # the plane committed the step, but a scope's announce failed (see _print_step)
+
+
+def _print_step(answer: dict[str, Any]) -> None:
+    """Print the plane's answer to a publish or rollout step; exit 3 when it was committed but a
+    scope's announce failed (a scripted rollout must not read that as done), naming each scope and
+    whether the plane's reconciler announces it later (``will_retry``) or never (a newer bundle holds it)."""
+    print_json(answer)
+    scopes = answer.get("scopes")
+    failed = [s for s in scopes if isinstance(s, dict) and "error" in s] if isinstance(scopes, list) else []
+    for entry in failed:
+        error = entry["error"]
+        later = ("the plane retries it" if error.get("will_retry")
+                 else "not retried: the scope keeps the bundle it has")
+        console_err.print(f"[yellow]not announced[/] {escape(str(entry.get('scope')))}: "
+                          f"{escape(str(error.get('code')))}: {escape(str(error.get('message')))} ({later})",
+                          soft_wrap=True, highlight=False)
+    if failed:
+        raise typer.Exit(UNANNOUNCED_EXIT)
 
 
 def _line(markup: str) -> None:
