@@ -28,6 +28,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
 from tenantguard import __version__
+from tenantguard.asgi import header
 from tenantguard.decision import Decision
 from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.jsonlimits import loads_object
@@ -35,7 +36,7 @@ from tenantguard.jsonlimits import loads_object
 from ..runtime import Sidecar
 from .models import OpaDataRequest
 from .opa_api import BUNDLE_NAME, OPA_ERRORS, opa_error_reply
-from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc
+from .wire import Reply, as_route, json_reply, parse_json, request_body_doc
 
 router = APIRouter(tags=["opa-compatible"])
 ERRORS = OPA_ERRORS
@@ -150,7 +151,7 @@ async def data_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     try:
         if not query:  # the hot path: no options, no timers
             document = parse_json(scope, body, OpaDataRequest)
-            answer = _answer(sidecar, _path_of(scope), document.input, authorization(scope),
+            answer = _answer(sidecar, _path_of(scope), document.input, header(scope, b"authorization"),
                              NO_OPTIONS, None)
             if document.input is None:
                 answer["warning"] = {"code": "api_usage_warning", "message": NO_INPUT_WARNING}
@@ -161,7 +162,7 @@ async def data_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
         document = parse_json(scope, body, OpaDataRequest)
         if timers is not None:
             timers["timer_rego_input_parse_ns"] = time.perf_counter_ns() - start
-        answer = _answer(sidecar, _path_of(scope), document.input, authorization(scope), options, timers)
+        answer = _answer(sidecar, _path_of(scope), document.input, header(scope, b"authorization"), options, timers)
         if timers is not None:
             timers["timer_server_handler_ns"] = time.perf_counter_ns() - start
         return _reply(answer, options, timers, [NO_INPUT_WARNING] if document.input is None else [])
@@ -187,7 +188,7 @@ async def data_get(sidecar: Sidecar, scope: Scope) -> Reply:
         input_doc = _get_input(options.input)
         if timers is not None:
             timers["timer_rego_input_parse_ns"] = time.perf_counter_ns() - start
-        answer = _answer(sidecar, _path_of(scope), input_doc, authorization(scope), options, timers)
+        answer = _answer(sidecar, _path_of(scope), input_doc, header(scope, b"authorization"), options, timers)
         if timers is not None:
             timers["timer_server_handler_ns"] = time.perf_counter_ns() - start
         return _reply(answer, options, timers, [])

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel
 from starlette.types import Scope
+from tenantguard.asgi import header
 from tenantguard.errors import TenantGuardError
 from tenantguard.search import Page, Question, RelationsStale, entity
 
@@ -33,7 +34,7 @@ from .models import (
     SearchResponse,
     SubjectSearchRequest,
 )
-from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc
+from .wire import Reply, as_route, json_reply, parse_json, request_body_doc
 
 router = APIRouter(tags=["search"])
 ERRORS = {code: {"model": ErrorBody} for code in (400, 401, 409, 413, 415, 422)}
@@ -80,8 +81,8 @@ async def _run(sidecar: Sidecar, scope: Scope, kind: str, body: bytes, model: ty
     start = time.perf_counter()
     outcome = "ok"
     try:
-        credentials = authorization(scope)
-        caller = sidecar.caller(credentials) if pep_keys else Caller(sidecar.authenticate(credentials),
+        authorization = header(scope, b"authorization")
+        caller = sidecar.caller(authorization) if pep_keys else Caller(sidecar.authenticate(authorization),
                                                                        sidecar.config.tenant)
         parsed = parse_json(scope, body, model)
         at_least = getattr(parsed, "at_least", None)

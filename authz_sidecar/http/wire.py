@@ -22,14 +22,11 @@ from tenantguard.asgi import Reply, header, schema_problems
 from tenantguard.errors import InvalidInput, UnsupportedMediaType
 from tenantguard.jsonlimits import is_json_media_type, loads_object
 
-from ..envoy_authz import DuplicateHeader
-
 if TYPE_CHECKING:
     from ..runtime import Sidecar
 
 M = TypeVar("M", bound=BaseModel)
-__all__ = ["Door", "Reply", "as_route", "authorization", "json_reply", "parse_json", "request_body_doc",
-           "require_json"]
+__all__ = ["Door", "Reply", "as_route", "json_reply", "parse_json", "request_body_doc", "require_json"]
 
 
 Door = Callable[["Sidecar", Scope, bytes], Awaitable[Reply]]
@@ -40,20 +37,6 @@ async def as_route(door: Door, request: Request) -> Response:
     """Run ``door`` for a FastAPI route: the documented route and the front share one body."""
     reply = await door(request.app.state.sidecar, request.scope, await request.body())
     return reply.response()
-
-
-def authorization(scope: Scope) -> str | None:
-    """The request's one ``Authorization`` value; :class:`DuplicateHeader` (400) for two that differ.
-
-    RFC 9110 allows the header once. Were two accepted, the sidecar would verify the first
-    while a proxy or framework in front of the service may hand the other to the service:
-    the decision would be about one caller and the request acted on by another. The Envoy
-    doors refuse the same (``EnvoyRequest.header``).
-    """
-    values = {value for name, value in scope["headers"] if name == b"authorization"}
-    if len(values) > 1:
-        raise DuplicateHeader("the authorization header appears with different values", header="authorization")
-    return values.pop().decode("latin-1") if values else None
 
 
 def json_reply(body: dict[str, Any], *, status: int = 200, headers: list[tuple[bytes, bytes]] | None = None) -> Reply:
