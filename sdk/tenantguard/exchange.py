@@ -60,6 +60,9 @@ from .tokens import (
     TOKEN_SUBJECT_TYPE,
     Claims,
     TokenVerifier,
+    is_scope_token,
+    is_subject_id,
+    is_tenant_name,
     mint,
     parse_compact,
 )
@@ -85,8 +88,6 @@ PROPAGATION_MODES: frozenset[str] = frozenset({"forward", "exchange", "deny"})
 MAX_FORM_FIELDS = 32
 MAX_SCOPES = 32
 MAX_SCOPE_LENGTH = 128
-# RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
-_SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
 _SERVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}")
 # RFC 6749 5.2: error_description is limited to %x20-21 / %x23-5B / %x5D-7E.
 _DESCRIPTION_UNSAFE = re.compile(r"[^\x20\x21\x23-\x5b\x5d-\x7e]")
@@ -167,7 +168,7 @@ def parse_scope(value: str | None) -> tuple[str, ...] | None:
     if len(items) > MAX_SCOPES:
         raise InvalidScope(f"at most {MAX_SCOPES} scopes may be requested")
     for item in items:
-        if not _SCOPE_TOKEN.fullmatch(item):
+        if not is_scope_token(item):  # RFC 6749 3.3
             raise InvalidScope("scope tokens must be printable ASCII without quotes or backslashes")
     return items
 
@@ -608,6 +609,7 @@ class TokenExchanger:
             raise InvalidRequest("the subject's tenant is outside this sidecar's cells", reason="out_of_scope")
         if subject.tenant_id in self.verifier.revocations.tenants:  # the kill switch, as decisions see it
             raise InvalidRequest("the subject's tenant is under a kill switch", reason="tenant_revoked")
+        self._check_nameable(subject)
         self._check_may_act(subject)
         self._check_depth(subject)
         self._check_requested_scope(subject, request.scope)
@@ -657,6 +659,20 @@ class TokenExchanger:
                 raise
             raise InvalidRequest(f"subject_token rejected: {exc.message}", reason=exc.code) from None
 
+    @staticmethod
+    def _check_nameable(subject: Subject) -> None:
+        """Mint only what every verifier accepts and every revocation can name.
+
+        An IdP's ``sub`` (edge mode) is not bound by our claim syntax; a token carrying a
+        subject no subject revocation can name, or a tenant no kill switch can name, is
+        refused here rather than minted and refused (or worse, unstoppable) downstream.
+        """
+        if not is_subject_id(subject.sub):
+            raise InvalidRequest("the subject's sub is not 1..256 printable ASCII characters",
+                                 reason="claim_invalid")
+        if not is_tenant_name(subject.tenant_id):
+            raise InvalidRequest("the subject's tenant is not a tenant name", reason="claim_invalid")
+
     def _check_may_act(self, subject: Subject) -> None:
         """RFC 8693 4.4: a subject token naming who may act admits that party only."""
         may_act = subject.may_act
@@ -695,7 +711,13 @@ class TokenExchanger:
     def _check_granted(
         subject: Subject, requested: tuple[str, ...] | None, granted: tuple[str, ...]
     ) -> tuple[str, ...]:
-        """Defence in depth: whatever the policy says, a granted scope only narrows."""
+        """Defence in depth: whatever the policy says, a granted scope only narrows.
+
+        Each granted item must be one scope token: ``"x:a y:b"`` is covered by a requested
+        ``x:*`` as a string, yet the minted space-separated claim would read as two scopes.
+        """
+        if not all(is_scope_token(s) for s in granted):
+            raise InvalidScope("policy granted a malformed scope token", reason="policy_widened_scope")
         if requested and not all_covered(granted, requested):
             raise InvalidScope("policy granted scope beyond the request", reason="policy_widened_scope")
         if subject.scope and not all_covered(granted, subject.scope):

@@ -59,6 +59,7 @@ from .errors import (
     UnknownKey,
 )
 from .keys import SUPPORTED_ALGORITHMS, Algorithm, PublicKey, SigningKey, TrustSet
+from .relations.model import NAME_PATTERN
 from .revocations import RevocationList
 from .topology import sidecar_issuer
 
@@ -79,6 +80,17 @@ TOKEN_CLAIM_NAMES = frozenset({"iss", "sub", "tenant_id", "roles", "scope", "aud
 """Claims a token defines; a body's ``subject.properties`` never supplies them next to a token."""
 MAX_TIMESTAMP = 253_402_300_799  # 9999-12-31T23:59:59Z: any time claim beyond it is nonsense
 MAX_JTI_LENGTH = 256  # the plane's revocation API accepts jtis up to this length
+# What the plane's revocation API can name (policy_plane.revocations): a jti or sub of 1..256
+# printable ASCII characters without spaces, a tenant matching the relation model's names.
+# A token carrying anything else could never be revoked by jti, subject or kill switch.
+_REVOCABLE_TEXT = re.compile(rf"[\x21-\x7e]{{1,{MAX_JTI_LENGTH}}}")
+_TENANT_NAME = re.compile(NAME_PATTERN)
+# RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+_SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
+# JOSE header members a context token never carries: key-locating (we never follow them:
+# the key comes from kid and the trust set only), nested or unencoded content, encryption.
+_FOREIGN_HEADERS = ("jku", "jwk", "x5u", "x5c", "cty", "b64", "zip", "enc")
+_CONTEXT_TYPES = frozenset({"jwt", "application/jwt"})  # RFC 7519 5.1, compared case-insensitively
 TOKEN_JSON_DEPTH = 32  # act may nest 16 deep (VerifyOptions bound); IdP claims a few levels
 CHAIN_CLAIM = "tg_chain"  # jtis of the tokens this one was exchanged from, root first
 ROOT_IAT_CLAIM = "tg_root_iat"  # iat of the root token (the login), for subject/tenant cut-offs
@@ -131,14 +143,6 @@ def actor_chain(act: Mapping[str, Any] | None) -> list[str]:
         chain.append(str(act.get("sub", "")))
         act = act.get("act")
     return chain
-
-
-def _act_depth(act: Any) -> int:
-    depth = 0
-    while isinstance(act, Mapping):
-        depth += 1
-        act = act.get("act")
-    return depth
 
 
 def _scope_tuple(scope: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -254,10 +258,15 @@ class CompactJWS:
 
 
 def _b64(segment: str, what: str) -> bytes:
+    """Canonical unpadded base64url only (RFC 7515 2): set trailing bits would let one signed
+    token be written several ways, each with its own cache key and log fingerprint."""
     try:
-        return base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+        raw = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
     except (ValueError, binascii.Error):
         raise TokenMalformed(f"token {what} is not base64url") from None
+    if base64.urlsafe_b64encode(raw).rstrip(b"=") != segment.encode("ascii"):
+        raise TokenMalformed(f"token {what} is not canonical base64url")
+    return raw
 
 
 def _json_segment(segment: str, what: str, max_bytes: int) -> dict[str, Any]:
@@ -303,6 +312,24 @@ def check_header(header: Mapping[str, Any]) -> None:
     """RFC 7515 4.1.11: ``crit`` names extensions the verifier must understand; we know none."""
     if "crit" in header:
         raise TokenMalformed("token header names critical extensions (crit), which are not supported")
+
+
+def check_context_header(header: Mapping[str, Any]) -> None:
+    """What a context token's header may say beyond ``alg`` and ``kid`` (RFC 8725 3.11).
+
+    ``typ``, when present, must be ``JWT``: another type (``at+jwt``, ``dpop+jwt``,
+    ``secevent+jwt`` ...) is another kind of token, not to be taken for a context token even
+    when a trusted key signed it. Members that locate a key, nest a token or change how the
+    payload is encoded are refused: :func:`mint` never writes them, and honouring none of
+    them silently would leave a token meaning one thing here and another to a laxer reader.
+    """
+    check_header(header)
+    typ = header.get("typ")
+    if "typ" in header and (not isinstance(typ, str) or typ.lower() not in _CONTEXT_TYPES):
+        raise TokenMalformed(f"token typ {str(typ)[:32]!r} is not a context token (JWT)")
+    present = [name for name in _FOREIGN_HEADERS if name in header]
+    if present:
+        raise TokenMalformed(f"token header carries unsupported members: {', '.join(present)}")
 
 
 def verify_signature(jws: CompactJWS, public_key: PublicKey, alg: str) -> None:
@@ -362,8 +389,28 @@ def check_times(exp: float, iat: float | None, nbf: float | None, now: float, le
 
 
 def is_jti(value: Any) -> bool:
-    """A jti we carry and can revoke: a non-empty string of at most MAX_JTI_LENGTH characters."""
-    return isinstance(value, str) and 0 < len(value) <= MAX_JTI_LENGTH
+    """A jti we carry and can revoke: 1..MAX_JTI_LENGTH printable ASCII characters, no spaces
+    (exactly what the plane's revocation API accepts)."""
+    return isinstance(value, str) and _REVOCABLE_TEXT.fullmatch(value) is not None
+
+
+def is_subject_id(value: Any) -> bool:
+    """A ``sub`` a subject revocation can name: the same syntax as :func:`is_jti`."""
+    return is_jti(value)
+
+
+def is_tenant_name(value: Any) -> bool:
+    """A ``tenant_id`` relations, revocations and the kill switch can name (lowercase name).
+
+    Anything else (upper case, look-alike letters, spaces, control characters) would be a
+    tenant no relationship can be written for and no kill switch can stop.
+    """
+    return isinstance(value, str) and _TENANT_NAME.fullmatch(value) is not None
+
+
+def is_scope_token(value: Any) -> bool:
+    """One RFC 6749 3.3 scope token: printable ASCII without spaces, quotes or backslashes."""
+    return isinstance(value, str) and _SCOPE_TOKEN.fullmatch(value) is not None
 
 
 def token_digest(token: str) -> bytes:
@@ -428,6 +475,10 @@ class TokenVerifier:
             with self._lock:
                 self._cache.clear()
             raise UnknownKey("signing key is no longer trusted", kid=claims.kid)
+        if trusted.issuer != claims.iss:  # the trust set was replaced while this entry was cached
+            with self._lock:
+                self._cache.clear()
+            raise IssuerNotTrusted(f"key {claims.kid} no longer signs for issuer {claims.iss[:64]!r}")
         self._check_revoked(claims)
 
     def _check_revoked(self, claims: Claims) -> None:
@@ -478,7 +529,7 @@ class TokenVerifier:
         kid = header.get("kid")
         if not isinstance(kid, str) or not kid:
             raise UnknownKey("token header has no kid")
-        check_header(header)
+        check_context_header(header)
         return kid, alg
 
     def _claims(self, payload: dict[str, Any], kid: str, *, aud: tuple[str, ...], exp: float, iat: float,
@@ -490,20 +541,22 @@ class TokenVerifier:
             raise ClaimMissing("token has no sub")
         if not isinstance(tenant, str) or not tenant:
             raise ClaimMissing("token has no tenant_id")
+        if not is_subject_id(sub):
+            raise ClaimInvalid(f"sub must be 1..{MAX_JTI_LENGTH} printable ASCII characters without spaces")
+        if not is_tenant_name(tenant):
+            raise ClaimInvalid(f"tenant_id must match {NAME_PATTERN}")
         if not is_jti(jti):
-            raise ClaimInvalid(f"jti must be a string of 1..{MAX_JTI_LENGTH} characters")
+            raise ClaimInvalid(f"jti must be 1..{MAX_JTI_LENGTH} printable ASCII characters without spaces")
         act = payload.get("act")
-        if act is not None and not isinstance(act, dict):
-            raise ClaimInvalid("act must be an object")
-        depth = _act_depth(act)
+        depth = _checked_act_depth(act, self.options.max_act_depth)
         if depth > self.options.max_act_depth:
             raise ActorChainTooDeep(f"actor chain is deeper than {self.options.max_act_depth}")
         roles = payload.get("roles", [])
         if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
             raise ClaimInvalid("roles must be a list of strings")
         scope = payload.get("scope", "")
-        if not isinstance(scope, str):
-            raise ClaimInvalid("scope must be a space-separated string")
+        if not isinstance(scope, str) or not all(is_scope_token(s) for s in _scope_tuple(scope)):
+            raise ClaimInvalid("scope must be a space-separated string of RFC 6749 scope tokens")
         may_act = payload.get("may_act")
         if may_act is not None and not isinstance(may_act, dict):
             raise ClaimInvalid("may_act must be an object")
@@ -546,6 +599,25 @@ def check_sidecar_actor(claims: Claims) -> None:
     current = claims.act.get("sub") if claims.act is not None else None
     if current != expected:
         raise ActorMismatch(f"a token issued by {claims.iss} must name {expected} as its actor, not {current!r}")
+
+
+def _checked_act_depth(act: Any, bound: int) -> int:
+    """The actor chain's depth; every level an object naming its actor (RFC 8693 4.1).
+
+    A level without a string ``sub``, or an ``act`` that is not an object, would reach
+    policy as an actor named ``""`` or ``"1"``, or as a chain cut short.
+    """
+    depth = 0
+    while act is not None:
+        if not isinstance(act, dict):
+            raise ClaimInvalid("act must be an object")
+        depth += 1
+        if depth > bound:
+            raise ActorChainTooDeep(f"actor chain is deeper than {bound}")
+        if not is_subject_id(act.get("sub")):
+            raise ClaimInvalid("each act level must name its actor in sub (printable ASCII)")
+        act = act.get("act")
+    return depth
 
 
 def _ancestry(payload: Mapping[str, Any], *, iat: float, act_depth: int) -> tuple[tuple[str, ...], float | None]:

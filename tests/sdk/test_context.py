@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 from psycopg import sql
-from tenantguard.context import NoTenantContext, current_context, current_tenant, optional_context, use_context
+from tenantguard.context import (
+    NoTenantContext,
+    RequestContext,
+    current_context,
+    current_tenant,
+    optional_context,
+    use_context,
+)
 from tenantguard.errors import InvalidInput
 from tenantguard.rls import TenantMismatch, assert_tenant_rows, rls_ddl, tenant_key
 from tenantguard.testing import TestIssuer, mint_test_token
@@ -69,7 +77,10 @@ def test_tenant_key_puts_the_tenant_first_and_escapes_every_part(issuer: TestIss
         with pytest.raises(InvalidInput):
             tenant_key("")
     # distinct inputs never collide on one key
-    with use_context(issuer.context(tenant="a/b")):
+    # a verified token never names such a tenant (tenant_id must be a tenant name); the
+    # escaping still holds for any string a context carries
+    odd = issuer.context(tenant="a")
+    with use_context(RequestContext(claims=dataclasses.replace(odd.claims, tenant_id="a/b"), token=odd.token)):
         assert tenant_key("c") == "a%2Fb/c"
     with use_context(issuer.context(tenant="a")):
         assert tenant_key("b", "c") == "a/b/c"
