@@ -255,8 +255,15 @@ class Explainer:
         subject = str(record.get("subject") or "")
         view = TracedRelations(index.tenant(tenant))
         input_doc = copy.deepcopy(record["input"])
-        resource = input_doc["resource"]
-        resource["properties"] = {"tenant_id": tenant, **(resource.get("properties") or {})}
+        resource = input_doc.get("resource")
+        properties = resource.get("properties") if isinstance(resource, dict) else None
+        if not isinstance(resource, dict) or not isinstance(properties, dict | None):
+            # A record is sidecar output, checked for types and sizes but not for this shape:
+            # one naming no resource object cannot be replayed (and must not fail the request).
+            return {"error": {"error": "input_malformed", "message": "the recorded input has no resource object "
+                                                                    "(with properties an object, if any)"},
+                    "same_result": False}
+        resource["properties"] = {"tenant_id": tenant, **(properties or {})}
         input_doc["relations"] = view.relations_of(subject)
         try:
             verdict = evaluate_input(loaded.revision, view, input_doc, tenant)
