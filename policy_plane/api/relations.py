@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import bisect
 import json
@@ -190,12 +191,24 @@ async def list_relations(
     more = start + limit < len(rows)
     listed = [r.to_wire() for r in page]
     if expand:
-        bound = plane.state.index.tenant(tenant)
-        for row in listed:
-            if "#" in row["subject"]:
-                row.update(_expansion(bound, row["subject"]))
+        # Off the event loop: a page of usersets is up to 1,000 walks (the state read is immutable).
+        await asyncio.to_thread(expand_rows, plane.state.index.tenant(tenant), listed)
     return {"relations": listed, "next_cursor": _encode_cursor(page[-1]) if more else None,
             "consistency_token": seq}
+
+
+def expand_rows(bound: Any, rows: list[dict[str, Any]]) -> None:
+    """Add what each userset subject of ``rows`` expands to, walking each distinct userset once.
+
+    Why once: a page may name one wide userset on every row (1,000 rows of ``group:root#member``
+    over 10,000 nested groups took 70 s of the replica's event loop, walked once per row)."""
+    walked: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        userset = row["subject"]
+        if "#" in userset:
+            if userset not in walked:
+                walked[userset] = _expansion(bound, userset)
+            row.update(walked[userset])
 
 
 def _expansion(bound: Any, userset: str) -> dict[str, Any]:

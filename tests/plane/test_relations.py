@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from tenantguard import topology as topo
 from tenantguard.events import verify_batch
+from tenantguard.relations import ChangeBatch, RelationChange, Relationship
+from tenantguard.relations.index import RelationIndex
+
+from policy_plane.api.relations import expand_rows
 
 from .conftest import World
 from .process import PlaneProcess, read_stream
@@ -116,3 +122,39 @@ def test_listing_with_expand_shows_what_usersets_expand_to(world: World, plane: 
         assert check.json()["allowed"] is True
     direct = http.get("/v1/relations", params={"tenant": "acme", "object": "group:sre", "expand": "true"}).json()
     assert "expands_to" not in direct["relations"][0]  # a direct subject has nothing to expand
+
+
+class _CountingWalks:
+    """A real tenant view that counts the userset walks asked of it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.walks: list[str] = []
+
+    def members(self, userset: str, budget: int) -> Any:
+        self.walks.append(userset)
+        return self.inner.members(userset, budget=budget)
+
+
+def test_a_page_walks_each_userset_once_however_many_rows_name_it() -> None:
+    """1,000 rows naming one userset over 10,000 nested groups took 70 s of the event loop when
+    each row walked it again; now each distinct userset is walked once per page, off the loop."""
+    index = RelationIndex()
+    changes = [RelationChange("write", Relationship("acme", "group:root", "member", f"group:g{i}#member"))
+               for i in range(50)]
+    changes += [RelationChange("write", Relationship("acme", f"group:g{i}", "member", f"user:u{i}"))
+                for i in range(50)]
+    changes += [RelationChange("write", Relationship("acme", f"doc:d{i}", "member", "group:root#member"))
+                for i in range(300)]
+    changes += [RelationChange("write", Relationship("acme", "doc:z", "member", "group:g7#member"))]
+    index.apply(ChangeBatch(1, tuple(changes)))
+    rows = [r.to_wire() for r in index.list("acme", None, None, None)]
+    view = _CountingWalks(index.tenant("acme"))
+    expand_rows(view, rows)
+    usersets = {r["subject"] for r in rows if "#" in r["subject"]}
+    assert len(usersets) == 51 and sorted(view.walks) == sorted(usersets)  # 351 userset rows, 51 walks
+    root = [r for r in rows if r["subject"] == "group:root#member"]
+    assert len(root) == 300 and all(r["expands_to"] == root[0]["expands_to"] for r in root)
+    assert len(root[0]["expands_to"]) == 50 and root[0]["expansion_truncated"] is False
+    assert next(r for r in rows if r["object"] == "doc:z")["expands_to"] == ["user:u7"]
+    assert all("expands_to" not in r for r in rows if "#" not in r["subject"])
