@@ -7,7 +7,6 @@ token in the form and, when the browser sends one, an ``Origin`` of this host. O
 
 from __future__ import annotations
 
-import bisect
 import datetime as dt
 import hmac
 import json
@@ -21,11 +20,10 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 from tenantguard.errors import InvalidInput, TenantGuardError
-from tenantguard.relations import Relationship
 
 from ..api.auth import plane_of
 from ..api.decisions import _service
-from ..api.relations import _decode_cursor, _encode_cursor
+from ..api.relations import _decode_cursor, _encode_cursor, list_page
 from ..decisions import Cursor, DecisionQuery
 from ..errors import Forbidden
 from ..revocations import revocation_payload
@@ -231,16 +229,12 @@ async def tenants(request: Request, session: Signed,
                                "killed": killed, "rows": None, "next_query": None, "error": None}
     if tenant:
         try:
-            rows = plane.state.index.list(tenant, object or None, relation or None, subject or None)
-            start = 0
-            if cursor:
-                start = bisect.bisect_right(rows, _decode_cursor(cursor))
-            page: list[Relationship] = rows[start:start + PAGE]
-            context["rows"] = [r.to_wire() for r in page]
-            context["total"] = len(rows)
-            if start + PAGE < len(rows):
+            after = _decode_cursor(cursor) if cursor else None
+            context["rows"], last, context["total"] = await list_page(
+                request, tenant, object or None, relation or None, subject or None, after, PAGE)
+            if last is not None:
                 context["next_query"] = urlencode({"tenant": tenant, "object": object, "relation": relation,
-                                                   "subject": subject, "cursor": _encode_cursor(page[-1])})
+                                                   "subject": subject, "cursor": _encode_cursor(last)})
         except TenantGuardError as exc:
             context["error"] = exc.message
         context["tripped"] = tenant in killed
