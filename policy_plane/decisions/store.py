@@ -22,6 +22,7 @@ the tenant/service in range, bounded per request; there is no secondary index.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter, deque
 from collections.abc import Iterable
@@ -188,8 +189,9 @@ class DecisionStore:
             byte_budget -= sum(len(m.data) for m in msgs)
             page.scanned += len(msgs)
             newest_time = 0.0
-            for msg in reversed(msgs):
-                entries = [(msg.stream_seq, i, r) for i, r in reversed(self._records(msg))
+            parsed = await self._parsed(msgs)
+            for msg, records in zip(reversed(msgs), reversed(parsed), strict=True):
+                entries = [(msg.stream_seq, i, r) for i, r in reversed(records)
                            if (msg.stream_seq, i) < pos]
                 newest_time = max([newest_time, *(r["time"] for _, _, r in entries)])
                 full = self._take(query, page, entries, "stream")
@@ -223,8 +225,8 @@ class DecisionStore:
                 budget -= hi - lo + 1
                 byte_budget -= sum(len(m.data) for m in msgs)
                 page.scanned += len(msgs)
-                for msg in msgs:
-                    entries = [(msg.stream_seq, i, r) for i, r in self._records(msg)
+                for msg, records in zip(msgs, await self._parsed(msgs), strict=True):
+                    entries = [(msg.stream_seq, i, r) for i, r in records
                                if pos < (msg.stream_seq, i) < self.covered_from]
                     full = self._take(query, page, entries, "stream")
                     if full is not None:
@@ -243,6 +245,11 @@ class DecisionStore:
         last = (newer[-1][0], newer[-1][1]) if newer else max(pos, (self.last_seq, MAX_INDEX))
         page.next_cursor = Cursor(last, "asc", fp).encode()
         page.complete = True
+
+    async def _parsed(self, msgs: list[StoredMsg]) -> list[list[tuple[int, dict[str, Any]]]]:
+        """The records of each message of a scanned block, parsed in a worker thread: a block is up
+        to 256 MiB of JSON that the event loop would otherwise parse while serving nothing else."""
+        return await asyncio.to_thread(lambda: [self._records(m) for m in msgs])
 
     @staticmethod
     def _records(msg: StoredMsg) -> list[tuple[int, dict[str, Any]]]:

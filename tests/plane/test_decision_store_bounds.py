@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from typing import Any
 
+import pytest
 from tenantguard import topology as topo
 
+import policy_plane.decisions.store as store_module
 from policy_plane.decisions import DecisionQuery
 from policy_plane.decisions.query import Cursor
 from policy_plane.decisions.store import DecisionStore
@@ -85,3 +88,23 @@ def test_a_scan_is_bounded_by_bytes_and_continues_with_a_cursor() -> None:
             break
         cursor = Cursor.decode(page.next_cursor, query)
     assert not found and pages > 3  # several bounded pages, and the last one says it is complete
+
+
+def test_scanned_blocks_are_parsed_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    store, _ = _filled(30, 60_000, max_window_bytes=200_000, block=8)
+    threads: list[int] = []
+    real_parse = store_module.parse_message
+
+    def recording_parse(*args: Any, **kwargs: Any) -> Any:  # the real parser, noting where it ran
+        threads.append(threading.get_ident())
+        return real_parse(*args, **kwargs)
+
+    monkeypatch.setattr(store_module, "parse_message", recording_parse)
+
+    async def scan() -> int:
+        page = await store.query(DecisionQuery(subject="user:nobody"))
+        assert page.complete and page.scanned >= 25
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(scan())
+    assert len(threads) >= 25 and loop_thread not in threads
