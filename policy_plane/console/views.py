@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlencode
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
-from tenantguard.errors import InvalidInput, TenantGuardError
+from tenantguard.errors import InvalidInput, TenantGuardError, Unavailable
 
 from ..api.auth import plane_of
 from ..api.decisions import _service
@@ -154,10 +154,13 @@ async def login(request: Request) -> Response:
         return _login_page(request, "The sign-in form expired; try again.", 403)
     token = form.get("token", "").strip()
     role = None
-    if token and await plane.config.admin.check(token):
-        role = "admin"
-    elif token and plane.config.operator is not None and await plane.config.operator.check(token):
-        role = "operator"
+    try:
+        if token and await plane.config.admin.check(token):
+            role = "admin"
+        elif token and plane.config.operator is not None and await plane.config.operator.check(token):
+            role = "operator"
+    except Unavailable:  # the checks' queue is full (a flood of wrong tokens): retryable
+        return _login_page(request, "The plane is busy checking credentials; try again in a moment.", 503)
     if role is None:
         plane.metrics.auth_failures.labels("console").inc()
         return _login_page(request, "That is neither the admin nor the operator token.", 403)
