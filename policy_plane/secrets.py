@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from tenantguard.errors import ConfigError
+from tenantguard.errors import ConfigError, Unavailable
 
 SCRYPT_N: Final = 2**14
 SCRYPT_R: Final = 8
@@ -32,6 +32,10 @@ MIN_SECRET_CHARS: Final = 16
 MAX_SECRET_CHARS: Final = 4096
 _CACHE_SIZE: Final = 256
 _CHECKS_IN_FLIGHT: Final = 4
+MAX_QUEUED_CHECKS: Final = 64
+"""Checks of one secret running or waiting at once; past it a check is refused at once (503,
+retryable). Why: each check of an unknown value costs scrypt, and anyone can send one, so an
+unbounded queue let a flood of wrong tokens delay a genuine first use without limit."""
 
 
 def _scrypt(secret: bytes, salt: bytes) -> bytes:
@@ -85,6 +89,7 @@ class SecretChecker:
         self._ok: OrderedDict[bytes, None] = OrderedDict()
         self._lock = threading.Lock()
         self._gate = asyncio.Semaphore(_CHECKS_IN_FLIGHT)
+        self._queued = 0
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> SecretChecker:
@@ -104,11 +109,23 @@ class SecretChecker:
         return False
 
     async def check(self, presented: str) -> bool:
+        """Whether ``presented`` is the secret: remembered successes at once, else scrypt in a worker
+        thread behind the gate; :class:`Unavailable` when :data:`MAX_QUEUED_CHECKS` are already
+        queued. A value verified while this one waited (a fleet presenting one join secret at
+        once) is let through without another scrypt."""
         if self.known(presented):
             return True
+        if self._queued >= MAX_QUEUED_CHECKS:
+            raise Unavailable("too many credential checks at once; retry shortly")
         tag = self._tag(presented)
-        async with self._gate:
-            ok = await asyncio.to_thread(self.hashed.matches, presented)
+        self._queued += 1
+        try:
+            async with self._gate:
+                if self.known(presented):
+                    return True
+                ok = await asyncio.to_thread(self.hashed.matches, presented)
+        finally:
+            self._queued -= 1
         if ok:
             with self._lock:
                 self._ok[tag] = None

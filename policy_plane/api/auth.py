@@ -37,7 +37,14 @@ def plane_of(request: Request) -> Plane:
 
 
 def bearer(request: Request) -> str:
-    return bearer_value(request.headers.get("authorization", ""))
+    """The bearer token of the request's one ``Authorization`` header. Two or more are 401:
+    which one counts differs between proxies and frameworks (first or last), so a request
+    that carries two credentials is refused rather than read one way here and another way
+    by whatever stands in front."""
+    values = request.headers.getlist("authorization")
+    if len(values) > 1:
+        raise Unauthenticated("send one Authorization header, not several")
+    return bearer_value(values[0] if values else "")
 
 
 def bearer_value(header: str) -> str:

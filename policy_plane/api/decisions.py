@@ -13,7 +13,7 @@ import dataclasses
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
-from tenantguard.decisionlog import to_opa_event
+from tenantguard.decisionlog import RecordRefused, to_opa_event, validate_record
 from tenantguard.errors import InvalidInput
 
 from ..config import SERVICE_RE
@@ -123,13 +123,26 @@ async def explain_adhoc(
     seq = body.get("relations_seq", plane.state.index.seq_of(tenant))  # the tenant's cell's sequence
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
         raise InvalidInput("relations_seq must be a non-negative integer", field="relations_seq")
-    doc.setdefault("context", {})
-    doc["context"] = {**doc["context"], "service": service}
-    record = {"decision_id": "adhoc", "time": 0.0, "service": service, "tenant": tenant, "subject": subject,
-              "allow": False, "reasons": [], "bundle_revision": revision, "relations_seq": seq, "path": None,
-              "act_as": False, "token": None, "input": doc, "erased": []}
+    context = doc.get("context", {})
+    if not isinstance(context, dict):
+        raise InvalidInput("input.context must be an object", field="input")
+    doc = {**doc, "context": {**context, "service": service}}
+    record = _adhoc_record({"v": 2, "decision_id": "adhoc", "time": 0.0, "service": service, "tenant": tenant,
+                            "subject": subject, "allow": False, "reasons": [], "bundle_revision": revision,
+                            "relations_seq": seq, "path": None, "act_as": False, "token": None, "input": doc,
+                            "erased": []})
     out = await plane.explainer.explain_record(record)
     out["record"] = None  # nothing was decided: there is no original to compare with
     if out.get("reevaluation"):
         out["reevaluation"].pop("same_result", None)
     return out
+
+
+def _adhoc_record(record: dict[str, Any]) -> dict[str, Any]:
+    """An ad hoc question as a record that passed the checks every stored record passes
+    (:func:`~tenantguard.decisionlog.validate_record`: types, sizes, token-shaped strings
+    redacted), so the explainer only ever sees records of that shape; else 400 naming why."""
+    try:
+        return validate_record(record, service=record["service"], tenant=record["tenant"])
+    except RecordRefused as exc:
+        raise InvalidInput(f"not a question the plane can explain: {exc.message}", field="body") from None

@@ -57,8 +57,9 @@ def plain_json(scope: Scope, body: bytes) -> Any:
 def admin_of(plane: Plane, scope: Scope) -> Principal:
     """The admin, from a token this replica verified before; else :class:`ToFramework`
     (``require_admin`` checks it, refuses it, counts the failure)."""
-    who = known_admin(plane, header(scope, b"authorization"))
-    if who is None:
+    credentials = [value for name, value in scope["headers"] if name == b"authorization"]
+    who = known_admin(plane, credentials[0].decode("latin-1")) if len(credentials) == 1 else None
+    if who is None:  # several Authorization headers included: ``bearer`` refuses them
         raise ToFramework
     return who
 

@@ -7,7 +7,6 @@ token in the form and, when the browser sends one, an ``Origin`` of this host. O
 
 from __future__ import annotations
 
-import bisect
 import datetime as dt
 import hmac
 import json
@@ -20,12 +19,11 @@ from urllib.parse import parse_qs, urlencode
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
-from tenantguard.errors import InvalidInput, TenantGuardError
-from tenantguard.relations import Relationship
+from tenantguard.errors import InvalidInput, TenantGuardError, Unavailable
 
 from ..api.auth import plane_of
 from ..api.decisions import _service
-from ..api.relations import _decode_cursor, _encode_cursor
+from ..api.relations import _decode_cursor, _encode_cursor, list_page
 from ..decisions import Cursor, DecisionQuery
 from ..errors import Forbidden
 from ..revocations import revocation_payload
@@ -156,10 +154,13 @@ async def login(request: Request) -> Response:
         return _login_page(request, "The sign-in form expired; try again.", 403)
     token = form.get("token", "").strip()
     role = None
-    if token and await plane.config.admin.check(token):
-        role = "admin"
-    elif token and plane.config.operator is not None and await plane.config.operator.check(token):
-        role = "operator"
+    try:
+        if token and await plane.config.admin.check(token):
+            role = "admin"
+        elif token and plane.config.operator is not None and await plane.config.operator.check(token):
+            role = "operator"
+    except Unavailable:  # the checks' queue is full (a flood of wrong tokens): retryable
+        return _login_page(request, "The plane is busy checking credentials; try again in a moment.", 503)
     if role is None:
         plane.metrics.auth_failures.labels("console").inc()
         return _login_page(request, "That is neither the admin nor the operator token.", 403)
@@ -231,16 +232,12 @@ async def tenants(request: Request, session: Signed,
                                "killed": killed, "rows": None, "next_query": None, "error": None}
     if tenant:
         try:
-            rows = plane.state.index.list(tenant, object or None, relation or None, subject or None)
-            start = 0
-            if cursor:
-                start = bisect.bisect_right(rows, _decode_cursor(cursor))
-            page: list[Relationship] = rows[start:start + PAGE]
-            context["rows"] = [r.to_wire() for r in page]
-            context["total"] = len(rows)
-            if start + PAGE < len(rows):
+            after = _decode_cursor(cursor) if cursor else None
+            context["rows"], last, context["total"] = await list_page(
+                request, tenant, object or None, relation or None, subject or None, after, PAGE)
+            if last is not None:
                 context["next_query"] = urlencode({"tenant": tenant, "object": object, "relation": relation,
-                                                   "subject": subject, "cursor": _encode_cursor(page[-1])})
+                                                   "subject": subject, "cursor": _encode_cursor(last)})
         except TenantGuardError as exc:
             context["error"] = exc.message
         context["tripped"] = tenant in killed

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from tenantguard import topology as topo
-from tenantguard.errors import InvalidInput
+from tenantguard.errors import InvalidInput, TenantGuardError
+from tenantguard.jsonlimits import loads
 
 MAX_LIMIT: Final = 1000
+MAX_POSITION: Final = 2**63 - 1  # a JetStream sequence is a uint64; the cursors this plane issues stay below
 Order = Literal["desc", "asc"]
 Position = tuple[int, int]  # (stream seq, index of the record in its message)
 
@@ -97,12 +99,20 @@ class Cursor:
 
     @classmethod
     def decode(cls, text: str, query: DecisionQuery) -> Cursor:
+        """The cursor in ``text`` when it is exactly what :meth:`encode` writes: bounded I-JSON, a
+        position of two integers within 0..2**63-1 and strings for order and fingerprint. Anything
+        else is 400: a query string is untrusted (``Infinity`` or ``"12"`` once reached ``int()``)."""
         try:
-            raw = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
-            seq, index = (int(v) for v in raw["p"])
-            cursor = cls((seq, index), raw["o"], str(raw["f"]))
-        except (binascii.Error, ValueError, KeyError, TypeError):
+            raw = loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)), max_depth=4)
+        except (binascii.Error, ValueError, TenantGuardError):
             raise InvalidInput("cursor is not one this plane issued", field="cursor") from None
+        position = raw.get("p") if type(raw) is dict else None
+        order, fingerprint = (raw.get("o"), raw.get("f")) if type(raw) is dict else (None, None)
+        if (type(position) is not list or len(position) != 2
+                or not all(type(v) is int and 0 <= v <= MAX_POSITION for v in position)
+                or type(order) is not str or type(fingerprint) is not str):
+            raise InvalidInput("cursor is not one this plane issued", field="cursor")
+        cursor = cls((position[0], position[1]), order, fingerprint)  # type: ignore[arg-type]  # checked below
         if cursor.order != query.order or cursor.fingerprint != query.fingerprint():
             raise InvalidInput("cursor belongs to another query (filters or order differ)", field="cursor")
         return cursor

@@ -10,7 +10,9 @@ never served, from the window or from a scan.
 Queries (:class:`~.query.DecisionQuery`) read the window first; positions older than the
 window are read from the stream with an ephemeral consumer whose subject filter is the
 service and tenant asked for, so JetStream only sends matching messages. A request reads
-at most ``max_scan`` stream sequences; past that it returns what it found and a cursor.
+at most ``max_scan`` stream sequences and ``max_scan_bytes`` of messages (a sidecar chooses
+how large its messages are, up to 256 KiB each); past either it returns what it found and a
+cursor. The window holds at most ``keep`` records and ``max_window_bytes`` of their messages.
 
 What scales: the window (O(keep) per query, no I/O), tenant/service-filtered scans (the
 server filters by subject), retention by age and size. What does not: filters on other
@@ -20,6 +22,7 @@ the tenant/service in range, bounded per request; there is no secondary index.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter, deque
 from collections.abc import Iterable
@@ -38,7 +41,9 @@ from .query import Cursor, DecisionQuery, Page, Position
 log = logging.getLogger(__name__)
 
 MAX_SCAN: Final = 50_000  # stream sequences one request may read beyond the window
-BLOCK: Final = 5_000  # sequences per backwards block (one ephemeral consumer each)
+MAX_SCAN_BYTES: Final = 128 * 1024 * 1024  # and message bytes: past either, the page ends with a cursor
+BLOCK: Final = 1_000  # sequences per block (one ephemeral consumer each), all held at once: up to 256 MiB
+MAX_WINDOW_BYTES: Final = 64 * 1024 * 1024  # message bytes the in-memory window holds, besides its record count
 CLOCK_SKEW: Final = 300.0  # a sidecar's record time may trail the stream's order by this much
 MAX_INDEX: Final = MAX_RECORDS_PER_MESSAGE + 1
 
@@ -86,12 +91,17 @@ def parse_message(subject: str, data: bytes, refused: Counter[str] | None = None
 
 
 class DecisionStore:
-    def __init__(self, scanner: Scanner, keep: int, *, max_scan: int = MAX_SCAN, block: int = BLOCK) -> None:
+    def __init__(self, scanner: Scanner, keep: int, *, max_scan: int = MAX_SCAN, block: int = BLOCK,
+                 max_scan_bytes: int = MAX_SCAN_BYTES, max_window_bytes: int = MAX_WINDOW_BYTES) -> None:
         self.scanner = scanner
         self.keep = keep
         self.max_scan = max_scan
         self.block = block
-        self.window: deque[Entry] = deque(maxlen=keep)
+        self.max_scan_bytes = max_scan_bytes
+        self.max_window_bytes = max_window_bytes
+        self.window: deque[Entry] = deque()
+        self._sizes: deque[int] = deque()  # each window entry's share of its message's bytes
+        self.window_bytes = 0
         self.covered_from: Position = (1, 0)  # the window holds every kept record from here on
         self.last_seq = 0  # last stream sequence consumed
         self.received = 0
@@ -122,13 +132,23 @@ class DecisionStore:
         except RecordRefused:
             self.malformed += 1
             return
+        share = len(data) // max(1, len(records))
         for index, record in records:
-            if len(self.window) == self.keep:
-                seq, idx, _ = self.window[0]
-                self.covered_from = (seq, idx + 1)
             self.window.append((stream_seq, index, record))
+            self._sizes.append(share)
+            self.window_bytes += share
+            self._evict()
             self.received += 1
             self.by_outcome[(record["service"], "allow" if record["allow"] else "deny")] += 1
+
+    def _evict(self) -> None:
+        """Drop the oldest entries past ``keep`` records or ``max_window_bytes``: the window is
+        bounded by bytes too, since a sidecar chooses how large its records are (10,000 records
+        of 64 KiB were 640 MB of JSON held by every replica)."""
+        while self.window and (len(self.window) > self.keep or self.window_bytes > self.max_window_bytes):
+            seq, idx, _ = self.window.popleft()
+            self.window_bytes -= self._sizes.popleft()
+            self.covered_from = (seq, idx + 1)
 
     # ------------------------------------------------------------------ queries
 
@@ -160,16 +180,18 @@ class DecisionStore:
                 return
             pos = self.covered_from
         first, _ = await self.scanner.stream_bounds(topo.STREAM_DECISIONS)
-        hi, budget = pos[0], self.max_scan
-        while hi >= max(first, 1) and budget > 0:
+        hi, budget, byte_budget = pos[0], self.max_scan, self.max_scan_bytes
+        while hi >= max(first, 1) and budget > 0 and byte_budget > 0:
             lo = max(first, hi - min(self.block, budget) + 1, 1)
             msgs = await self.scanner.scan(topo.STREAM_DECISIONS, query.subject_filter, start_seq=lo, end_seq=hi,
                                            max_msgs=hi - lo + 1)
             budget -= hi - lo + 1
+            byte_budget -= sum(len(m.data) for m in msgs)
             page.scanned += len(msgs)
             newest_time = 0.0
-            for msg in reversed(msgs):
-                entries = [(msg.stream_seq, i, r) for i, r in reversed(self._records(msg))
+            parsed = await self._parsed(msgs)
+            for msg, records in zip(reversed(msgs), reversed(parsed), strict=True):
+                entries = [(msg.stream_seq, i, r) for i, r in reversed(records)
                            if (msg.stream_seq, i) < pos]
                 newest_time = max([newest_time, *(r["time"] for _, _, r in entries)])
                 full = self._take(query, page, entries, "stream")
@@ -195,15 +217,16 @@ class DecisionStore:
         if pos < self.covered_from:
             first, _ = await self.scanner.stream_bounds(topo.STREAM_DECISIONS)
             lo, end = max(pos[0], first, 1), self.covered_from[0]
-            budget = self.max_scan
-            while lo <= end and budget > 0:
+            budget, byte_budget = self.max_scan, self.max_scan_bytes
+            while lo <= end and budget > 0 and byte_budget > 0:
                 hi = min(end, lo + min(self.block, budget) - 1)
                 msgs = await self.scanner.scan(topo.STREAM_DECISIONS, query.subject_filter, start_seq=lo,
                                                end_seq=hi, max_msgs=hi - lo + 1)
                 budget -= hi - lo + 1
+                byte_budget -= sum(len(m.data) for m in msgs)
                 page.scanned += len(msgs)
-                for msg in msgs:
-                    entries = [(msg.stream_seq, i, r) for i, r in self._records(msg)
+                for msg, records in zip(msgs, await self._parsed(msgs), strict=True):
+                    entries = [(msg.stream_seq, i, r) for i, r in records
                                if pos < (msg.stream_seq, i) < self.covered_from]
                     full = self._take(query, page, entries, "stream")
                     if full is not None:
@@ -222,6 +245,11 @@ class DecisionStore:
         last = (newer[-1][0], newer[-1][1]) if newer else max(pos, (self.last_seq, MAX_INDEX))
         page.next_cursor = Cursor(last, "asc", fp).encode()
         page.complete = True
+
+    async def _parsed(self, msgs: list[StoredMsg]) -> list[list[tuple[int, dict[str, Any]]]]:
+        """The records of each message of a scanned block, parsed in a worker thread: a block is up
+        to 256 MiB of JSON that the event loop would otherwise parse while serving nothing else."""
+        return await asyncio.to_thread(lambda: [self._records(m) for m in msgs])
 
     @staticmethod
     def _records(msg: StoredMsg) -> list[tuple[int, dict[str, Any]]]:
@@ -246,5 +274,6 @@ class DecisionStore:
 
     def stats(self) -> dict[str, Any]:
         return {"received": self.received, "malformed": self.malformed, "refused": dict(sorted(self.refused.items())),
-                "kept": len(self.window), "window_from_seq": self.covered_from[0], "last_seq": self.last_seq,
+                "kept": len(self.window), "kept_bytes": self.window_bytes, "window_from_seq": self.covered_from[0],
+                "last_seq": self.last_seq,
                 "by_outcome": {f"{s}:{o}": n for (s, o), n in sorted(self.by_outcome.items())}}
