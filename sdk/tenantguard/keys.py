@@ -33,6 +33,7 @@ PublicKey: TypeAlias = ed25519.Ed25519PublicKey | ec.EllipticCurvePublicKey | rs
 SUPPORTED_ALGORITHMS: tuple[Algorithm, ...] = ("EdDSA", "ES256", "RS256")
 DEFAULT_ALGORITHM: Algorithm = "EdDSA"
 MIN_RSA_BITS = 2048
+MAX_RSA_BITS = 8192  # OpenSSL will not verify past 16,384 bits: a larger key is unusable, only a cost to hold
 MAX_JWKS_KEYS = 1024
 MAX_EXP = 2**63  # a JWK exp beyond this is no time at all (and would overflow a float)
 
@@ -51,6 +52,8 @@ def algorithm_for(key: PrivateKey | PublicKey) -> Algorithm:
     if isinstance(key, rsa.RSAPrivateKey | rsa.RSAPublicKey):
         if key.key_size < MIN_RSA_BITS:
             raise KeyMaterialError(f"RSA key of {key.key_size} bits is too small")
+        if key.key_size > MAX_RSA_BITS:
+            raise KeyMaterialError(f"RSA key of {key.key_size} bits is larger than {MAX_RSA_BITS}")
         return "RS256"
     raise KeyMaterialError(f"unsupported key type {type(key).__name__}")
 

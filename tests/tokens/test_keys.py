@@ -92,6 +92,22 @@ def test_small_rsa_keys_are_refused() -> None:
         SigningKey.from_private_key(rsa.generate_private_key(public_exponent=65537, key_size=1024))
 
 
+def test_oversized_rsa_jwks_are_refused_before_they_reach_a_trust_set() -> None:
+    """A 160,000-bit RSA JWK (registrable with a join secret) could never verify anything."""
+    import base64
+
+    def b64(n: int) -> str:
+        return base64.urlsafe_b64encode(n.to_bytes((n.bit_length() + 7) // 8, "big")).rstrip(b"=").decode()
+
+    for bits, accepted in ((8192, True), (8200, False), (160_000, False)):
+        jwk = {"kty": "RSA", "e": "AQAB", "n": b64((1 << (bits - 1)) | 1), "iss": "edge"}
+        if accepted:
+            assert TrustedKey.from_jwk(jwk).public_key.key_size == bits
+        else:
+            with pytest.raises(errors.KeyMaterialError, match="larger than 8192"):
+                TrustedKey.from_jwk(jwk)
+
+
 def test_cli_generate_show_jwks(tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "edge.pem"
