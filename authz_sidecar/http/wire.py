@@ -18,15 +18,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from fastapi import Request, Response
 from pydantic import BaseModel, ValidationError
 from starlette.types import Scope
-from tenantguard.asgi import Reply, header, schema_problems
-from tenantguard.errors import InvalidInput, UnsupportedMediaType
+from tenantguard.asgi import Reply, header, is_loopback, schema_problems
+from tenantguard.errors import InvalidInput, TokenMissing, UnsupportedMediaType
 from tenantguard.jsonlimits import is_json_media_type, loads_object
 
 if TYPE_CHECKING:
+    from tenantguard.tokens import Claims
+
     from ..runtime import Sidecar
 
 M = TypeVar("M", bound=BaseModel)
-__all__ = ["Door", "Reply", "as_route", "json_reply", "parse_json", "request_body_doc", "require_json"]
+__all__ = ["Door", "DuplicateHeader", "Reply", "as_route", "authorization", "json_reply", "parse_json",
+           "request_body_doc", "require_json", "require_local_or_bound"]
 
 
 Door = Callable[["Sidecar", Scope, bytes], Awaitable[Reply]]
@@ -67,6 +70,48 @@ def require_json(scope: Scope) -> None:
     if not is_json_media_type(content_type):
         stated = f"not {content_type[:100]}" if content_type else "with a Content-Type header"
         raise UnsupportedMediaType(f"send the body as application/json ({stated})")
+
+
+class DuplicateHeader(InvalidInput):
+    """A header that must appear once appeared with different values (400 ``duplicate_header``)."""
+
+    code = "duplicate_header"
+
+
+def authorization(scope: Scope) -> str | None:
+    """The request's one ``Authorization`` value; :class:`DuplicateHeader` when it came twice
+    with different values.
+
+    Why: reading the first of two credentials while a proxy, a log or the service behind
+    reads the last would decide for one caller and serve another. The Envoy doors refuse
+    the same (``envoy_authz.EnvoyRequest.header``); identical repeats are harmless.
+    """
+    found: bytes | None = None
+    for key, value in scope["headers"]:
+        if key == b"authorization":
+            if found is not None and value != found:
+                raise DuplicateHeader("the authorization header appears with different values",
+                                      header="authorization")
+            found = value
+    return None if found is None else found.decode("latin-1")
+
+
+def require_local_or_bound(scope: Scope, claims: Claims | None, bound: str | None) -> None:
+    """401 ``token_missing`` for a question whose tenant would come from its own body, unless it
+    comes from loopback or a unix socket.
+
+    Why: without a token and without a bound tenant (``--tenant``, a PEP key) the sidecar
+    believes the subject and tenant the caller states, because the service and its
+    sidecar are one trust domain. That domain is the pod: with ``--allow-remote`` any host
+    could otherwise name any tenant, subject and roles and be answered (and listed) for
+    them. The TCP peer is judged, never ``X-Forwarded-For``.
+    """
+    if claims is not None or bound is not None:
+        return
+    client = scope.get("client")
+    if not is_loopback(client[0] if client else None):
+        raise TokenMissing("callers off loopback must present a context token (or a PEP key on the AuthZEN "
+                           "doors): only the local service may state its own tenant")
 
 
 def request_body_doc(model: type[BaseModel]) -> dict[str, Any]:

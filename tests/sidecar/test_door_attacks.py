@@ -1,0 +1,172 @@
+"""Attacks on the decision doors from the network: whose tenant a question is asked in,
+and which credential it carries.
+
+Every door is asked twice in-process, through ``SidecarApp`` (guard -> hot doors) and
+through ``SidecarApp.api`` (the documented FastAPI routes), with real keys and tokens;
+duplicate headers are also sent to a real sidecar process over loopback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from authz_sidecar.app import SidecarApp
+from authz_sidecar.config import SidecarConfig
+from authz_sidecar.pep import secret_digest
+from authz_sidecar.runtime import Sidecar
+
+from .conftest import World
+from .process import SidecarProcess
+from .test_doors import invoice, token
+from .test_hot_doors import ask
+
+REMOTE = ("203.0.113.9", 5000)
+LOCAL = ("127.0.0.1", 5000)
+PEP_SECRET = "pep-" + "k" * 40
+JSON = {"content-type": "application/json"}
+# mallory is a member of globex's project p1: a question a remote stranger states for her
+MALLORY = {"type": "user", "id": "mallory", "properties": {"tenant_id": "globex", "roles": ["editor"]}}
+
+
+def stated(tenant: str = "globex") -> dict[str, Any]:
+    return {**invoice(tenant), "subject": {**MALLORY, "properties": {**MALLORY["properties"], "tenant_id": tenant}}}
+
+
+def door_bodies(question: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every door that reads a tokenless question's tenant from its body, and that question."""
+    subject, action = question["subject"], question["action"]
+    return [
+        ("/v1/check", question),
+        ("/access/v1/evaluation", question),
+        ("/access/v1/evaluations", {**question, "evaluations": [{}]}),
+        ("/v1/data/tenantguard/decision", {"input": question}),
+        ("/v1/data/tenantguard/decision/allow", {"input": question}),
+        ("/v1/lookup/resources", {"subject": subject, "action": action, "resource": {"type": "project"}}),
+        ("/v1/lookup/subjects", {"subject": {"type": "user"}, "action": action, "resource": question["resource"]}),
+        ("/access/v1/search/resource", {"subject": subject, "action": action, "resource": {"type": "invoice"}}),
+        ("/access/v1/search/subject", {"subject": {"type": "user", "properties": subject["properties"]},
+                                       "action": action, "resource": question["resource"]}),
+        ("/access/v1/search/action", {"subject": subject, "resource": question["resource"]}),
+    ]
+
+
+def _app(world: World, **settings: Any) -> SidecarApp:
+    config = SidecarConfig(service="billing", bundle_file=world.bundle_file, bundle_keys=(world.plane_pub,),
+                           trust_file=world.trust_file, relations_file=world.relations_file,
+                           loopback_only=False, **settings)
+    return SidecarApp(Sidecar.from_config(config))
+
+
+@pytest.fixture(scope="module")
+def open_app(world: World) -> SidecarApp:
+    """``--allow-remote`` without ``--tenant`` or PEP keys."""
+    return _app(world)
+
+
+@pytest.fixture(scope="module")
+def pep_app(world: World) -> SidecarApp:
+    """``--allow-remote --pep-keys``: a remote gateway holds a PEP key for globex."""
+    path = world.root / "pep-keys.json"
+    path.write_text(json.dumps({"keys": [{"name": "gw", "tenant": "globex",
+                                          "secret_sha256": secret_digest(PEP_SECRET)}]}))
+    return _app(world, pep_keys_file=path)
+
+
+def _both(app: SidecarApp) -> Iterator[tuple[str, Any]]:
+    yield "front", app
+    yield "framework", app.api
+
+
+@pytest.mark.parametrize("fixture", ["open_app", "pep_app"])
+def test_a_remote_caller_without_a_token_cannot_state_its_tenant(fixture: str, request: pytest.FixtureRequest) -> None:
+    """Off loopback (``--allow-remote``), a tokenless question naming its own tenant, subject
+    and roles is refused 401 on every door that would believe them, hot or framework."""
+    app: SidecarApp = request.getfixturevalue(fixture)
+    for path, body in door_bodies(stated()):
+        for via, target in _both(app):
+            response = ask(target, path, json.dumps(body).encode(), JSON, client=REMOTE)
+            assert response.status_code == 401, (via, path, response.text)
+            assert response.json()["error"] == "token_missing", (via, path)
+            assert response.headers["www-authenticate"].startswith('Bearer realm="tenantguard"'), (via, path)
+
+
+def test_the_local_service_still_states_its_tenant(open_app: SidecarApp) -> None:
+    """The one trust domain (loopback) keeps its documented behaviour: the pin that the
+    refusal above is about the peer, not about the question."""
+    for path, body in door_bodies(stated()):
+        response = ask(open_app, path, json.dumps(body).encode(), JSON, client=LOCAL)
+        assert response.status_code == 200, (path, response.text)
+    check = ask(open_app, "/v1/check", json.dumps(stated()).encode(), JSON, client=LOCAL).json()
+    assert check["allow"] is True
+
+
+def test_a_remote_caller_with_a_token_is_answered_in_the_tokens_tenant(open_app: SidecarApp, world: World) -> None:
+    headers = {**JSON, "authorization": f"Bearer {token(world)}"}
+    own = ask(open_app, "/v1/check", json.dumps(invoice("acme")).encode(), headers, client=REMOTE).json()
+    assert own["allow"] is True
+    other = ask(open_app, "/v1/check", json.dumps(stated()).encode(), headers, client=REMOTE).json()
+    assert other["allow"] is False and other["reasons"] in (["subject_mismatch"], ["tenant_mismatch"])
+
+
+def test_a_remote_pep_key_binds_its_tenant(pep_app: SidecarApp) -> None:
+    headers = {**JSON, "authorization": f"Bearer {PEP_SECRET}"}
+    own = ask(pep_app, "/access/v1/evaluation", json.dumps(stated()).encode(), headers, client=REMOTE).json()
+    assert own["decision"] is True
+    other = ask(pep_app, "/access/v1/evaluation", json.dumps(stated("acme")).encode(), headers, client=REMOTE).json()
+    assert other["decision"] is False and other["context"]["reasons"] == ["tenant_mismatch"]
+
+
+def test_a_bound_tenant_is_not_the_callers_to_choose(world: World) -> None:
+    """``--tenant acme --allow-remote``: remote tokenless questions are acme's (documented),
+    and one naming globex is denied, never answered in globex."""
+    app = _app(world, tenant="acme")
+    assert ask(app, "/v1/check", json.dumps(stated("acme")).encode(), JSON, client=REMOTE).status_code == 200
+    other = ask(app, "/v1/check", json.dumps(stated()).encode(), JSON, client=REMOTE).json()
+    assert other["allow"] is False and other["reasons"] == ["tenant_mismatch"]
+
+
+# -- duplicate credentials ----------------------------------------------------------------------
+
+
+def _question_for(path: str) -> bytes:
+    if path.startswith("/v1/data/"):
+        return json.dumps({"input": invoice("acme")}).encode()
+    return json.dumps(invoice("acme")).encode()
+
+
+DOORS = ["/v1/check", "/access/v1/evaluation", "/access/v1/evaluations", "/v1/data/tenantguard/decision",
+         "/v1/lookup/resources", "/access/v1/search/resource"]
+
+
+@pytest.mark.parametrize("path", DOORS)
+def test_two_different_authorization_headers_are_refused(sidecar: SidecarProcess, world: World, path: str) -> None:
+    """A valid token beside another credential, in either order: 400 ``duplicate_header``,
+    never a decision for whichever one a reader happens to take."""
+    valid, other = f"Bearer {token(world)}", f"Bearer {token(world, sub='bob')}"
+    for first, second in ((valid, other), (other, valid), (valid, "Bearer garbage")):
+        headers = [("content-type", "application/json"), ("authorization", first), ("authorization", second)]
+        response = httpx.post(sidecar.base_url + path, content=_question_for(path), headers=headers)
+        assert response.status_code == 400, (path, response.text)
+        assert response.json()["error"] == "duplicate_header", path
+    same = [("content-type", "application/json"), ("authorization", valid), ("authorization", valid)]
+    assert httpx.post(sidecar.base_url + path, content=_question_for(path), headers=same).status_code == 200
+
+
+def test_duplicate_authorization_is_refused_alike_by_front_and_framework(world: World) -> None:
+    app = SidecarApp(Sidecar.from_config(SidecarConfig(
+        service="billing", bundle_file=world.bundle_file, bundle_keys=(world.plane_pub,),
+        trust_file=world.trust_file, relations_file=world.relations_file)))
+    headers = httpx.Headers([("content-type", "application/json"), ("authorization", f"Bearer {token(world)}"),
+                             ("authorization", "Bearer x")])
+    for path in DOORS:
+        front = ask(app, path, _question_for(path), headers)
+        framework = ask(app.api, path, _question_for(path), headers)
+        assert front.status_code == framework.status_code == 400, path
+        assert front.json()["error"] == framework.json()["error"] == "duplicate_header", path
+
+
