@@ -26,6 +26,7 @@ from typing import Any
 
 from tenantguard.errors import InvalidInput, TokenError
 
+from .http.wire import DuplicateHeader
 from .request_target import PathRejected, normal_target
 from .runtime import Sidecar
 
@@ -39,12 +40,6 @@ DECISION_HEADER = "x-tenantguard-decision-id"
 CONFLICTING = "\x00conflicting"  # a tenant nobody can be
 MAX_HEADER_VALUES = 32
 CHALLENGE = 'Bearer realm="tenantguard"'  # RFC 6750, on every 401 either door answers
-
-
-class DuplicateHeader(InvalidInput):
-    """A header that must appear once (``authorization``) appeared with different values."""
-
-    code = "duplicate_header"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +61,27 @@ class EnvoyRequest:
         return values.pop() if values else None
 
 
+class TooManyHeaderValues(InvalidInput):
+    """One header name repeated beyond ``MAX_HEADER_VALUES`` (400)."""
+
+    code = "too_many_header_values"
+
+
 def collect_headers(pairs: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
-    """Name (lower case) -> values, bounded per name so a flood of repeats costs nothing."""
+    """Name (lower case) -> values; :class:`TooManyHeaderValues` past ``MAX_HEADER_VALUES`` of one name.
+
+    Why refuse rather than keep the first few: a dropped repeat is a value the decision
+    never saw (a second ``authorization`` or ``x-tenant-id`` after 32 copies of the first)
+    while the upstream still receives it.
+    """
     out: dict[str, list[str]] = {}
     for name, value in pairs:
-        values = out.setdefault(name.lower(), [])
-        if len(values) < MAX_HEADER_VALUES:
-            values.append(value)
+        key = name.lower()
+        values = out.setdefault(key, [])
+        if len(values) >= MAX_HEADER_VALUES:
+            raise TooManyHeaderValues(f"the {key[:64]} header appears more than {MAX_HEADER_VALUES} times",
+                                      header=key[:64])
+        values.append(value)
     return {k: tuple(v) for k, v in out.items()}
 
 

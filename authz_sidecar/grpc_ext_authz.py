@@ -34,6 +34,7 @@ from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 from envoy.type.v3 import http_status_pb2
 from google.rpc import code_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from tenantguard.errors import InvalidInput
 
 from .envoy_authz import (
     CHALLENGE,
@@ -118,6 +119,8 @@ class ExtAuthzServicer(pb_grpc.AuthorizationServicer):
         """Synchronous core of the door (also used by the benchmark); never raises."""
         try:
             envoy = envoy_request(request.attributes.request.http)
+        except InvalidInput as exc:  # a header flood: refused with its own code
+            return denied(400, code_pb2.INVALID_ARGUMENT, exc.to_dict())
         except Exception:  # fail closed on a request we cannot even read
             log.exception("ext_authz request unreadable; denied")
             return denied(400, code_pb2.INVALID_ARGUMENT, {"error": "invalid_request"})

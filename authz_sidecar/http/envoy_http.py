@@ -20,6 +20,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
+from tenantguard.errors import InvalidInput
 
 from ..envoy_authz import CHALLENGE, EnvoyRequest, authorize, collect_headers
 from ..request_target import PathRejected
@@ -58,7 +59,7 @@ async def check_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """Allow (200 + upstream headers, empty body) or deny (status + JSON body); never raises."""
     try:
         request = envoy_request(scope)
-    except PathRejected as exc:
+    except InvalidInput as exc:  # a refused path or a header flood
         return json_reply(exc.to_dict(), status=400)
     outcome = authorize(sidecar, request, metric="envoy_http_total")
     if outcome.allow:

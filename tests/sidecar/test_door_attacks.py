@@ -12,17 +12,21 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import grpc
 import httpx
 import pytest
+from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 
 from authz_sidecar.app import SidecarApp
 from authz_sidecar.config import SidecarConfig
+from authz_sidecar.envoy_authz import MAX_HEADER_VALUES
 from authz_sidecar.pep import secret_digest
 from authz_sidecar.runtime import Sidecar
 
 from .conftest import World
 from .process import SidecarProcess
 from .test_doors import invoice, token
+from .test_envoy_doors import check
 from .test_hot_doors import ask
 
 REMOTE = ("203.0.113.9", 5000)
@@ -170,3 +174,37 @@ def test_duplicate_authorization_is_refused_alike_by_front_and_framework(world: 
         assert front.json()["error"] == framework.json()["error"] == "duplicate_header", path
 
 
+
+# -- Envoy doors: a header flood hides a second value ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def grpc_stub(sidecar: SidecarProcess) -> Iterator[Any]:
+    assert sidecar.grpc is not None
+    channel = grpc.insecure_channel(sidecar.grpc)
+    yield pb_grpc.AuthorizationStub(channel)
+    channel.close()
+
+
+def test_grpc_door_refuses_a_flood_that_would_hide_a_second_credential(grpc_stub: Any, world: World) -> None:
+    """33 copies of one header: refused whole, never decided on the first 32 (the 33rd, another
+    tenant's token or tenant claim, would have been dropped unseen and reached the upstream)."""
+    acme, globex = f"Bearer {token(world)}".encode(), f"Bearer {token(world, tenant='globex')}".encode()
+    flood = [("authorization", acme)] * MAX_HEADER_VALUES + [("authorization", globex)]
+    response = check(grpc_stub, "/orders", raw_headers=flood)
+    assert response.status.code != 0 and response.denied_response.status.code == 400
+    assert json.loads(response.denied_response.body)["error"] == "too_many_header_values"
+    claims = [("authorization", acme)] + [("x-tenant-id", b"acme")] * MAX_HEADER_VALUES + [("x-tenant-id", b"globex")]
+    response = check(grpc_stub, "/orders", raw_headers=claims)
+    assert response.status.code != 0 and response.denied_response.status.code == 400
+    fine = check(grpc_stub, "/orders", raw_headers=[("authorization", acme)] * MAX_HEADER_VALUES)
+    assert fine.status.code == 0, fine.denied_response.body
+
+
+def test_http_door_refuses_a_header_flood(sidecar: SidecarProcess, world: World) -> None:
+    bearer = f"Bearer {token(world)}"
+    flood = [("authorization", bearer)] + [("x-tenant-id", "acme")] * MAX_HEADER_VALUES + [("x-tenant-id", "globex")]
+    response = httpx.get(f"{sidecar.base_url}/envoy/ext_authz/orders", headers=flood)
+    assert response.status_code == 400 and response.json()["error"] == "too_many_header_values"
+    fine = [("authorization", bearer)] + [("x-tenant-id", "acme")] * MAX_HEADER_VALUES
+    assert httpx.get(f"{sidecar.base_url}/envoy/ext_authz/orders", headers=fine).status_code == 200
