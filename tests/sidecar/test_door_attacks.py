@@ -208,3 +208,18 @@ def test_http_door_refuses_a_header_flood(sidecar: SidecarProcess, world: World)
     assert response.status_code == 400 and response.json()["error"] == "too_many_header_values"
     fine = [("authorization", bearer)] + [("x-tenant-id", "acme")] * MAX_HEADER_VALUES
     assert httpx.get(f"{sidecar.base_url}/envoy/ext_authz/orders", headers=fine).status_code == 200
+
+
+# -- path variants --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/v1/check/", "/access/v1/evaluation/", "/access/v1/evaluations/",
+                                  "/v1/lookup/resources/", "/access/v1/search/subject/", "/oauth2/token/"])
+def test_a_trailing_slash_is_a_typed_404_never_a_redirect(sidecar: SidecarProcess, world: World, path: str) -> None:
+    """The framework used to answer 307 with a Location built from the caller's Host header."""
+    headers = {"Authorization": f"Bearer {token(world)}", "Host": "attacker.example"}
+    response = httpx.post(sidecar.base_url + path, json=invoice("acme"), headers=headers)
+    assert response.status_code == 404, response.text
+    assert response.json()["error"] == "not_found" and "location" not in response.headers
+    status = httpx.get(sidecar.base_url + "/v1/status/", headers={"Host": "attacker.example"})
+    assert status.status_code == 404 and "location" not in status.headers
