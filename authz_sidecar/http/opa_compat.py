@@ -60,12 +60,18 @@ class DataOptions:
     provenance: bool = False
     pretty: bool = False
     explain: str | None = None
-    input: str | None = None  # GET only: the last ``input`` parameter, JSON
+    input: str | None = None  # GET only: the one ``input`` parameter, JSON
 
     @classmethod
     def parse(cls, query_string: bytes) -> DataOptions:
+        """Refuses (400) raw non-ASCII bytes, percent-escapes that are not UTF-8 and a repeated
+        ``input``: each would let the sidecar read another question than a proxy, a log or the
+        client did (U+FFFD or Latin-1 in place of the bytes sent; the first input or the last)."""
         try:
-            params = parse_qs(query_string.decode("latin-1"), keep_blank_values=True, max_num_fields=64)
+            params = parse_qs(query_string.decode("ascii"), keep_blank_values=True, max_num_fields=64,
+                              errors="strict")
+        except UnicodeDecodeError:
+            raise InvalidInput("the query string must be ASCII with UTF-8 percent-escapes", field="query") from None
         except ValueError:
             raise InvalidInput("too many query parameters") from None
 
@@ -75,8 +81,10 @@ class DataOptions:
 
         explain = next((v for v in params.get("explain", ()) if v in EXPLAIN_MODES), None)
         inputs = params.get("input")
+        if inputs is not None and len(inputs) > 1:
+            raise InvalidInput("the input parameter may appear once", field="input")
         return cls(metrics=flag("metrics") or flag("instrument"), provenance=flag("provenance"),
-                   pretty=flag("pretty"), explain=explain, input=inputs[-1] if inputs else None)
+                   pretty=flag("pretty"), explain=explain, input=inputs[0] if inputs else None)
 
 
 NO_OPTIONS = DataOptions()

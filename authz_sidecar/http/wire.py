@@ -65,11 +65,28 @@ def parse_json(scope: Scope, body: bytes, model: type[M]) -> M:
 
 
 def require_json(scope: Scope) -> None:
-    """415 unless ``Content-Type`` is ``application/json`` or ``application/*+json``."""
+    """415 unless ``Content-Type`` is ``application/json`` or ``application/*+json``, with no
+    ``charset`` but UTF-8: the body is read as UTF-8, so a PEP or proxy honouring another
+    charset would read another question from the same bytes (RFC 8259 8.1)."""
     content_type = header(scope, b"content-type")
     if not is_json_media_type(content_type):
         stated = f"not {content_type[:100]}" if content_type else "with a Content-Type header"
         raise UnsupportedMediaType(f"send the body as application/json ({stated})")
+    charset = _charset(content_type or "")
+    if charset is not None and charset not in UTF8_NAMES:
+        raise UnsupportedMediaType(f"send the body as UTF-8 JSON (not charset={charset[:40]})")
+
+
+UTF8_NAMES = frozenset({"utf-8", "utf8"})
+
+
+def _charset(content_type: str) -> str | None:
+    """The ``charset`` parameter of a media type, lower case and unquoted; None when absent."""
+    for parameter in content_type.split(";")[1:]:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip('"').lower()
+    return None
 
 
 class DuplicateHeader(InvalidInput):

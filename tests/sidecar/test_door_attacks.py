@@ -9,6 +9,8 @@ duplicate headers are also sent to a real sidecar process over loopback.
 from __future__ import annotations
 
 import json
+import socket
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
@@ -223,3 +225,56 @@ def test_a_trailing_slash_is_a_typed_404_never_a_redirect(sidecar: SidecarProces
     assert response.json()["error"] == "not_found" and "location" not in response.headers
     status = httpx.get(sidecar.base_url + "/v1/status/", headers={"Host": "attacker.example"})
     assert status.status_code == 404 and "location" not in status.headers
+
+
+# -- one question, one reading ----------------------------------------------------------------------
+
+
+def _get_input(sidecar: SidecarProcess, world: World, query: str) -> httpx.Response:
+    return httpx.get(f"{sidecar.base_url}/v1/data/tenantguard/decision?{query}",
+                     headers={"Authorization": f"Bearer {token(world)}"})
+
+
+def test_opa_get_refuses_a_repeated_input(sidecar: SidecarProcess, world: World) -> None:
+    """OPA takes the last ``input``; a proxy or log may show the first: refused, whichever order."""
+    own, other = (urllib.parse.quote(json.dumps(invoice(t))) for t in ("acme", "globex"))
+    for query in (f"input={other}&input={own}", f"input={own}&input={other}", f"input={own}&input={own}"):
+        response = _get_input(sidecar, world, query)
+        assert response.status_code == 400 and response.json()["error"] == "invalid_request", query
+        assert response.json()["detail"]["field"] == "input"
+    assert _get_input(sidecar, world, f"input={own}").json()["result"]["allow"] is True
+
+
+@pytest.mark.parametrize("escape", ["%ff", "%c3%28", "%ed%a0%80", "%e9"])
+def test_opa_get_refuses_escapes_that_are_not_utf8(sidecar: SidecarProcess, world: World, escape: str) -> None:
+    """Invalid UTF-8 in ``input`` used to become U+FFFD silently (a question nobody sent)."""
+    question = json.dumps(invoice("acme")).replace("inv-1", "inv-1" + "\x00")
+    query = "input=" + urllib.parse.quote(question).replace("%00", escape)
+    response = _get_input(sidecar, world, query)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_request"
+
+
+def test_opa_get_refuses_raw_non_ascii_in_the_query(sidecar: SidecarProcess, world: World) -> None:
+    target = "/v1/data/tenantguard/decision?input=" + urllib.parse.quote(json.dumps(invoice("acme")))
+    raw = target.replace("inv-1", "inv-1\u00e9").encode("utf-8")  # unescaped bytes, read as Latin-1 before
+    request = (b"GET " + raw + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer "
+               + token(world).encode() + b"\r\n\r\n")
+    host, port = sidecar.http.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(request)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]  # uvicorn or the door: never a decision
+
+
+@pytest.mark.parametrize("charset", ["latin-1", "utf-16", "iso-8859-1", '"utf-7"'])
+def test_a_charset_other_than_utf8_is_refused(sidecar: SidecarProcess, world: World, charset: str) -> None:
+    """The sidecar reads UTF-8; a PEP honouring another charset reads other text from the same bytes."""
+    headers = {"Authorization": f"Bearer {token(world)}", "Content-Type": f"application/json; charset={charset}"}
+    for path in ("/v1/check", "/access/v1/evaluation", "/v1/data/tenantguard/decision"):
+        body = {"input": invoice("acme")} if path.startswith("/v1/data") else invoice("acme")
+        response = httpx.post(sidecar.base_url + path, content=json.dumps(body).encode(), headers=headers)
+        assert response.status_code == 415 and response.json()["error"] == "unsupported_media_type", path
+    ok = {**headers, "Content-Type": "application/json; charset=UTF-8"}
+    assert httpx.post(f"{sidecar.base_url}/v1/check", json=invoice("acme"), headers=ok).json()["allow"] is True
