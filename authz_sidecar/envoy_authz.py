@@ -96,8 +96,32 @@ class Outcome:
     upstream_headers: tuple[tuple[str, str], ...] = ()
 
 
+class AliasedHeader(InvalidInput):
+    """A header spelled so that an upstream may read it as one the sidecar sets (400)."""
+
+    code = "header_aliased"
+
+
+SIDECAR_HEADERS = frozenset({TENANT_HEADER, SUBJECT_HEADER, DECISION_HEADER})
+
+
+def refuse_aliases(headers: Mapping[str, tuple[str, ...]]) -> None:
+    """:class:`AliasedHeader` for ``x_tenant_id`` and the like.
+
+    Why: CGI/WSGI servers and some proxies fold ``_`` and ``-`` together (both become
+    ``HTTP_X_TENANT_ID``), so a client's ``x_tenant_id: globex`` could reach the app beside,
+    or instead of, the ``x-tenant-id`` the sidecar sets from the token (and likewise a
+    subject beside ``x-tenant-subject``). Envoy's ``headers_with_underscores_action:
+    REJECT_REQUEST`` (deploy/) stops them first; this door does not rely on it.
+    """
+    for name in headers:
+        if "_" in name and name.replace("_", "-") in SIDECAR_HEADERS:
+            raise AliasedHeader(f"the {name[:64]} header aliases {name.replace('_', '-')}", header=name[:64])
+
+
 def question_for(request: EnvoyRequest, tenant_path: re.Pattern[str] = DEFAULT_TENANT_PATH) -> dict[str, Any]:
     """The AuthZEN-shaped question for one request; PathRejected for a target that is not normal."""
+    refuse_aliases(request.headers)
     if request.fragment:
         raise PathRejected("a request target carries no fragment", rule="fragment")
     target = normal_target(request.target or "/", request.query or None)

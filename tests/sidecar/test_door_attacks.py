@@ -278,3 +278,22 @@ def test_a_charset_other_than_utf8_is_refused(sidecar: SidecarProcess, world: Wo
         assert response.status_code == 415 and response.json()["error"] == "unsupported_media_type", path
     ok = {**headers, "Content-Type": "application/json; charset=UTF-8"}
     assert httpx.post(f"{sidecar.base_url}/v1/check", json=invoice("acme"), headers=ok).json()["allow"] is True
+
+
+@pytest.mark.parametrize("name", ["x_tenant_id", "x-tenant_id", "X_Tenant_Id", "x_tenant_subject",
+                                  "x_tenantguard_decision_id"])
+def test_envoy_doors_refuse_underscore_aliases_of_the_sidecars_headers(sidecar: SidecarProcess, grpc_stub: Any,
+                                                                       world: World, name: str) -> None:
+    """A WSGI/CGI upstream folds ``x_tenant_id`` into ``HTTP_X_TENANT_ID`` beside the sidecar's
+    ``x-tenant-id``: both doors refuse such a request (400), even for the token's own tenant."""
+    bearer = f"Bearer {token(world)}"
+    response = check(grpc_stub, "/tenants/acme/orders", raw_headers=[("authorization", bearer.encode()),
+                                                                     (name, b"globex")])
+    assert response.status.code != 0 and response.denied_response.status.code == 400
+    assert json.loads(response.denied_response.body)["error"] == "header_aliased"
+    http = httpx.get(f"{sidecar.base_url}/envoy/ext_authz/tenants/acme/orders",
+                     headers=[("authorization", bearer), (name, "globex")])
+    assert http.status_code == 400 and http.json()["error"] == "header_aliased"
+    plain = check(grpc_stub, "/tenants/acme/orders", raw_headers=[("authorization", bearer.encode()),
+                                                                  ("x-tenant-id", b"acme")])
+    assert plain.status.code == 0
