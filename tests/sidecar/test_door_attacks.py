@@ -297,3 +297,18 @@ def test_envoy_doors_refuse_underscore_aliases_of_the_sidecars_headers(sidecar: 
     plain = check(grpc_stub, "/tenants/acme/orders", raw_headers=[("authorization", bearer.encode()),
                                                                   ("x-tenant-id", b"acme")])
     assert plain.status.code == 0
+
+
+@pytest.mark.parametrize(("pseudo", "value"), [(":path", "/tenants/globex/orders"), (":method", "DELETE"),
+                                               (":authority", "other.internal")])
+def test_grpc_door_refuses_a_pseudo_header_that_disagrees(grpc_stub: Any, world: World, pseudo: str,
+                                                          value: str) -> None:
+    """Envoy fills ``path`` and ``:path`` (``method``/``:method``, ``host``/``:authority``) from one
+    header map; a check where they differ would be decided on one and routed on the other."""
+    bearer = f"Bearer {token(world)}"
+    response = check(grpc_stub, "/tenants/acme/orders", {"authorization": bearer, pseudo: value})
+    assert response.status.code != 0 and response.denied_response.status.code == 400
+    assert json.loads(response.denied_response.body)["error"] == "duplicate_header"
+    agreeing = {":path": "/tenants/acme/orders", ":method": "GET", ":authority": "billing.internal"}
+    same = check(grpc_stub, "/tenants/acme/orders", {"authorization": bearer, pseudo: agreeing[pseudo]})
+    assert same.status.code == 0, same.denied_response.body
