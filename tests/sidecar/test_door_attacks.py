@@ -254,17 +254,23 @@ def test_opa_get_refuses_escapes_that_are_not_utf8(sidecar: SidecarProcess, worl
     assert response.status_code == 400 and response.json()["error"] == "invalid_request"
 
 
+def raw_http(sidecar: SidecarProcess, request: bytes) -> bytes:
+    """Send bytes no HTTP client library would, and read the whole answer."""
+    host, port = sidecar.http.rsplit(":", 1)
+    answer = b""
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(request)
+        while chunk := conn.recv(65536):
+            answer += chunk
+    return answer
+
+
 def test_opa_get_refuses_raw_non_ascii_in_the_query(sidecar: SidecarProcess, world: World) -> None:
     target = "/v1/data/tenantguard/decision?input=" + urllib.parse.quote(json.dumps(invoice("acme")))
     raw = target.replace("inv-1", "inv-1\u00e9").encode("utf-8")  # unescaped bytes, read as Latin-1 before
     request = (b"GET " + raw + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer "
                + token(world).encode() + b"\r\n\r\n")
-    host, port = sidecar.http.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=10) as conn:
-        conn.sendall(request)
-        answer = b""
-        while chunk := conn.recv(65536):
-            answer += chunk
+    answer = raw_http(sidecar, request)
     assert answer.startswith(b"HTTP/1.1 400"), answer[:200]  # uvicorn or the door: never a decision
 
 
@@ -312,3 +318,16 @@ def test_grpc_door_refuses_a_pseudo_header_that_disagrees(grpc_stub: Any, world:
     agreeing = {":path": "/tenants/acme/orders", ":method": "GET", ":authority": "billing.internal"}
     same = check(grpc_stub, "/tenants/acme/orders", {"authorization": bearer, pseudo: agreeing[pseudo]})
     assert same.status.code == 0, same.denied_response.body
+
+
+def test_http_door_refuses_two_different_host_headers(sidecar: SidecarProcess, world: World) -> None:
+    """``resource.properties.host`` is what the policy may read; the first of two is not believed."""
+    def request(*hosts: bytes) -> bytes:
+        lines = b"".join(b"Host: " + h + b"\r\n" for h in hosts)
+        return (b"GET /envoy/ext_authz/tenants/acme/orders HTTP/1.1\r\n" + lines + b"Connection: close\r\n"
+                b"Authorization: Bearer " + token(world).encode() + b"\r\n\r\n")
+
+    two = raw_http(sidecar, request(b"billing.internal", b"admin.internal"))
+    assert two.startswith(b"HTTP/1.1 400"), two[:200]
+    assert json.loads(two.partition(b"\r\n\r\n")[2])["error"] == "duplicate_header"
+    assert raw_http(sidecar, request(b"billing.internal")).startswith(b"HTTP/1.1 200")
