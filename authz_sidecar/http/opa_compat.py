@@ -35,7 +35,7 @@ from tenantguard.jsonlimits import loads_object
 from ..runtime import Sidecar
 from .models import OpaDataRequest
 from .opa_api import BUNDLE_NAME, OPA_ERRORS, opa_error_reply
-from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc, require_local_or_bound
+from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc, require_local_or_credential
 
 router = APIRouter(tags=["opa-compatible"])
 ERRORS = OPA_ERRORS
@@ -118,7 +118,7 @@ def _answer(sidecar: Sidecar, scope: Scope, input_doc: dict[str, Any] | None, op
     if member is None:
         raise PathNotExposed(f"only the decision document {sidecar.decision_entrypoint} is served here")
     claims = sidecar.authenticate(authorization(scope))
-    require_local_or_bound(scope, claims, sidecar.config.tenant)
+    require_local_or_credential(scope, claims, None)
     start = time.perf_counter_ns() if timers is not None else 0
     decision = sidecar.decide(input_doc, claims, door="opa") if input_doc is not None else _no_input_decision(sidecar)
     if timers is not None:

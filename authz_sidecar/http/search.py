@@ -33,7 +33,7 @@ from .models import (
     SearchResponse,
     SubjectSearchRequest,
 )
-from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc, require_local_or_bound
+from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc, require_local_or_credential
 
 router = APIRouter(tags=["search"])
 ERRORS = {code: {"model": ErrorBody} for code in (400, 401, 409, 413, 415, 422)}
@@ -83,7 +83,7 @@ async def _run(sidecar: Sidecar, scope: Scope, kind: str, body: bytes, model: ty
         credential = authorization(scope)
         caller = sidecar.caller(credential) if pep_keys else Caller(sidecar.authenticate(credential),
                                                                     sidecar.config.tenant)
-        require_local_or_bound(scope, caller.claims, caller.tenant)
+        require_local_or_credential(scope, caller.claims, caller.pep)
         parsed = parse_json(scope, body, model)
         at_least = getattr(parsed, "at_least", None)
         tenant = caller.claims.tenant_id if caller.claims is not None else caller.tenant

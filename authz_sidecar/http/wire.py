@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 M = TypeVar("M", bound=BaseModel)
 __all__ = ["Door", "DuplicateHeader", "Reply", "as_route", "authorization", "json_reply", "parse_json",
-           "request_body_doc", "require_json", "require_local_or_bound"]
+           "request_body_doc", "require_json", "require_local_or_credential"]
 
 
 Door = Callable[["Sidecar", Scope, bytes], Awaitable[Reply]]
@@ -113,22 +113,23 @@ def authorization(scope: Scope) -> str | None:
     return None if found is None else found.decode("latin-1")
 
 
-def require_local_or_bound(scope: Scope, claims: Claims | None, bound: str | None) -> None:
-    """401 ``token_missing`` for a question whose tenant would come from its own body, unless it
-    comes from loopback or a unix socket.
+def require_local_or_credential(scope: Scope, claims: Claims | None, pep: str | None) -> None:
+    """401 ``token_missing`` for a caller off loopback that presents neither a context token nor
+    a PEP key (``pep``: the name of the key it presented).
 
-    Why: without a token and without a bound tenant (``--tenant``, a PEP key) the sidecar
-    believes the subject and tenant the caller states, because the service and its
+    Why: without a token the sidecar believes the subject, its roles and (without
+    ``--tenant`` or a PEP key) the tenant the caller states, because the service and its
     sidecar are one trust domain. That domain is the pod: with ``--allow-remote`` any host
     could otherwise name any tenant, subject and roles and be answered (and listed) for
-    them. The TCP peer is judged, never ``X-Forwarded-For``.
+    them. ``--tenant`` binds the tenant but authenticates nobody. The TCP peer is judged
+    (a unix socket counts as local), never ``X-Forwarded-For``.
     """
-    if claims is not None or bound is not None:
+    if claims is not None or pep is not None:
         return
     client = scope.get("client")
     if not is_loopback(client[0] if client else None):
         raise TokenMissing("callers off loopback must present a context token (or a PEP key on the AuthZEN "
-                           "doors): only the local service may state its own tenant")
+                           "doors): only the local service may state who asks")
 
 
 def request_body_doc(model: type[BaseModel]) -> dict[str, Any]:

@@ -127,12 +127,18 @@ def test_a_remote_pep_key_binds_its_tenant(pep_app: SidecarApp) -> None:
     assert other["decision"] is False and other["context"]["reasons"] == ["tenant_mismatch"]
 
 
-def test_a_bound_tenant_is_not_the_callers_to_choose(world: World) -> None:
-    """``--tenant acme --allow-remote``: remote tokenless questions are acme's (documented),
-    and one naming globex is denied, never answered in globex."""
+def test_a_bound_tenant_authenticates_nobody(world: World) -> None:
+    """``--tenant acme --allow-remote``: ``--tenant`` binds the tenant but says nothing about who
+    asks, so a remote tokenless caller (stating any subject and roles) is refused on every door;
+    the local service is still answered in acme, and one naming globex is denied."""
     app = _app(world, tenant="acme")
-    assert ask(app, "/v1/check", json.dumps(stated("acme")).encode(), JSON, client=REMOTE).status_code == 200
-    other = ask(app, "/v1/check", json.dumps(stated()).encode(), JSON, client=REMOTE).json()
+    for path, body in door_bodies(stated("acme")):
+        for via, target in _both(app):
+            response = ask(target, path, json.dumps(body).encode(), JSON, client=REMOTE)
+            assert (response.status_code, response.json()["error"]) == (401, "token_missing"), (via, path)
+    alice = {**invoice("acme"), "subject": {"type": "user", "id": "alice", "properties": {"roles": ["editor"]}}}
+    assert ask(app, "/v1/check", json.dumps(alice).encode(), JSON, client=LOCAL).json()["allow"] is True
+    other = ask(app, "/v1/check", json.dumps(stated()).encode(), JSON, client=LOCAL).json()
     assert other["allow"] is False and other["reasons"] == ["tenant_mismatch"]
 
 
