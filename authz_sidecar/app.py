@@ -80,6 +80,9 @@ def create_api(sidecar: Sidecar) -> FastAPI:
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
+        # A path with a trailing slash is a 404, never a 307 to a URL built from the caller's
+        # Host header (and a second, framework-only way into every door).
+        redirect_slashes=False,
     )
     install_offline_docs(app, title=app.title)
     app.state.sidecar = sidecar

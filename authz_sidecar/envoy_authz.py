@@ -26,6 +26,7 @@ from typing import Any
 
 from tenantguard.errors import InvalidInput, TokenError
 
+from .http.wire import DuplicateHeader
 from .request_target import PathRejected, normal_target
 from .runtime import Sidecar
 
@@ -39,12 +40,6 @@ DECISION_HEADER = "x-tenantguard-decision-id"
 CONFLICTING = "\x00conflicting"  # a tenant nobody can be
 MAX_HEADER_VALUES = 32
 CHALLENGE = 'Bearer realm="tenantguard"'  # RFC 6750, on every 401 either door answers
-
-
-class DuplicateHeader(InvalidInput):
-    """A header that must appear once (``authorization``) appeared with different values."""
-
-    code = "duplicate_header"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +61,27 @@ class EnvoyRequest:
         return values.pop() if values else None
 
 
+class TooManyHeaderValues(InvalidInput):
+    """One header name repeated beyond ``MAX_HEADER_VALUES`` (400)."""
+
+    code = "too_many_header_values"
+
+
 def collect_headers(pairs: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
-    """Name (lower case) -> values, bounded per name so a flood of repeats costs nothing."""
+    """Name (lower case) -> values; :class:`TooManyHeaderValues` past ``MAX_HEADER_VALUES`` of one name.
+
+    Why refuse rather than keep the first few: a dropped repeat is a value the decision
+    never saw (a second ``authorization`` or ``x-tenant-id`` after 32 copies of the first)
+    while the upstream still receives it.
+    """
     out: dict[str, list[str]] = {}
     for name, value in pairs:
-        values = out.setdefault(name.lower(), [])
-        if len(values) < MAX_HEADER_VALUES:
-            values.append(value)
+        key = name.lower()
+        values = out.setdefault(key, [])
+        if len(values) >= MAX_HEADER_VALUES:
+            raise TooManyHeaderValues(f"the {key[:64]} header appears more than {MAX_HEADER_VALUES} times",
+                                      header=key[:64])
+        values.append(value)
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -87,8 +96,32 @@ class Outcome:
     upstream_headers: tuple[tuple[str, str], ...] = ()
 
 
+class AliasedHeader(InvalidInput):
+    """A header spelled so that an upstream may read it as one the sidecar sets (400)."""
+
+    code = "header_aliased"
+
+
+SIDECAR_HEADERS = frozenset({TENANT_HEADER, SUBJECT_HEADER, DECISION_HEADER})
+
+
+def refuse_aliases(headers: Mapping[str, tuple[str, ...]]) -> None:
+    """:class:`AliasedHeader` for ``x_tenant_id`` and the like.
+
+    Why: CGI/WSGI servers and some proxies fold ``_`` and ``-`` together (both become
+    ``HTTP_X_TENANT_ID``), so a client's ``x_tenant_id: globex`` could reach the app beside,
+    or instead of, the ``x-tenant-id`` the sidecar sets from the token (and likewise a
+    subject beside ``x-tenant-subject``). Envoy's ``headers_with_underscores_action:
+    REJECT_REQUEST`` (deploy/) stops them first; this door does not rely on it.
+    """
+    for name in headers:
+        if "_" in name and name.replace("_", "-") in SIDECAR_HEADERS:
+            raise AliasedHeader(f"the {name[:64]} header aliases {name.replace('_', '-')}", header=name[:64])
+
+
 def question_for(request: EnvoyRequest, tenant_path: re.Pattern[str] = DEFAULT_TENANT_PATH) -> dict[str, Any]:
     """The AuthZEN-shaped question for one request; PathRejected for a target that is not normal."""
+    refuse_aliases(request.headers)
     if request.fragment:
         raise PathRejected("a request target carries no fragment", rule="fragment")
     target = normal_target(request.target or "/", request.query or None)

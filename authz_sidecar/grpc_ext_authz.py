@@ -34,12 +34,14 @@ from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 from envoy.type.v3 import http_status_pb2
 from google.rpc import code_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from tenantguard.errors import InvalidInput
 
 from .envoy_authz import (
     CHALLENGE,
     DEFAULT_TENANT_PATH,
     SUBJECT_HEADER,
     TENANT_HEADER,
+    DuplicateHeader,
     EnvoyRequest,
     Outcome,
     authorize,
@@ -62,11 +64,25 @@ def envoy_request(http: Any) -> EnvoyRequest:
     for entry in http.header_map.headers:
         pairs.append((entry.key, entry.raw_value.decode("latin-1") if entry.raw_value else entry.value))
     headers = collect_headers(pairs)
+    for stated, pseudo in ((http.path, ":path"), (http.method, ":method"), (http.host, ":authority")):
+        refuse_disagreement(stated, pseudo, headers.get(pseudo, ()))
     target = http.path or next(iter(headers.get(":path", ())), "/")
     method = http.method or next(iter(headers.get(":method", ())), "GET")
     host = http.host or next(iter(headers.get(":authority", ())), "")
     return EnvoyRequest(method=method, target=target, headers=headers, host=host,
                         query=http.query or None, fragment=http.fragment)
+
+
+def refuse_disagreement(field: str, pseudo: str, values: tuple[str, ...]) -> None:
+    """:class:`DuplicateHeader` when a request field and its pseudo-header say different things.
+
+    Why: Envoy fills both from one header map, so they never differ in a genuine check; if
+    they do, the decision would judge ``path`` while whatever routes on ``:path`` serves
+    another target (``/tenants/acme/x`` decided, ``/tenants/globex/x`` served).
+    """
+    if len(set(values)) > 1 or (field and values and values[0] != field):
+        raise DuplicateHeader(f"the {pseudo} pseudo-header disagrees with the request's {pseudo[1:]}",
+                              header=pseudo)
 
 
 def question_for(http: Any, tenant_path: re.Pattern[str] = DEFAULT_TENANT_PATH) -> dict[str, Any]:
@@ -118,6 +134,8 @@ class ExtAuthzServicer(pb_grpc.AuthorizationServicer):
         """Synchronous core of the door (also used by the benchmark); never raises."""
         try:
             envoy = envoy_request(request.attributes.request.http)
+        except InvalidInput as exc:  # a header flood: refused with its own code
+            return denied(400, code_pb2.INVALID_ARGUMENT, exc.to_dict())
         except Exception:  # fail closed on a request we cannot even read
             log.exception("ext_authz request unreadable; denied")
             return denied(400, code_pb2.INVALID_ARGUMENT, {"error": "invalid_request"})

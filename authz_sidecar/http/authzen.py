@@ -12,7 +12,7 @@ from tenantguard.errors import InvalidInput
 
 from ..runtime import Sidecar
 from .models import ErrorBody, EvaluationRequest, EvaluationResponse, EvaluationsRequest, EvaluationsResponse
-from .wire import Reply, as_route, json_reply, parse_json, request_body_doc
+from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc, require_local_or_credential
 
 router = APIRouter(tags=["authzen"])
 ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 413: {"model": ErrorBody}, 415: {"model": ErrorBody}}
@@ -41,7 +41,8 @@ def _request_id(scope: Scope) -> list[tuple[bytes, bytes]] | None:
 
 async def evaluation_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """``evaluation`` below, as a framework-free door (see ``wire.Door``)."""
-    caller = sidecar.caller(header(scope, b"authorization"))
+    caller = sidecar.caller(authorization(scope))
+    require_local_or_credential(scope, caller.claims, caller.pep)
     question = parse_json(scope, body, EvaluationRequest)
     decision = sidecar.decide(question.model_dump(exclude_none=True), caller.claims, door="authzen",
                               tenant=caller.tenant)
@@ -67,8 +68,9 @@ def _merged(defaults: dict[str, Any], items: list[dict[str, Any]], *, token: boo
 
 async def evaluations_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """``evaluations`` below, as a framework-free door (see ``wire.Door``)."""
-    caller = sidecar.caller(header(scope, b"authorization"))
+    caller = sidecar.caller(authorization(scope))
     claims, tenant = caller.claims, caller.tenant
+    require_local_or_credential(scope, claims, caller.pep)
     question = parse_json(scope, body, EvaluationsRequest)
     defaults = question.model_dump(exclude_none=True, include=set(_ENTITIES))
     if not question.evaluations:  # no array: behaves as a single evaluation

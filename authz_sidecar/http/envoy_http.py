@@ -16,10 +16,12 @@ The loopback guard in front applies, as to every decision door.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
+from tenantguard.errors import InvalidInput
 
 from ..envoy_authz import CHALLENGE, EnvoyRequest, authorize, collect_headers
 from ..request_target import PathRejected
@@ -50,15 +52,16 @@ def envoy_request(scope: Scope) -> EnvoyRequest:
         raise PathRejected("the request target must be an absolute path", rule="not_origin_form")
     query = scope.get("query_string", b"").decode("latin-1") or None
     headers = collect_headers((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"])
-    host = next(iter(headers.get("host", ())), "")
-    return EnvoyRequest(method=scope["method"], target=target, headers=headers, host=host, query=query)
+    request = EnvoyRequest(method=scope["method"], target=target, headers=headers, query=query)
+    # resource.properties.host: two different Host headers are refused, never the first believed
+    return replace(request, host=request.header("host") or "")
 
 
 async def check_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """Allow (200 + upstream headers, empty body) or deny (status + JSON body); never raises."""
     try:
         request = envoy_request(scope)
-    except PathRejected as exc:
+    except InvalidInput as exc:  # a refused path or a header flood
         return json_reply(exc.to_dict(), status=400)
     outcome = authorize(sidecar, request, metric="envoy_http_total")
     if outcome.allow:

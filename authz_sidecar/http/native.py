@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
-from tenantguard.asgi import header
 
 from ..runtime import Sidecar, question_tenant
 from .models import CheckRequest, CheckResponse, ErrorBody
-from .wire import Reply, as_route, json_reply, parse_json, request_body_doc
+from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc, require_local_or_credential
 
 router = APIRouter(tags=["decisions"])
 ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 413: {"model": ErrorBody}, 415: {"model": ErrorBody}}
@@ -17,7 +16,8 @@ PATH = "/v1/check"
 
 async def check_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """The route below, as a framework-free door (see ``wire.Door``)."""
-    claims = sidecar.authenticate(header(scope, b"authorization"))
+    claims = sidecar.authenticate(authorization(scope))
+    require_local_or_credential(scope, claims, None)
     question = parse_json(scope, body, CheckRequest)
     wire = question.model_dump(exclude_none=True, exclude={"at_least"})
     if question.at_least is not None and not await sidecar.wait_for_seq(question.at_least,

@@ -28,7 +28,6 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
 from tenantguard import __version__
-from tenantguard.asgi import header
 from tenantguard.decision import Decision
 from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.jsonlimits import loads_object
@@ -36,7 +35,7 @@ from tenantguard.jsonlimits import loads_object
 from ..runtime import Sidecar
 from .models import OpaDataRequest
 from .opa_api import BUNDLE_NAME, OPA_ERRORS, opa_error_reply
-from .wire import Reply, as_route, json_reply, parse_json, request_body_doc
+from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc, require_local_or_credential
 
 router = APIRouter(tags=["opa-compatible"])
 ERRORS = OPA_ERRORS
@@ -61,12 +60,18 @@ class DataOptions:
     provenance: bool = False
     pretty: bool = False
     explain: str | None = None
-    input: str | None = None  # GET only: the last ``input`` parameter, JSON
+    input: str | None = None  # GET only: the one ``input`` parameter, JSON
 
     @classmethod
     def parse(cls, query_string: bytes) -> DataOptions:
+        """Refuses (400) raw non-ASCII bytes, percent-escapes that are not UTF-8 and a repeated
+        ``input``: each would let the sidecar read another question than a proxy, a log or the
+        client did (U+FFFD or Latin-1 in place of the bytes sent; the first input or the last)."""
         try:
-            params = parse_qs(query_string.decode("latin-1"), keep_blank_values=True, max_num_fields=64)
+            params = parse_qs(query_string.decode("ascii"), keep_blank_values=True, max_num_fields=64,
+                              errors="strict")
+        except UnicodeDecodeError:
+            raise InvalidInput("the query string must be ASCII with UTF-8 percent-escapes", field="query") from None
         except ValueError:
             raise InvalidInput("too many query parameters") from None
 
@@ -76,8 +81,10 @@ class DataOptions:
 
         explain = next((v for v in params.get("explain", ()) if v in EXPLAIN_MODES), None)
         inputs = params.get("input")
+        if inputs is not None and len(inputs) > 1:
+            raise InvalidInput("the input parameter may appear once", field="input")
         return cls(metrics=flag("metrics") or flag("instrument"), provenance=flag("provenance"),
-                   pretty=flag("pretty"), explain=explain, input=inputs[-1] if inputs else None)
+                   pretty=flag("pretty"), explain=explain, input=inputs[0] if inputs else None)
 
 
 NO_OPTIONS = DataOptions()
@@ -102,14 +109,16 @@ def _no_input_decision(sidecar: Sidecar) -> Decision:
                     bundle_revision=sidecar.bundle_revision, relations_seq=sidecar.relations.applied_seq)
 
 
-def _answer(sidecar: Sidecar, path: str, input_doc: dict[str, Any] | None, authorization: str | None,
-            options: DataOptions, timers: dict[str, int] | None) -> dict[str, Any]:
+def _answer(sidecar: Sidecar, scope: Scope, input_doc: dict[str, Any] | None, options: DataOptions,
+            timers: dict[str, int] | None) -> dict[str, Any]:
+    path = _path_of(scope)
     if len(path) > MAX_PATH:
         raise InvalidInput("path too long")
     member = _member(sidecar, path)
     if member is None:
         raise PathNotExposed(f"only the decision document {sidecar.decision_entrypoint} is served here")
-    claims = sidecar.authenticate(authorization)
+    claims = sidecar.authenticate(authorization(scope))
+    require_local_or_credential(scope, claims, None)
     start = time.perf_counter_ns() if timers is not None else 0
     decision = sidecar.decide(input_doc, claims, door="opa") if input_doc is not None else _no_input_decision(sidecar)
     if timers is not None:
@@ -151,8 +160,7 @@ async def data_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     try:
         if not query:  # the hot path: no options, no timers
             document = parse_json(scope, body, OpaDataRequest)
-            answer = _answer(sidecar, _path_of(scope), document.input, header(scope, b"authorization"),
-                             NO_OPTIONS, None)
+            answer = _answer(sidecar, scope, document.input, NO_OPTIONS, None)
             if document.input is None:
                 answer["warning"] = {"code": "api_usage_warning", "message": NO_INPUT_WARNING}
             return json_reply(answer)
@@ -162,7 +170,7 @@ async def data_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
         document = parse_json(scope, body, OpaDataRequest)
         if timers is not None:
             timers["timer_rego_input_parse_ns"] = time.perf_counter_ns() - start
-        answer = _answer(sidecar, _path_of(scope), document.input, header(scope, b"authorization"), options, timers)
+        answer = _answer(sidecar, scope, document.input, options, timers)
         if timers is not None:
             timers["timer_server_handler_ns"] = time.perf_counter_ns() - start
         return _reply(answer, options, timers, [NO_INPUT_WARNING] if document.input is None else [])
@@ -188,7 +196,7 @@ async def data_get(sidecar: Sidecar, scope: Scope) -> Reply:
         input_doc = _get_input(options.input)
         if timers is not None:
             timers["timer_rego_input_parse_ns"] = time.perf_counter_ns() - start
-        answer = _answer(sidecar, _path_of(scope), input_doc, header(scope, b"authorization"), options, timers)
+        answer = _answer(sidecar, scope, input_doc, options, timers)
         if timers is not None:
             timers["timer_server_handler_ns"] = time.perf_counter_ns() - start
         return _reply(answer, options, timers, [])

@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel
 from starlette.types import Scope
-from tenantguard.asgi import header
 from tenantguard.errors import TenantGuardError
 from tenantguard.search import Page, Question, RelationsStale, entity
 
@@ -34,7 +33,7 @@ from .models import (
     SearchResponse,
     SubjectSearchRequest,
 )
-from .wire import Reply, as_route, json_reply, parse_json, request_body_doc
+from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc, require_local_or_credential
 
 router = APIRouter(tags=["search"])
 ERRORS = {code: {"model": ErrorBody} for code in (400, 401, 409, 413, 415, 422)}
@@ -81,9 +80,10 @@ async def _run(sidecar: Sidecar, scope: Scope, kind: str, body: bytes, model: ty
     start = time.perf_counter()
     outcome = "ok"
     try:
-        authorization = header(scope, b"authorization")
-        caller = sidecar.caller(authorization) if pep_keys else Caller(sidecar.authenticate(authorization),
-                                                                       sidecar.config.tenant)
+        credential = authorization(scope)
+        caller = sidecar.caller(credential) if pep_keys else Caller(sidecar.authenticate(credential),
+                                                                    sidecar.config.tenant)
+        require_local_or_credential(scope, caller.claims, caller.pep)
         parsed = parse_json(scope, body, model)
         at_least = getattr(parsed, "at_least", None)
         tenant = caller.claims.tenant_id if caller.claims is not None else caller.tenant

@@ -18,15 +18,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from fastapi import Request, Response
 from pydantic import BaseModel, ValidationError
 from starlette.types import Scope
-from tenantguard.asgi import Reply, header, schema_problems
-from tenantguard.errors import InvalidInput, UnsupportedMediaType
+from tenantguard.asgi import Reply, header, is_loopback, schema_problems
+from tenantguard.errors import InvalidInput, TokenMissing, UnsupportedMediaType
 from tenantguard.jsonlimits import is_json_media_type, loads_object
 
 if TYPE_CHECKING:
+    from tenantguard.tokens import Claims
+
     from ..runtime import Sidecar
 
 M = TypeVar("M", bound=BaseModel)
-__all__ = ["Door", "Reply", "as_route", "json_reply", "parse_json", "request_body_doc", "require_json"]
+__all__ = ["Door", "DuplicateHeader", "Reply", "as_route", "authorization", "json_reply", "parse_json",
+           "request_body_doc", "require_json", "require_local_or_credential"]
 
 
 Door = Callable[["Sidecar", Scope, bytes], Awaitable[Reply]]
@@ -62,11 +65,71 @@ def parse_json(scope: Scope, body: bytes, model: type[M]) -> M:
 
 
 def require_json(scope: Scope) -> None:
-    """415 unless ``Content-Type`` is ``application/json`` or ``application/*+json``."""
+    """415 unless ``Content-Type`` is ``application/json`` or ``application/*+json``, with no
+    ``charset`` but UTF-8: the body is read as UTF-8, so a PEP or proxy honouring another
+    charset would read another question from the same bytes (RFC 8259 8.1)."""
     content_type = header(scope, b"content-type")
     if not is_json_media_type(content_type):
         stated = f"not {content_type[:100]}" if content_type else "with a Content-Type header"
         raise UnsupportedMediaType(f"send the body as application/json ({stated})")
+    charset = _charset(content_type or "")
+    if charset is not None and charset not in UTF8_NAMES:
+        raise UnsupportedMediaType(f"send the body as UTF-8 JSON (not charset={charset[:40]})")
+
+
+UTF8_NAMES = frozenset({"utf-8", "utf8"})
+
+
+def _charset(content_type: str) -> str | None:
+    """The ``charset`` parameter of a media type, lower case and unquoted; None when absent."""
+    for parameter in content_type.split(";")[1:]:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip('"').lower()
+    return None
+
+
+class DuplicateHeader(InvalidInput):
+    """A header that must appear once appeared with different values (400 ``duplicate_header``)."""
+
+    code = "duplicate_header"
+
+
+def authorization(scope: Scope) -> str | None:
+    """The request's one ``Authorization`` value; :class:`DuplicateHeader` when it came twice
+    with different values.
+
+    Why: reading the first of two credentials while a proxy, a log or the service behind
+    reads the last would decide for one caller and serve another. The Envoy doors refuse
+    the same (``envoy_authz.EnvoyRequest.header``); identical repeats are harmless.
+    """
+    found: bytes | None = None
+    for key, value in scope["headers"]:
+        if key == b"authorization":
+            if found is not None and value != found:
+                raise DuplicateHeader("the authorization header appears with different values",
+                                      header="authorization")
+            found = value
+    return None if found is None else found.decode("latin-1")
+
+
+def require_local_or_credential(scope: Scope, claims: Claims | None, pep: str | None) -> None:
+    """401 ``token_missing`` for a caller off loopback that presents neither a context token nor
+    a PEP key (``pep``: the name of the key it presented).
+
+    Why: without a token the sidecar believes the subject, its roles and (without
+    ``--tenant`` or a PEP key) the tenant the caller states, because the service and its
+    sidecar are one trust domain. That domain is the pod: with ``--allow-remote`` any host
+    could otherwise name any tenant, subject and roles and be answered (and listed) for
+    them. ``--tenant`` binds the tenant but authenticates nobody. The TCP peer is judged
+    (a unix socket counts as local), never ``X-Forwarded-For``.
+    """
+    if claims is not None or pep is not None:
+        return
+    client = scope.get("client")
+    if not is_loopback(client[0] if client else None):
+        raise TokenMissing("callers off loopback must present a context token (or a PEP key on the AuthZEN "
+                           "doors): only the local service may state who asks")
 
 
 def request_body_doc(model: type[BaseModel]) -> dict[str, Any]:
