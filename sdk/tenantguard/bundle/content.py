@@ -10,14 +10,13 @@ tree (suffix ``.manifest`` or ``signatures.json``) are refused unless at the roo
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 from ..errors import BundleMalformed
-from .hashing import decode_utf8
+from .hashing import decode_utf8, parse_strict
 from .model import MANIFEST_FILE, SIGNATURES_FILE, Bundle, Manifest, SignatureInfo, root_contains
 
 _UNSUPPORTED = {"data.yaml", "data.yml", "patch.json"}
@@ -57,15 +56,13 @@ def classify(name: str) -> str:
 
 
 def load_json(content: bytes, name: str) -> Any:
-    """Strict JSON (no NaN/Infinity, no BOM, UTF-8 only), as Go's decoder accepts."""
+    """Strict JSON (no NaN/Infinity, no BOM, UTF-8 only), as Go's decoder accepts, and
+    nothing the signed digest folds together (duplicate names, lone surrogates:
+    :func:`~tenantguard.bundle.hashing.parse_strict`)."""
     try:
-        return json.loads(decode_utf8(content, name), parse_constant=_reject)
+        return parse_strict(decode_utf8(content, name))
     except (ValueError, RecursionError) as exc:
         raise BundleMalformed(f"{name} is not valid JSON: {exc}", file=name) from None
-
-
-def _reject(token: str) -> Any:
-    raise ValueError(f"{token} is not JSON")
 
 
 def _data_path(name: str) -> list[str]:
