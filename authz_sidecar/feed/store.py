@@ -70,8 +70,9 @@ class ControlState:
         rel, rev = doc.get("relations") or {}, doc.get("revocations") or {}
         events = rev.get("events") or []
         trust = doc.get("trust_event")
-        if not all(isinstance(e, str) for e in events) or not isinstance(trust, str | None):
-            raise ValueError("events must be strings")
+        if not isinstance(events, list) or not all(isinstance(e, str) and e.isascii() for e in events) \
+                or not (trust is None or (isinstance(trust, str) and trust.isascii())):
+            raise ValueError("events must be ASCII strings (as published)")
         bundles = doc.get("bundles") or {}
         if not isinstance(bundles, dict) or not all(isinstance(v, dict) for v in bundles.values()):
             raise ValueError("bundles must map scopes to positions")

@@ -174,13 +174,22 @@ class Feed:
                  index.applied_seq)
 
     def _restore_revocations(self, state: ControlState) -> None:
+        """Re-verify the persisted revocations and apply them in signed ``seq`` order.
+
+        Never in file order: ``apply`` skips what is not newer than the last applied, so a
+        file edited to list a later event first would have every earlier one (a kill
+        switch) skipped as "already applied".
+        """
         complete = True
+        verified = []
         for raw in state.revocation_events:
             data = raw.encode("ascii")
             event = self.gate.verify(data, REVOCATION, where=str(self.store.state_path if self.store else ""))
             if event is None:
                 complete = False
                 continue
+            verified.append((event, data))
+        for event, data in sorted(verified, key=lambda pair: pair[0].seq):
             self.revocations.apply(event, data)
         self.revocations.stream_seq = state.revocations_stream_seq if complete else 0
 

@@ -1,0 +1,75 @@
+"""Editing the persisted ``feed.json`` cannot lift a revocation by reordering its signed events.
+
+The events are re-verified on load, so none can be forged; but they used to be applied in
+file order, each only if newer than the last applied: putting a genuine later event (here a
+``lift_tenant`` of another tenant, or any revocation) before a kill switch made the restored
+sidecar skip the kill switch as "already applied". No NATS is needed: this is the cold start
+with the broker unreachable, the case the file exists for.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tenantguard.events import REVOCATION, sign_event
+from tenantguard.keys import SigningKey
+
+from authz_sidecar.config import SidecarConfig
+from authz_sidecar.feed import Feed
+from authz_sidecar.feed.store import FeedStore
+from authz_sidecar.runtime import Sidecar
+
+from .conftest import FAST
+
+NOW = 1_767_225_600.0
+
+
+def restored(state_dir: Path, plane_pem: Path, bundle_pem: Path) -> Sidecar:
+    config = SidecarConfig(service="billing", nats_url="nats://127.0.0.1:1", plane_key=plane_pem,
+                           bundle_keys=(bundle_pem,), state_dir=state_dir, grpc_port=None)
+    sidecar = Sidecar.from_config(config)
+    Feed.for_sidecar(sidecar, FAST).load_persisted()  # never started: NATS is down
+    return sidecar
+
+
+def write_state(state_dir: Path, events: list[bytes]) -> None:
+    state = {"version": 1, "revocations": {"stream_seq": len(events), "events": [e.decode() for e in events]}}
+    (state_dir / "feed").mkdir(parents=True, exist_ok=True)
+    FeedStore(state_dir / "feed").state_path.write_text(json.dumps(state))
+
+
+def test_reordered_revocations_still_apply_every_one(tmp_path: Path, plane_key: SigningKey, plane_pem: Path,
+                                                     bundle_pem: Path) -> None:
+    kill = sign_event(plane_key, REVOCATION, {"kind": "tenant", "tenant": "acme", "issued_before": int(NOW)}, 1,
+                      now=NOW)
+    subject = sign_event(plane_key, REVOCATION, {"kind": "subject", "tenant": "globex", "sub": "bob",
+                                                 "issued_before": int(NOW)}, 2, now=NOW)
+    jti = sign_event(plane_key, REVOCATION, {"kind": "jti", "jti": "j-1", "exp": int(NOW) + 10**8}, 3, now=NOW)
+    write_state(tmp_path / "state", [jti, subject, kill])  # newest first: the edit
+    sidecar = restored(tmp_path / "state", plane_pem, bundle_pem)
+    claims = {"jti": "other", "kid": "k", "iat": NOW - 1}
+    assert sidecar.revocations.reason(tenant="acme", sub="alice", **claims) == "tenant revoked"
+    assert sidecar.revocations.reason(tenant="globex", sub="bob", **claims) == "subject revoked"
+    assert sidecar.revocations.reason(jti="j-1", kid="k", tenant="t", sub="s", iat=NOW) == "jti revoked"
+    assert sidecar.revocations_seq == 3
+
+
+def test_a_duplicated_event_is_applied_once(tmp_path: Path, plane_key: SigningKey, plane_pem: Path,
+                                            bundle_pem: Path) -> None:
+    kill = sign_event(plane_key, REVOCATION, {"kind": "tenant", "tenant": "acme", "issued_before": int(NOW)}, 1,
+                      now=NOW)
+    lift = sign_event(plane_key, REVOCATION, {"kind": "lift_tenant", "tenant": "acme"}, 2, now=NOW)
+    write_state(tmp_path / "state", [lift, kill, lift, kill])
+    sidecar = restored(tmp_path / "state", plane_pem, bundle_pem)
+    assert sidecar.revocations.reason(jti="x", kid="k", tenant="acme", sub="alice", iat=NOW - 1) is None
+    assert sidecar.revocations_seq == 2
+
+
+def test_a_state_file_with_non_ascii_events_is_ignored_not_a_crash(tmp_path: Path, plane_key: SigningKey,
+                                                                  plane_pem: Path, bundle_pem: Path) -> None:
+    kill = sign_event(plane_key, REVOCATION, {"kind": "tenant", "tenant": "acme", "issued_before": int(NOW)}, 1,
+                      now=NOW)
+    write_state(tmp_path / "state", [kill.replace(b"acme", "acm\u00e9".encode())])
+    sidecar = restored(tmp_path / "state", plane_pem, bundle_pem)  # used to raise UnicodeEncodeError
+    assert sidecar.revocations_seq == 0
