@@ -8,6 +8,8 @@ signature is fine, the content is what must be refused.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import regorus
 from tenantguard.bundle import TrustSetVerifier, build_bundle, verify_bundle, write_archive
@@ -85,3 +87,31 @@ def test_data_beside_rules_is_accepted(key: SigningKey, verifier: TrustSetVerifi
 def test_a_module_that_does_not_parse_is_left_to_the_engine(key: SigningKey, verifier: TrustSetVerifier) -> None:
     archive = _signed_raw(key, {"authz/policy.rego": b"package authz\nallow if {", "data.json": b'{"x": 1}'})
     assert verify_bundle(archive, verifier).modules  # parsed as a bundle; compiling it is the engine's refusal
+
+
+@pytest.mark.parametrize(("roots", "package"), [
+    (["x"], "authz"),
+    (["authz/sub"], "authz"),
+    (["authz"], "authzother"),
+    (["authz", "tenants"], 'tenants_x["y"]'),
+])
+def test_a_package_outside_the_manifest_roots_is_refused(key: SigningKey, verifier: TrustSetVerifier,
+                                                         roots: list[str], package: str) -> None:
+    """OPA refuses such a bundle ("manifest roots do not permit ... in module"): a bundle may not
+    define policy outside what it declares it owns."""
+    files = {".manifest": json.dumps({"revision": "1", "roots": roots}).encode(),
+             "p.rego": f"package {package}\n\nallow := true\n".encode()}
+    archive = write_archive({**files, ".signatures.json": signatures_file(JwtSigner(key).sign(digests(files)))})
+    with pytest.raises(BundleMalformed) as refused:
+        verify_bundle(archive, verifier)
+    assert refused.value.file == "p.rego"
+
+
+@pytest.mark.parametrize(("roots", "package"), [(["authz"], "authz.sub"), (["authz/sub"], 'authz["sub"]'),
+                                                ([""], "anything")])
+def test_a_package_under_a_root_is_accepted(key: SigningKey, verifier: TrustSetVerifier, roots: list[str],
+                                            package: str) -> None:
+    files = {".manifest": json.dumps({"revision": "1", "roots": roots}).encode(),
+             "p.rego": f"package {package}\n\nallow := true\n".encode()}
+    archive = write_archive({**files, ".signatures.json": signatures_file(JwtSigner(key).sign(digests(files)))})
+    assert verify_bundle(archive, verifier).modules

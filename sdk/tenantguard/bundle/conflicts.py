@@ -43,21 +43,42 @@ def check_rule_conflicts(modules: Mapping[str, str], data: Mapping[str, Any]) ->
 def rule_paths(modules: Mapping[str, str]) -> Iterator[tuple[str, tuple[str, ...]]]:
     """``(module name, data path of one rule)`` for every rule head regorus parses."""
     for name, source in modules.items():
-        for path in _module_rule_paths(name, source):
+        for path in _parse(name, source)[1]:
             yield name, path
 
 
+def package_paths(modules: Mapping[str, str]) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """``(module name, package path)`` for every module regorus parses."""
+    for name, source in modules.items():
+        package = _parse(name, source)[0]
+        if package:
+            yield name, package
+
+
+def check_package_roots(modules: Mapping[str, str], roots: tuple[str, ...]) -> None:
+    """Every module's package must lie under a manifest root (OPA ``validateAndInjectDefaults``:
+    "manifest roots do not permit ... in module"), so a bundle never defines policy outside
+    what it declares it owns, and a bundle OPA would refuse is refused here too."""
+    if "" in roots:
+        return
+    for name, package in package_paths(modules):
+        if not any(package[: len(root.split("/"))] == tuple(root.split("/")) for root in roots):
+            raise BundleMalformed(f"manifest roots {list(roots)} do not permit package "
+                                  f"{'.'.join(package)!r} of {name}", file=name)
+
+
 @functools.lru_cache(maxsize=256)
-def _module_rule_paths(name: str, source: str) -> tuple[tuple[str, ...], ...]:
-    """One module's rule paths. Parsing costs up to tens of ms for a large module and a
-    bundle is verified several times (upload, announce, activation, restart): cached by
-    the exact source (and name, which regorus's parse errors depend on)."""
+def _parse(name: str, source: str) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """One module's package path and rule paths. Parsing costs up to tens of ms for a large
+    module and a bundle is verified several times (upload, announce, activation, restart):
+    cached by the exact source (and name, which regorus's parse errors depend on)."""
     engine = regorus.Engine()
     try:
         engine.add_policy(name, source)
         parsed = json.loads(engine.get_ast_as_json())
     except (RuntimeError, ValueError, RecursionError):
-        return ()  # not Rego regorus accepts: the engine's compile step refuses the bundle
+        return (), ()  # not Rego regorus accepts: the engine's compile step refuses the bundle
+    package: tuple[str, ...] = ()
     paths = []
     for module in parsed:
         ast = module.get("ast") or {}
@@ -66,7 +87,7 @@ def _module_rule_paths(name: str, source: str) -> tuple[tuple[str, ...], ...]:
             head, _ = _ref_path(_head_ref(rule))
             if package and head:
                 paths.append((*package, *head))
-    return tuple(paths)
+    return package, tuple(paths)
 
 
 def _head_ref(rule: Mapping[str, Any]) -> Any:

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import BundleMalformed
-from .conflicts import check_rule_conflicts
+from .conflicts import check_package_roots, check_rule_conflicts
 from .hashing import decode_utf8, parse_strict
 from .model import MANIFEST_FILE, SIGNATURES_FILE, Bundle, Manifest, SignatureInfo, root_contains
 
@@ -37,6 +37,7 @@ def parse_contents(files: Mapping[str, bytes], signature: SignatureInfo | None =
         elif kind == "data":
             _insert(data, _data_path(name), load_json(files[name], name), name)
     _check_data_roots(data, manifest.roots)
+    check_package_roots(modules, manifest.roots)
     check_rule_conflicts(modules, data)
     return Bundle(manifest, MappingProxyType(modules), data, MappingProxyType(dict(files)), signature)
 
