@@ -129,3 +129,32 @@ async def test_genuinely_signed_bundles_that_mean_more_than_was_reviewed_are_ref
     assert sidecar.bundle_revision == "1"
     assert not decide(sidecar, "mallory", "p1").allow
     assert decide(sidecar, "alice", "p1").allow
+
+
+async def test_only_the_configured_event_key_signs_events_whatever_the_trust_set_says(
+    plane: TestPlane, fleet: Fleet, plane_key: SigningKey, bundle_key: SigningKey, attacker_key: SigningKey
+) -> None:
+    """Key purpose: the bundle key (trusted for bundles) signs no event; a trust update that lists its
+    own signing key as a ``plane`` key is not believed for it; a genuine trust update that drops the
+    plane's event key from the token trust set does not stop the feed (events verify with
+    ``--plane-key`` only, never with keys a trust update adds or removes)."""
+    await plane.write("acme/project:p1#member@user:alice")
+    node = await fleet.start("victim")
+    sidecar = node.sidecar
+    await eventually(lambda: sidecar.relations.digest() == plane.digest(), "first batch")
+
+    nxt = plane.index.applied_seq + 1
+    grant = ChangeBatch(nxt, (RelationChange("write", Relationship.parse(MALLORY)),))
+    await plane.raw(topology.relations_subject("c0"), sign_batch(bundle_key, grant))
+    self_trusting = TrustSet()
+    self_trusting.add_public_key(attacker_key.public_key, "plane")
+    await plane.raw(topology.SUBJECT_TRUST, sign_event(attacker_key, TRUST_UPDATE,
+                                                       {"jwks": self_trusting.to_jwks()}, 99))
+    await eventually(lambda: rejected(sidecar, "event_unknown_key") == 2, "both refused")
+    assert attacker_key.kid not in sidecar.trust
+
+    await plane.trust(TrustSet())  # genuine: the token trust set no longer lists any plane key
+    await eventually(lambda: node.feed.trust.seq == 1, "genuine trust update applied")
+    await plane.write("acme/project:p2#member@user:alice")
+    await eventually(lambda: sidecar.relations.digest() == plane.digest(), "the feed goes on")
+    assert not decide(sidecar, "mallory", "p1").allow
