@@ -14,8 +14,10 @@ uses. A module regorus cannot parse is skipped here: the engine refuses it at co
 
 from __future__ import annotations
 
-import functools
+import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -67,17 +69,42 @@ def check_package_roots(modules: Mapping[str, str], roots: tuple[str, ...]) -> N
                                   f"{'.'.join(package)!r} of {name}", file=name)
 
 
-@functools.lru_cache(maxsize=256)
-def _parse(name: str, source: str) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+_Parsed = tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
+_CACHE: OrderedDict[tuple[str, bytes], _Parsed] = OrderedDict()
+_CACHE_SIZE = 256
+_CACHE_LOCK = threading.Lock()
+
+
+def _parse(name: str, source: str) -> _Parsed:
     """One module's package path and rule paths. Parsing costs up to tens of ms for a large
     module and a bundle is verified several times (upload, announce, activation, restart):
-    cached by the exact source (and name, which regorus's parse errors depend on)."""
+    cached by name (regorus's parse depends on it) and the SHA-256 of the source, so the
+    cache holds paths, never sources of up to 8 MiB each."""
+    key = (name, hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest())
+    with _CACHE_LOCK:
+        cached = _CACHE.get(key)
+        if cached is not None:
+            _CACHE.move_to_end(key)
+            return cached
+    parsed = _parse_uncached(name, source)
+    with _CACHE_LOCK:
+        _CACHE[key] = parsed
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return parsed
+
+
+def _parse_uncached(name: str, source: str) -> _Parsed:
     engine = regorus.Engine()
     try:
         engine.add_policy(name, source)
         parsed = json.loads(engine.get_ast_as_json())
     except (RuntimeError, ValueError, RecursionError):
         return (), ()  # not Rego regorus accepts: the engine's compile step refuses the bundle
+    except BaseException as exc:  # a Rust panic (pyo3's PanicException is a BaseException)
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise BundleMalformed(f"{name} could not be parsed (the Rego parser failed)", file=name) from None
     package: tuple[str, ...] = ()
     paths = []
     for module in parsed:
