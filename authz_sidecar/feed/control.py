@@ -310,7 +310,19 @@ class _ScopedFollower:
         self.kind = kind
         self.subject = subject
         self.seq = 0
+        self.raw: str | None = None  # the newest event acted on, signed, for the state file
         self._newest = NewestWins(subject)
+
+    def restore(self, raw: str | None, *, where: str) -> None:
+        """Resume after the persisted announce, re-verified and bound to this scope; a position
+        without its signed event (edited, or written by an older release) is not believed."""
+        if raw is None:
+            return
+        event = self._ctx.gate.verify(raw.encode("ascii"), self.event_type, where=where)
+        if event is None or event.payload.get("scope") != self.scope:
+            return
+        if event.seq > self.seq:
+            self.seq, self.raw = event.seq, raw
 
     async def start(self, js: JetStreamContext) -> ConsumerConfig:
         return await self._newest.start(js, self.stream)
@@ -326,7 +338,7 @@ class _ScopedFollower:
         ready = self._newest.take(event, data, stream_seq)
         if ready is None:
             return True
-        event = ready[0]
+        event, data = ready
         if event.seq <= self.seq:
             self._ctx.metrics.events_duplicate.labels(self.kind).inc()
             return True
@@ -339,7 +351,7 @@ class _ScopedFollower:
             self._newest.stream_seq = 0  # a network failure: read the history again next time
             raise
         if acted:
-            self.seq = event.seq
+            self.seq, self.raw = event.seq, data.decode("ascii")
         return True
 
     async def act(self, js: JetStreamContext, event: Event) -> bool:

@@ -155,7 +155,7 @@ class Feed:
         if state.trust_event is not None:
             self.trust.apply(state.trust_event.encode("ascii"), where=str(self.store.state_path))
         for follower in self.bundles:  # never act on an announce older than one already acted on
-            follower.seq = max(follower.seq, state.bundle_seqs.get(follower.scope, 0))
+            follower.restore(state.bundle_events.get(follower.scope), where=str(self.store.state_path))
         self._restore_revocations(state)
         self._persisted = self._fingerprint()
 
@@ -503,6 +503,7 @@ class Feed:
             revocation_events=self.revocations.to_keep(time.time()),
             revocations_stream_seq=self.revocations.stream_seq,
             bundle_seqs={b.scope: b.seq for b in self.bundles if b.seq},
+            bundle_events={b.scope: b.raw for b in self.bundles if b.seq and b.raw is not None},
         )
 
     def _save_state(self, state: ControlState, control: tuple[int, int]) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tenantguard.events import REVOCATION, sign_event
+from tenantguard.events import BUNDLE_ANNOUNCE, REVOCATION, sign_event
 from tenantguard.keys import SigningKey
 
 from authz_sidecar.config import SidecarConfig
@@ -73,3 +73,33 @@ def test_a_state_file_with_non_ascii_events_is_ignored_not_a_crash(tmp_path: Pat
     write_state(tmp_path / "state", [kill.replace(b"acme", "acm\u00e9".encode())])
     sidecar = restored(tmp_path / "state", plane_pem, bundle_pem)  # used to raise UnicodeEncodeError
     assert sidecar.revocations_seq == 0
+
+
+def announce(key: SigningKey, scope: str, seq: int) -> bytes:
+    payload = {"scope": scope, "revision": str(seq), "sha256": "0" * 64, "size": 1, "object": f"bundles/{scope}/x",
+               "services": [scope]}
+    return sign_event(key, BUNDLE_ANNOUNCE, payload, seq, now=NOW)
+
+
+def test_a_bundle_position_is_believed_only_with_its_signed_announce(
+    tmp_path: Path, plane_key: SigningKey, attacker_key: SigningKey, plane_pem: Path, bundle_pem: Path
+) -> None:
+    """A position raised by hand would make the sidecar ignore every new bundle while reporting
+    itself in step with the plane (its seq at or past what heartbeats declare): a freeze."""
+    cases: dict[str, tuple[dict[str, object], int]] = {
+        "bare seq": ({"seq": 10**9}, 0),
+        "forged announce": ({"seq": 10**9, "event": announce(attacker_key, "all", 10**9).decode()}, 0),
+        "another scope's announce": ({"seq": 7, "event": announce(plane_key, "billing", 7).decode()}, 0),
+        "a genuine announce": ({"seq": 10**9, "event": announce(plane_key, "all", 3).decode()}, 3),
+    }
+    for name, (position, expected) in cases.items():
+        state_dir = tmp_path / name.replace(" ", "_").replace("'", "")
+        (state_dir / "feed").mkdir(parents=True)
+        doc = {"version": 1, "bundles": {"all": position}, "revocations": {"stream_seq": 0, "events": []}}
+        FeedStore(state_dir / "feed").state_path.write_text(json.dumps(doc))
+        config = SidecarConfig(service="billing", nats_url="nats://127.0.0.1:1", plane_key=plane_pem,
+                               bundle_keys=(bundle_pem,), state_dir=state_dir, grpc_port=None)
+        feed = Feed.for_sidecar(Sidecar.from_config(config), FAST)
+        feed.load_persisted()
+        assert feed.bundles[0].scope == "all"
+        assert feed.bundles[0].seq == expected, name
