@@ -310,7 +310,19 @@ class _ScopedFollower:
         self.kind = kind
         self.subject = subject
         self.seq = 0
+        self.raw: str | None = None  # the newest event acted on, signed, for the state file
         self._newest = NewestWins(subject)
+
+    def restore(self, raw: str | None, *, where: str) -> None:
+        """Resume after the persisted announce, re-verified and bound to this scope; a position
+        without its signed event (edited, or written by an older release) is not believed."""
+        if raw is None:
+            return
+        event = self._ctx.gate.verify(raw.encode("ascii"), self.event_type, where=where)
+        if event is None or event.payload.get("scope") != self.scope:
+            return
+        if event.seq > self.seq:
+            self.seq, self.raw = event.seq, raw
 
     async def start(self, js: JetStreamContext) -> ConsumerConfig:
         return await self._newest.start(js, self.stream)
@@ -326,21 +338,27 @@ class _ScopedFollower:
         ready = self._newest.take(event, data, stream_seq)
         if ready is None:
             return True
-        event = ready[0]
+        event, data = ready
         if event.seq <= self.seq:
             self._ctx.metrics.events_duplicate.labels(self.kind).inc()
             return True
         try:
-            await self.act(js, event)
+            acted = await self.act(js, event)
         except EventMalformed as exc:
             self._ctx.gate.reject(exc.code, self.subject, exc.message, seq=event.seq)
+            acted = True  # the signed announce itself is unusable: waiting for it again helps nothing
         except BaseException:
             self._newest.stream_seq = 0  # a network failure: read the history again next time
             raise
-        self.seq = event.seq
+        if acted:
+            self.seq, self.raw = event.seq, data.decode("ascii")
         return True
 
-    async def act(self, js: JetStreamContext, event: Event) -> None:
+    async def act(self, js: JetStreamContext, event: Event) -> bool:
+        """Act on a verified, newer event; False when the bytes it names could not be had, so
+        ``seq`` stays behind it: the sidecar then reports this stream lagging behind the plane's
+        heartbeat (and refuses high-risk actions) instead of counting as applied an announce
+        whose bundle it never ran (a freeze by swapping or deleting the announced object)."""
         raise NotImplementedError
 
 
@@ -358,31 +376,34 @@ class BundleFollower(_ScopedFollower):
         super().__init__(ctx, scope, f"bundle:{scope}", topology.bundle_subject(scope))
         self.revision: str | None = None
 
-    async def act(self, js: JetStreamContext, event: Event) -> None:
-        await self._activate(js, Announce.from_event(event))
+    async def act(self, js: JetStreamContext, event: Event) -> bool:
+        return await self._activate(js, Announce.from_event(event))
 
-    async def _activate(self, js: JetStreamContext, announce: Announce) -> None:
+    async def _activate(self, js: JetStreamContext, announce: Announce) -> bool:
+        """False when the announced bytes could not be had (missing, swapped, too large)."""
         sidecar, options = self._ctx.sidecar, self._ctx.options
         service = sidecar.config.service
         if announce.services and not {service, topology.BUNDLE_SCOPE_ALL} & set(announce.services):
-            return  # announced for other services only
+            return True  # announced for other services only
         active = sidecar.bundles.active
         if active is not None and hashlib.sha256(active.archive).hexdigest() == announce.sha256:
-            return  # already serving exactly these bytes (e.g. from the persisted copy)
+            return True  # already serving exactly these bytes (e.g. from the persisted copy)
         try:
             archive = await fetch_object(js, topology.BUCKET_BUNDLES, announce.object, size=announce.size,
                                          sha256=announce.sha256, limit=options.max_bundle_bytes,
                                          timeout=options.fetch_timeout)
         except EventRejected as exc:
             sidecar.metrics.bundles_rejected.labels(exc.code).inc()
-            log.warning("bundle %s (%s) refused: %s", announce.revision, self.subject, exc)
-            return
+            log.warning("bundle %s (%s) refused: %s; this scope stays behind the plane", announce.revision,
+                        self.subject, exc)
+            return False
         try:
             await sidecar.activate_bundle_async(archive)  # counts and logs its own rejections; never stalls
         except BundleRejected:
-            return
+            return True  # the plane's own bytes, refused on their merits: logged, counted, last good kept
         self.revision = announce.revision
         self._ctx.metrics.events_applied.labels("bundle").inc()
+        return True
 
 
 # --------------------------------------------------------------------------- shadows
@@ -401,11 +422,11 @@ class ShadowFollower(_ScopedFollower):
     def __init__(self, ctx: FeedContext, scope: str) -> None:
         super().__init__(ctx, scope, f"shadow:{scope}", topology.shadow_subject(scope))
 
-    async def act(self, js: JetStreamContext, event: Event) -> None:
+    async def act(self, js: JetStreamContext, event: Event) -> bool:
         sidecar = self._ctx.sidecar
         if event.payload.get("stop") is True:
             sidecar.stop_shadow(self.scope)
-            return
+            return True
         announce = Announce.from_event(event)
         try:
             archive = await fetch_object(js, topology.BUCKET_BUNDLES, announce.object, size=announce.size,
@@ -414,8 +435,9 @@ class ShadowFollower(_ScopedFollower):
             await sidecar.set_shadow(archive, ShadowSettings.from_wire(event.payload), self.scope)
         except (EventRejected, BundleRejected) as exc:
             log.warning("shadow %s (%s) refused: %s", announce.revision, self.subject, exc)
-            return
+            return True  # a shadow only observes: nothing to lag behind
         self._ctx.metrics.events_applied.labels("shadow").inc()
+        return True
 
 
 # --------------------------------------------------------------------------- heartbeats

@@ -7,11 +7,12 @@
 - ``feed.json``: the scope they were kept under (cell count, object types: persisted
   relations kept under another scope are ignored, never answered from), positions (per cell,
   the relations seq and the JetStream stream seq it came from, the
-  revocations stream seq, the highest bundle announce seq acted on per scope, below
-  which a restarted sidecar refuses announces) and the *signed* trust and revocation
-  events as received. Those
-  are re-verified against the plane key on load, so a file edited on disk cannot add a
-  trusted key or lift a revocation.
+  revocations stream seq) and the *signed* trust, revocation and bundle announce events
+  as received (per scope, the newest announce acted on, below which a restarted sidecar
+  refuses announces). Those are re-verified against the plane key on load, so a file
+  edited on disk cannot add a trusted key, lift a revocation, or raise a scope's position
+  past what the plane announced (which would make the sidecar ignore new bundles while
+  reporting itself in step).
 
 Both files are replaced atomically (temp file, fsync, rename), so a crash leaves the old
 or the new, never half of either; ``feed.json`` names the relations seq its stream seq
@@ -49,6 +50,7 @@ class ControlState:
     bundle_seqs: dict[str, int] = field(default_factory=dict)  # scope -> highest announce seq acted on
     cells: int = 1
     scope_types: list[str] | None = None  # the object types the persisted relations were kept for
+    bundle_events: dict[str, str] = field(default_factory=dict)  # scope -> that announce, signed, as received
 
     def to_wire(self) -> dict[str, Any]:
         c0 = self.relations.get(DEFAULT_CELL, (0, 0))
@@ -59,7 +61,8 @@ class ControlState:
                                         for c, (a, b) in sorted(self.relations.items())}},
             "trust_event": self.trust_event,
             "revocations": {"stream_seq": self.revocations_stream_seq, "events": self.revocation_events},
-            "bundles": {scope: {"seq": seq} for scope, seq in sorted(self.bundle_seqs.items())},
+            "bundles": {scope: {"seq": seq, "event": self.bundle_events.get(scope)}
+                        for scope, seq in sorted(self.bundle_seqs.items())},
         }
 
     @classmethod
@@ -70,8 +73,9 @@ class ControlState:
         rel, rev = doc.get("relations") or {}, doc.get("revocations") or {}
         events = rev.get("events") or []
         trust = doc.get("trust_event")
-        if not all(isinstance(e, str) for e in events) or not isinstance(trust, str | None):
-            raise ValueError("events must be strings")
+        if not isinstance(events, list) or not all(isinstance(e, str) and e.isascii() for e in events) \
+                or not (trust is None or (isinstance(trust, str) and trust.isascii())):
+            raise ValueError("events must be ASCII strings (as published)")
         bundles = doc.get("bundles") or {}
         if not isinstance(bundles, dict) or not all(isinstance(v, dict) for v in bundles.values()):
             raise ValueError("bundles must map scopes to positions")
@@ -84,9 +88,13 @@ class ControlState:
         types = rel.get("scope_types")
         if types is not None and not (isinstance(types, list) and all(isinstance(t, str) for t in types)):
             raise ValueError("scope_types must be a list of names")
+        announces = {str(k): v.get("event") for k, v in bundles.items()}
+        if not all(isinstance(e, str | None) and (e is None or e.isascii()) for e in announces.values()):
+            raise ValueError("bundle announces must be ASCII strings (as published)")
         return cls({str(c): (_int(v.get("seq", 0)), _int(v.get("stream_seq", 0))) for c, v in positions.items()},
                    trust, list(events), _int(rev.get("stream_seq")),
-                   {str(k): _int(v.get("seq")) for k, v in bundles.items()}, _int(rel.get("cells", 1)), types)
+                   {str(k): _int(v.get("seq")) for k, v in bundles.items()}, _int(rel.get("cells", 1)), types,
+                   {k: e for k, e in announces.items() if e is not None})
 
 
 def _int(value: Any) -> int:

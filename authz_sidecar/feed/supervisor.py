@@ -155,7 +155,7 @@ class Feed:
         if state.trust_event is not None:
             self.trust.apply(state.trust_event.encode("ascii"), where=str(self.store.state_path))
         for follower in self.bundles:  # never act on an announce older than one already acted on
-            follower.seq = max(follower.seq, state.bundle_seqs.get(follower.scope, 0))
+            follower.restore(state.bundle_events.get(follower.scope), where=str(self.store.state_path))
         self._restore_revocations(state)
         self._persisted = self._fingerprint()
 
@@ -174,13 +174,22 @@ class Feed:
                  index.applied_seq)
 
     def _restore_revocations(self, state: ControlState) -> None:
+        """Re-verify the persisted revocations and apply them in signed ``seq`` order.
+
+        Never in file order: ``apply`` skips what is not newer than the last applied, so a
+        file edited to list a later event first would have every earlier one (a kill
+        switch) skipped as "already applied".
+        """
         complete = True
+        verified = []
         for raw in state.revocation_events:
             data = raw.encode("ascii")
             event = self.gate.verify(data, REVOCATION, where=str(self.store.state_path if self.store else ""))
             if event is None:
                 complete = False
                 continue
+            verified.append((event, data))
+        for event, data in sorted(verified, key=lambda pair: pair[0].seq):
             self.revocations.apply(event, data)
         self.revocations.stream_seq = state.revocations_stream_seq if complete else 0
 
@@ -494,6 +503,7 @@ class Feed:
             revocation_events=self.revocations.to_keep(time.time()),
             revocations_stream_seq=self.revocations.stream_seq,
             bundle_seqs={b.scope: b.seq for b in self.bundles if b.seq},
+            bundle_events={b.scope: b.raw for b in self.bundles if b.seq and b.raw is not None},
         )
 
     def _save_state(self, state: ControlState, control: tuple[int, int]) -> bool:

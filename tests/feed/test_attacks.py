@@ -6,10 +6,13 @@ import json
 
 import pytest
 from tenantguard import topology
+from tenantguard.bundle import write_archive
+from tenantguard.bundle.signing import JwtSigner, digests, signatures_file
 from tenantguard.events import TRUST_UPDATE, sign_batch, sign_event
 from tenantguard.keys import SigningKey, TrustSet
 from tenantguard.relations import ChangeBatch, RelationChange, Relationship
 
+from ..bundle.conftest import Tar
 from .conftest import Fleet, decide, eventually, make_bundle, rejected
 from .plane import TestPlane
 
@@ -90,3 +93,68 @@ async def test_bad_bundles_are_refused_and_the_last_good_keeps_serving(
 
     assert sidecar.bundle_revision == "2"
     assert decide(sidecar, "alice", "p1").allow
+
+
+def signed_by_hand(key: SigningKey, files: dict[str, bytes]) -> bytes:
+    """A bundle signed with ``key`` over exactly ``files``, past build_bundle's own checks."""
+    files = {name: content for name, content in files.items() if name != ".signatures.json"}
+    return write_archive({**files, ".signatures.json": signatures_file(JwtSigner(key).sign(digests(files)))})
+
+
+async def test_genuinely_signed_bundles_that_mean_more_than_was_reviewed_are_refused(
+    plane: TestPlane, fleet: Fleet, bundle_key: SigningKey
+) -> None:
+    """Signed with the real bundle key, announced faithfully: data that shadows the ``decision``
+    rule (regorus would answer the data: allow for everyone), and a data.json swapped under a
+    genuine signature for bytes with the same canonical digest (a second key via a lone surrogate)."""
+    await plane.write("acme/project:p1#member@user:alice")
+    node = await fleet.start("victim")
+    sidecar = node.sidecar
+    await eventually(lambda: sidecar.bundle_revision == "1", "revision 1 active")
+
+    def refused(code: str) -> float:
+        return sidecar.metrics.registry.get_sample_value("tg_bundles_rejected_total", {"code": code}) or 0.0
+
+    base = Tar.unpack(make_bundle(bundle_key, 2))
+    allow_all = b'{"allow": true, "reasons": [], "high_risk": false}'
+    await plane.bundle(signed_by_hand(bundle_key, {**base, "feedtest/decision/data.json": allow_all}), "2")
+    await eventually(lambda: refused("bundle_malformed") == 1, "data shadowing the decision rule refused")
+
+    genuine = {**base, "feedtest/data.json": b'{"\\ufffd": 1}'}
+    archive = signed_by_hand(bundle_key, genuine)
+    swapped = {**Tar.unpack(archive), "feedtest/data.json": b'{"\\ud800": {"decision": 1}, "\\ufffd": 1}'}
+    await plane.bundle(write_archive(swapped), "3")
+    await eventually(lambda: refused("bundle_malformed") == 2, "a same-digest swap of data.json refused")
+
+    assert sidecar.bundle_revision == "1"
+    assert not decide(sidecar, "mallory", "p1").allow
+    assert decide(sidecar, "alice", "p1").allow
+
+
+async def test_only_the_configured_event_key_signs_events_whatever_the_trust_set_says(
+    plane: TestPlane, fleet: Fleet, plane_key: SigningKey, bundle_key: SigningKey, attacker_key: SigningKey
+) -> None:
+    """Key purpose: the bundle key (trusted for bundles) signs no event; a trust update that lists its
+    own signing key as a ``plane`` key is not believed for it; a genuine trust update that drops the
+    plane's event key from the token trust set does not stop the feed (events verify with
+    ``--plane-key`` only, never with keys a trust update adds or removes)."""
+    await plane.write("acme/project:p1#member@user:alice")
+    node = await fleet.start("victim")
+    sidecar = node.sidecar
+    await eventually(lambda: sidecar.relations.digest() == plane.digest(), "first batch")
+
+    nxt = plane.index.applied_seq + 1
+    grant = ChangeBatch(nxt, (RelationChange("write", Relationship.parse(MALLORY)),))
+    await plane.raw(topology.relations_subject("c0"), sign_batch(bundle_key, grant))
+    self_trusting = TrustSet()
+    self_trusting.add_public_key(attacker_key.public_key, "plane")
+    await plane.raw(topology.SUBJECT_TRUST, sign_event(attacker_key, TRUST_UPDATE,
+                                                       {"jwks": self_trusting.to_jwks()}, 99))
+    await eventually(lambda: rejected(sidecar, "event_unknown_key") == 2, "both refused")
+    assert attacker_key.kid not in sidecar.trust
+
+    await plane.trust(TrustSet())  # genuine: the token trust set no longer lists any plane key
+    await eventually(lambda: node.feed.trust.seq == 1, "genuine trust update applied")
+    await plane.write("acme/project:p2#member@user:alice")
+    await eventually(lambda: sidecar.relations.digest() == plane.digest(), "the feed goes on")
+    assert not decide(sidecar, "mallory", "p1").allow

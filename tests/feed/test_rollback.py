@@ -166,3 +166,36 @@ async def test_a_sidecar_behind_the_heartbeat_reports_it_and_refuses_high_risk(
     assert node.sidecar.status()["feed_detail"]["lagging"] == {"trust": {"applied_seq": 0, "plane_seq": 5}}
     assert decide(node.sidecar, "alice", "p1", action="delete").reasons == ("high_risk_unconfirmed",)
     assert decide(node.sidecar, "alice", "p1").allow
+
+
+async def test_an_announced_bundle_whose_bytes_were_swapped_leaves_the_sidecar_lagging(
+    plane: TestPlane, fleet: Fleet, bundle_key: SigningKey
+) -> None:
+    """Whoever can write the object store can swap (or delete) the bytes behind every new announce:
+    each is refused (digest mismatch), so the sidecar keeps the old policy. It must not count such
+    an announce as applied, or it would report itself in step with the plane while frozen on the
+    old bundle, and keep confirming high-risk actions."""
+    await plane.write("acme/project:p1#member@user:alice")
+    options = dataclasses.replace(FAST, lag_grace=0.2)
+    node = await fleet.start("swapped", options=options, max_staleness_seconds=30)
+    await eventually(lambda: node.sidecar.bundle_revision == "1", "revision 1 active")
+
+    async def confirmed() -> bool:
+        await plane.heartbeat()
+        return decide(node.sidecar, "alice", "p1", action="delete").allow
+
+    await eventually_async(confirmed, "in step with the plane")
+    good = make_bundle(bundle_key, 2)
+    swapped = good[:-9] + bytes([good[-9] ^ 1]) + good[-8:]
+    await plane.bundle(swapped, "2", announced=good)
+    await eventually(lambda: (node.sidecar.metrics.registry.get_sample_value(
+        "tg_bundles_rejected_total", {"code": "event_digest_mismatch"}) or 0) == 1, "the swapped bytes refused")
+    await plane.heartbeat(issued_at=node.feed.plane.issued_at + 0.5)  # declares announce 2 of scope all
+    await eventually(lambda: "bundle:all" in node.feed.lagging(), "the bundle stream reported lagging")
+    assert decide(node.sidecar, "alice", "p1", action="delete").reasons == ("high_risk_unconfirmed",)
+    assert decide(node.sidecar, "alice", "p1").allow
+    assert node.sidecar.bundle_revision == "1"
+
+    await plane.bundle(make_bundle(bundle_key, 3), "3")  # the next genuine announce catches up
+    await eventually(lambda: node.sidecar.bundle_revision == "3", "revision 3 active")
+    await eventually_async(confirmed, "in step again")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from tenantguard import topology as topo
-from tenantguard.bundle import PublicKeyVerifier, build_bundle, verify_bundle
+from tenantguard.bundle import PublicKeyVerifier, build_bundle, verify_bundle, write_archive
 from tenantguard.events import BUNDLE_ANNOUNCE, verify_event
 from tenantguard.keys import SigningKey
 
@@ -139,3 +139,18 @@ def _replace_member(archive: bytes, name: str, content: str) -> bytes:
                 member.size = len(data)
             dst.addfile(member, io.BytesIO(data))
     return out.getvalue()
+
+
+@pytest.mark.parametrize("data", [b'{"demo": {"allow": true}}', b'{"demo": {"x": 1}, "\\ud800": 1}',
+                                  b'{"demo": {"x": 1}, "demo": {"allow": true}}'])
+def test_an_upload_whose_data_shadows_a_rule_or_reads_two_ways_is_refused(
+    plane: PlaneProcess, data: bytes
+) -> None:
+    """Data at a rule's path (regorus would answer the data: allow for everyone) and JSON that
+    parsers read differently are refused with a typed 4xx, before anything is signed or announced."""
+    archive = write_archive({".manifest": b'{"revision":"r1","metadata":{"serial":1}}',
+                             "demo.rego": POLICY.encode(), "demo_test.rego": TESTS.encode(), "data.json": data})
+    status, body = upload(plane, archive)
+    assert 400 <= status < 500, body
+    assert body["error"] == "bundle_malformed"
+    assert plane.client().get("/v1/bundles").json()["scopes"] == []

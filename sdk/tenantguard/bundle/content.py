@@ -10,14 +10,14 @@ tree (suffix ``.manifest`` or ``signatures.json``) are refused unless at the roo
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 from ..errors import BundleMalformed
-from .hashing import decode_utf8
+from .conflicts import check_package_roots, check_rule_conflicts
+from .hashing import decode_utf8, parse_strict
 from .model import MANIFEST_FILE, SIGNATURES_FILE, Bundle, Manifest, SignatureInfo, root_contains
 
 _UNSUPPORTED = {"data.yaml", "data.yml", "patch.json"}
@@ -37,6 +37,8 @@ def parse_contents(files: Mapping[str, bytes], signature: SignatureInfo | None =
         elif kind == "data":
             _insert(data, _data_path(name), load_json(files[name], name), name)
     _check_data_roots(data, manifest.roots)
+    check_package_roots(modules, manifest.roots)
+    check_rule_conflicts(modules, data)
     return Bundle(manifest, MappingProxyType(modules), data, MappingProxyType(dict(files)), signature)
 
 
@@ -57,15 +59,13 @@ def classify(name: str) -> str:
 
 
 def load_json(content: bytes, name: str) -> Any:
-    """Strict JSON (no NaN/Infinity, no BOM, UTF-8 only), as Go's decoder accepts."""
+    """Strict JSON (no NaN/Infinity, no BOM, UTF-8 only), as Go's decoder accepts, and
+    nothing the signed digest folds together (duplicate names, lone surrogates:
+    :func:`~tenantguard.bundle.hashing.parse_strict`)."""
     try:
-        return json.loads(decode_utf8(content, name), parse_constant=_reject)
+        return parse_strict(decode_utf8(content, name))
     except (ValueError, RecursionError) as exc:
         raise BundleMalformed(f"{name} is not valid JSON: {exc}", file=name) from None
-
-
-def _reject(token: str) -> Any:
-    raise ValueError(f"{token} is not JSON")
 
 
 def _data_path(name: str) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import posixpath
 import re
 from typing import Any
@@ -36,6 +37,7 @@ HASH_ALGORITHMS = {
 }
 _STRUCTURED = frozenset({"data.json", "data.yaml", "signatures.json", ".manifest"})
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class _Number(str):
@@ -68,6 +70,42 @@ def canonical_json(content: bytes, name: str) -> bytes:
         return _encode(value).encode()
     except (ValueError, RecursionError) as exc:
         raise BundleMalformed(f"{name} is not valid JSON: {exc}", file=name) from None
+
+
+def parse_strict(text: str) -> Any:
+    """Parse JSON that means one thing to every reader, or raise ``ValueError``.
+
+    Refused: duplicate member names (Python and Go keep the last, other parsers the first),
+    lone UTF-16 surrogates (the digest above maps them to U+FFFD while Python keeps them, so
+    a signed ``"\\ufffd"`` could be swapped for ``"\\ud800"``, or a second key slipped in,
+    under the same digest), ``NaN``/``Infinity`` and numbers that overflow a double.
+    Signed files are hashed by their canonical form, not their bytes: whatever that form
+    folds together must be refused here, or the parsed content is not what was signed.
+    """
+    value = json.loads(text, object_pairs_hook=_unique, parse_constant=_reject_constant,
+                       parse_float=_finite)
+    if _ESCAPED_SURROGATE.search(text) is not None:
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("a string holds a lone UTF-16 surrogate") from None
+    return value
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"duplicate member name {key[:60]!r}")
+        result[key] = value
+    return result
+
+
+def _finite(token: str) -> float:
+    value = float(token)
+    if math.isinf(value):
+        raise ValueError(f"number {token[:40]} overflows a double")
+    return value
 
 
 def decode_utf8(content: bytes, name: str) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
-import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from ..errors import (
     BundleUnknownKey,
 )
 from ..keys import PublicKey, TrustSet, algorithm_for
-from .hashing import HASH_ALGORITHMS, file_digest
+from .hashing import HASH_ALGORITHMS, file_digest, parse_strict
 from .model import SIGNATURES_FILE, FileHash, SignatureInfo, SignedFiles
 
 _SIG = SIGNATURES_FILE
@@ -197,8 +196,8 @@ def unverified_segment(token: str, index: int) -> dict[str, Any]:
 def _json_object(
     raw: bytes, what: str, *, error: type[BundleMalformed | BundleSignatureInvalid] = BundleMalformed
 ) -> dict[str, Any]:
-    try:
-        value = json.loads(raw)
+    try:  # strict: a duplicate "signatures", "files", "scope" or "kid" must not read two ways
+        value = parse_strict(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         raise error(f"{what} is not JSON", file=_SIG) from None
     if not isinstance(value, dict):
