@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from tenantguard.errors import InvalidInput
 from tenantguard.exchange import (
@@ -33,6 +33,8 @@ from tenantguard.exchange import (
 )
 
 from ..runtime import Sidecar
+from . import wire
+from .wire import DuplicateHeader
 
 log = logging.getLogger(__name__)
 
@@ -62,12 +64,20 @@ def _form_pairs(content_type: str | None, body: bytes) -> list[tuple[str, str]]:
     TOKEN_PATH,
     responses={200: {"description": "RFC 8693 2.2.1 token response"},
                400: {"description": "RFC 6749 5.2 error"}, 401: {"description": "invalid_client"}},
+    openapi_extra={"parameters": [{
+        "in": "header", "name": "authorization", "required": False, "schema": {"type": "string"},
+        "description": "HTTP Basic client credentials (RFC 6749 2.3.1), once: two different values are "
+                       "invalid_request"}]},
 )  # type: ignore[untyped-decorator]
-async def token(request: Request, authorization: Annotated[str | None, Header()] = None) -> JSONResponse:
-    """Exchange the calling service's subject token for a token for the next service."""
+async def token(request: Request) -> JSONResponse:
+    """Exchange the calling service's subject token for a token for the next service.
+
+    The client's credentials are read once: two different Authorization headers are
+    invalid_request (RFC 6749 2.3: one authentication method per request), never the first
+    one while a proxy or a log reads the last."""
     sidecar: Sidecar = request.app.state.sidecar
     try:
-        sidecar.exchange.authenticate_client(authorization)
+        sidecar.exchange.authenticate_client(_client_authorization(request))
         form = ExchangeRequest.from_form(_form_pairs(request.headers.get("content-type"), await request.body()))
         result = await sidecar.exchange.exchange(form)
     except ExchangeError as exc:
@@ -78,6 +88,14 @@ async def token(request: Request, authorization: Annotated[str | None, Header()]
         return JSONResponse({"error": "server_error", "error_description": "internal error"},
                             status_code=500, headers=NO_STORE)
     return JSONResponse(result.to_wire(), headers=NO_STORE)
+
+
+def _client_authorization(request: Request) -> str | None:
+    try:
+        return wire.authorization(request.scope)
+    except DuplicateHeader:
+        raise InvalidRequest("the authorization header appears with different values",
+                             reason="duplicate_header") from None
 
 
 @router.get("/v1/keys")  # type: ignore[untyped-decorator]

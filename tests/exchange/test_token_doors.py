@@ -7,17 +7,19 @@ can get it refused, and each refusal must be a typed 4xx, never a 500 or an allo
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import uuid
 from typing import Any
 
+import httpx
 import pytest
 from tenantguard.tokens import mint
 
 from ..tokens.attacks import signed_text
 from .conftest import ORDERS_AUTH
-from .mesh import Mesh
+from .mesh import GRANT, JWT, TOKEN_URL, Mesh
 from .test_attacks import refused
 
 INVOICE = {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": "acme", "project": "p1"}}
@@ -87,3 +89,20 @@ def test_a_signature_spelled_with_trailing_bits_is_refused_at_both_doors(mesh: M
     assert r.status_code == 401 and r.json()["error"] == "token_malformed", r.text
     refused(mesh.exchange("orders", _trailing_bits(user_token(mesh, aud="orders")), "billing", auth=ORDERS_AUTH),
             "invalid_request", "token_malformed")
+
+
+def test_two_different_client_credentials_are_one_request_too_many(mesh: Mesh) -> None:
+    """RFC 6749 2.3: one authentication method per request. The exchange door read the first
+    Authorization header while a proxy or log reading the last saw another client."""
+    def basic(user: str, secret: str) -> str:
+        return "Basic " + base64.b64encode(f"{user}:{secret}".encode()).decode()
+
+    form = {"grant_type": GRANT, "subject_token": user_token(mesh, aud="orders"), "subject_token_type": JWT,
+            "audience": "billing"}
+    right, wrong = basic(*ORDERS_AUTH), basic("orders", "not-the-secret")
+    for pair in ((right, wrong), (wrong, right)):
+        r = httpx.post(mesh.url("orders") + TOKEN_URL, data=form,
+                       headers=httpx.Headers([("authorization", pair[0]), ("authorization", pair[1])]))
+        refused(r, "invalid_request", "duplicate_header")
+    once = httpx.post(mesh.url("orders") + TOKEN_URL, data=form, headers={"authorization": right})
+    assert once.status_code == 200 and "access_token" in once.json(), once.text
