@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import uvicorn
 from starlette.types import ASGIApp
-from tenantguard.serving import bind_tcp, bind_unix, event_loop_runner
+from tenantguard.serving import bind_tcp, bind_unix, event_loop_runner, http_protocol
 
 from .app import create_app, create_ops_app
 from .decision_log import JetStreamSink
@@ -86,7 +86,7 @@ def uvicorn_config(app: ASGIApp) -> uvicorn.Config:
     real peer. No access log and no ``server`` header: both cost on every decision.
     """
     return uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5,
-                          proxy_headers=False, server_header=False)
+                          proxy_headers=False, server_header=False, http=http_protocol())
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import signal
 import sys
 
 import uvicorn
-from tenantguard.serving import bind_tcp, event_loop_runner
+from tenantguard.serving import bind_tcp, event_loop_runner, http_protocol
 
 from .app import create_server_app
 from .runtime import Plane
@@ -54,7 +54,7 @@ async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
         sock.close()
         raise
     uv = uvicorn.Server(uvicorn.Config(create_server_app(plane), log_level="warning", access_log=False,
-                                       lifespan="off", timeout_graceful_shutdown=5))
+                                       lifespan="off", timeout_graceful_shutdown=5, http=http_protocol()))
     uv.install_signal_handlers = lambda: None  # type: ignore[attr-defined]  # we own the signals
     http_task = loop.create_task(uv.serve(sockets=[sock]))
     while not uv.started and not http_task.done():

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import socket
 from typing import Any
+
+from .errors import InvalidInput
 
 
 def bind_tcp(host: str, port: int) -> socket.socket:
@@ -45,3 +48,26 @@ def event_loop_runner() -> Any:
     except ImportError:
         return asyncio.run
     return uvloop.run
+
+
+def http_protocol() -> type[Any] | str:
+    """The uvicorn HTTP protocol the services run: httptools, with uvicorn's own 400 (a request it
+    cannot parse: a bad request line, header or framing) answered as the JSON error body every
+    other refusal has (``{"error": "invalid_request", "message": ...}``), not as plain text.
+    ``"auto"`` where httptools is not installed."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:
+        return "auto"
+
+    class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
+        def send_400_response(self, msg: str) -> None:
+            body = json.dumps({"error": InvalidInput.code, "message": msg}).encode()
+            head = [b"HTTP/1.1 400 Bad Request\r\n"]
+            head += [name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers]
+            head += [b"content-type: application/json\r\n", b"content-length: %d\r\n" % len(body),
+                     b"connection: close\r\n\r\n"]
+            self.transport.write(b"".join(head) + body)
+            self.transport.close()
+
+    return JsonErrorHttpToolsProtocol

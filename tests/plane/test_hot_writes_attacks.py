@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests import rawhttp
+
 from .conftest import ADMIN_TOKEN, JOIN_SECRET
 from .process import PlaneProcess
 from .test_hot_writes import ADMIN, ISSUED, _answer, _json, _planes, _send
@@ -201,3 +203,9 @@ def test_hostile_requests_get_the_same_answer_from_the_door_and_the_route(tmp_pa
         for plane in (fast, framework):  # the right token alone still writes
             with plane.client() as http:
                 assert http.post("/v1/relations", content=_rel(obj="doc:last"), headers=[JSON]).status_code == 200
+
+
+def test_a_request_the_plane_cannot_parse_gets_the_json_error_body(plane: PlaneProcess) -> None:
+    """uvicorn answers these before any route or door: the plane's protocol makes it the JSON body."""
+    for request in rawhttp.UNPARSEABLE:
+        rawhttp.refuses_as_json(rawhttp.exchange(plane.base_url, request))

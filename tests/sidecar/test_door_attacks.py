@@ -9,7 +9,6 @@ duplicate headers are also sent to a real sidecar process over loopback.
 from __future__ import annotations
 
 import json
-import socket
 import urllib.parse
 from collections.abc import Iterator
 from typing import Any
@@ -24,6 +23,7 @@ from authz_sidecar.config import SidecarConfig
 from authz_sidecar.envoy_authz import MAX_HEADER_VALUES
 from authz_sidecar.pep import secret_digest
 from authz_sidecar.runtime import Sidecar
+from tests import rawhttp
 
 from .conftest import World
 from .process import SidecarProcess
@@ -262,13 +262,7 @@ def test_opa_get_refuses_escapes_that_are_not_utf8(sidecar: SidecarProcess, worl
 
 def raw_http(sidecar: SidecarProcess, request: bytes) -> bytes:
     """Send bytes no HTTP client library would, and read the whole answer."""
-    host, port = sidecar.http.rsplit(":", 1)
-    answer = b""
-    with socket.create_connection((host, int(port)), timeout=10) as conn:
-        conn.sendall(request)
-        while chunk := conn.recv(65536):
-            answer += chunk
-    return answer
+    return rawhttp.exchange(sidecar.http, request)
 
 
 def test_opa_get_refuses_raw_non_ascii_in_the_query(sidecar: SidecarProcess, world: World) -> None:
@@ -337,3 +331,11 @@ def test_http_door_refuses_two_different_host_headers(sidecar: SidecarProcess, w
     assert two.startswith(b"HTTP/1.1 400"), two[:200]
     assert json.loads(two.partition(b"\r\n\r\n")[2])["error"] == "duplicate_header"
     assert raw_http(sidecar, request(b"billing.internal")).startswith(b"HTTP/1.1 200")
+
+
+
+@pytest.mark.parametrize("request_bytes", rawhttp.UNPARSEABLE, ids=range(len(rawhttp.UNPARSEABLE)))
+def test_a_request_the_server_cannot_parse_gets_the_json_error_body(sidecar: SidecarProcess,
+                                                                     request_bytes: bytes) -> None:
+    """uvicorn answers these itself, before any door: plain text, unless the sidecar's protocol says JSON."""
+    rawhttp.refuses_as_json(raw_http(sidecar, request_bytes))
