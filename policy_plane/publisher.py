@@ -79,6 +79,11 @@ class SequenceConflict(TenantGuardError):
     retryable = True
 
 
+class ObjectMissing(Unavailable):
+    """An object-store entry is not there (deleted, never written): unlike a timeout, trying again
+    will not bring it back."""
+
+
 @dataclass(frozen=True, slots=True)
 class Stored:
     """Where a publish landed: the stream sequence, and whether it was a duplicate of an earlier one."""
@@ -423,7 +428,7 @@ class Publisher:
             try:
                 info = await store.get_info(name)
             except nats.js.errors.NotFoundError:
-                raise Unavailable(f"object {bucket}/{name} is missing") from None
+                raise ObjectMissing(f"object {bucket}/{name} is missing") from None
             if info.size is not None and info.size > max_bytes:
                 raise PayloadTooLarge(f"object {bucket}/{name} is {info.size} bytes, limit {max_bytes}")
             result = await asyncio.wait_for(store.get(name), timeout=self.request_timeout * 6)

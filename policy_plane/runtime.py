@@ -212,6 +212,7 @@ class Plane:
         await self.publisher.subscribe_core(f"{topo.SUBJECT_STATUS_PREFIX}.*", self._on_status)
         for follower in self.followers.values():  # consume what is stored before answering anything
             await follower.wait_for(await follower.stored_last(), self.config.bootstrap_timeout)
+        self.state.check_replayed()
         self.bootstrapped = True
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self.snapshotter.run_forever(), name="plane-snapshots"),

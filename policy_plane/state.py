@@ -32,11 +32,11 @@ import hashlib
 import logging
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from tenantguard import topology as topo
 from tenantguard.bundle import DEFAULT_LIMITS, ArchiveLimits, BundleStore, TrustSetVerifier
-from tenantguard.errors import TenantGuardError
+from tenantguard.errors import PayloadTooLarge, TenantGuardError, Unavailable
 from tenantguard.events import (
     BUNDLE_ANNOUNCE,
     RELATIONS_BATCH,
@@ -57,7 +57,7 @@ from tenantguard.revocations import RevocationList
 from tenantguard.rollout import ROLLOUT_STATE, RolloutState
 
 from .idempotency import KeyWindow, keys_of
-from .publisher import STREAM_SEQ_HINT, Publisher, StoredMsg
+from .publisher import STREAM_SEQ_HINT, ObjectMissing, Publisher, StoredMsg
 from .revocations import apply_record
 
 log = logging.getLogger(__name__)
@@ -128,6 +128,7 @@ class PlaneState:
         self.stores: dict[str, BundleStore[None]] = {}
         self.announces: dict[str, Announce] = {}
         self.snapshots: dict[str, SnapshotManifest] = {}  # cell -> newest verified manifest
+        self.replay_floor: dict[str, int] = {}  # cell -> seq its unusable snapshot held (replay must reach it)
         self.rollout: RolloutState | None = None
         self.shadows: dict[str, dict[str, Any]] = {}  # scope -> the newest verified bundle.shadow payload (+ seq)
         self.rollout_seq = 0
@@ -159,25 +160,47 @@ class PlaneState:
         return min(resume)
 
     async def _bootstrap_cell(self, publisher: Publisher, cell: str) -> int:
+        """Load ``cell``'s newest verified snapshot; the stream sequence to resume it at.
+
+        Only a snapshot that is gone (or whose bytes do not match its manifest) falls back to
+        replaying the cell's stream, and the replay must then reach the manifest's seq
+        (:meth:`check_replayed`). A snapshot that cannot be read right now (a timeout) is
+        retried and, still unreadable, stops the start: replaying instead would silently serve
+        less than the snapshot held wherever the stream no longer has the history (a migrated
+        cell, a stream with a max age)."""
         newest = await self._newest_manifest(publisher, cell)
         if newest is None:
             return 1
         manifest, last = newest
         try:
-            data = await publisher.get_object(topo.BUCKET_SNAPSHOTS, topo.snapshot_object(manifest.seq, cell),
-                                              max_bytes=manifest.size)
+            data = await _read_snapshot(publisher, manifest, cell)
             manifest.check(data)
             self.index.replace(cell, await asyncio.to_thread(index_from_snapshot_bytes, data))
         except EventRejected as exc:
             self._refuse(topo.STREAM_SNAPSHOTS, last.stream_seq, exc)
+            self.replay_floor[cell] = manifest.seq
             return 1
-        except TenantGuardError as exc:  # object missing or unreadable: replay the stream instead
+        except (ObjectMissing, PayloadTooLarge) as exc:
             log.warning("snapshot of %s unusable, replaying its relations from the stream: %s", cell, exc)
+            self.replay_floor[cell] = manifest.seq
             return 1
         self.snapshots[cell] = manifest
         hint = last.headers.get(STREAM_SEQ_HINT, "")
         log.info("relations of %s bootstrapped from snapshot %d (%d tuples)", cell, manifest.seq, manifest.count)
         return int(hint) + 1 if hint.isdigit() else 1
+
+    def check_replayed(self) -> None:
+        """After the followers caught up: every cell that fell back to replaying its stream reached the
+        seq its newest snapshot declared, else the stream no longer holds that history and starting
+        would serve (and write on top of) a partial index: refuse, naming the object to restore."""
+        short = {cell: (self.index.index(cell).applied_seq, floor) for cell, floor in self.replay_floor.items()
+                 if self.index.index(cell).applied_seq < floor}
+        if short:
+            detail = ", ".join(f"{cell} at {got} of {floor} (object {topo.snapshot_object(floor, cell)})"
+                               for cell, (got, floor) in sorted(short.items()))
+            raise Unavailable(f"relations replayed from the stream fall short of their snapshots: {detail}; "
+                              f"restore the snapshot object in {topo.BUCKET_SNAPSHOTS} and start again",
+                              cells=sorted(short))
 
     async def _newest_manifest(self, publisher: Publisher, cell: str) -> tuple[SnapshotManifest, StoredMsg] | None:
         """The verified manifest of ``cell`` with the highest seq stored, whatever order the broker holds
@@ -354,3 +377,24 @@ def _announce(scope: str, seq: int, kid: str, payload: dict[str, Any]) -> Announ
                         dict(previous) if isinstance(previous, dict) else None)
     except (KeyError, TypeError, ValueError) as exc:
         raise EventMalformed(f"bundle announce lacks a field: {exc}") from None
+
+
+SNAPSHOT_READ_DELAYS: Final = (0.5, 1.0, 2.0, 4.0)  # seconds between attempts to read a snapshot at start
+
+
+async def _read_snapshot(publisher: Publisher, manifest: SnapshotManifest, cell: str) -> bytes:
+    """The snapshot object's bytes; a failure other than a missing or oversized object is retried
+    (about 7.5 s in all), then raised."""
+    name = topo.snapshot_object(manifest.seq, cell)
+    for delay in (*SNAPSHOT_READ_DELAYS, None):
+        try:
+            return await publisher.get_object(topo.BUCKET_SNAPSHOTS, name, max_bytes=manifest.size)
+        except (ObjectMissing, PayloadTooLarge):
+            raise
+        except TenantGuardError as exc:
+            if delay is None:
+                raise Unavailable(f"snapshot {name} could not be read ({exc.message}); not starting without "
+                                  "it: replaying the stream instead could serve less than it holds") from None
+            log.warning("reading snapshot %s failed (%s); trying again in %g s", name, exc.message, delay)
+            await asyncio.sleep(delay)
+    raise AssertionError("unreachable")  # the last attempt returns or raises
