@@ -47,7 +47,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .clients.wire import CheckResult
 from .context import NoTenantContext, RequestContext, reset_context, set_context
-from .errors import ClaimInvalid, TenantGuardError, TokenError, TokenMissing, Unavailable
+from .errors import ClaimInvalid, InvalidInput, TenantGuardError, TokenError, TokenMissing, Unavailable
 from .tokens import CHAIN_CLAIM, ROOT_IAT_CLAIM, Claims, TokenVerifier, decode_unverified, token_digest
 
 log = logging.getLogger("tenantguard.fastapi")
@@ -69,6 +69,16 @@ class AuthzHTTPError(HTTPException):
         super().__init__(status_code=status_code, detail=dict(body),  # type: ignore[arg-type]
                          headers=dict(headers or {}))
         self.body = dict(body)
+
+
+class DuplicateAuthorization(InvalidInput):
+    """``Authorization`` came twice with different values (400 ``duplicate_header``, as the sidecar).
+
+    Why: a proxy, a log or a framework reading the other of two credentials would see
+    another caller than the one this guard verified.
+    """
+
+    code = "duplicate_header"
 
 
 def unauthorized(exc: TokenError) -> AuthzHTTPError:
@@ -209,6 +219,10 @@ class TenantGuard:
         return tenant_context
 
     async def _context_of(self, request: Request, credentials: HTTPAuthorizationCredentials | None) -> RequestContext:
+        try:  # without the middleware, this is the only place that sees both headers
+            _authorization(request.scope)
+        except DuplicateAuthorization as exc:
+            raise http_error(exc) from None
         ctx = getattr(request.state, _CONTEXT_STATE, None)
         if ctx is not None:
             return ctx
@@ -255,7 +269,11 @@ class TenantContextMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        token = _bearer(scope)
+        try:
+            token = _bearer(scope)
+        except DuplicateAuthorization as exc:
+            await _send_error(send, http_error(exc))
+            return
         if token is None:
             await self.app(scope, receive, send)
             return
@@ -276,13 +294,25 @@ class TenantContextMiddleware:
             reset_context(reset)
 
 
-def _bearer(scope: Scope) -> str | None:
+def _authorization(scope: Scope) -> str | None:
+    """The one ``Authorization`` value; :class:`DuplicateAuthorization` for two different ones."""
+    found: bytes | None = None
     for name, value in scope.get("headers") or ():
-        if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            if scheme.lower() == "bearer" and token.strip():
-                return token.strip()
-            return None
+        if name.lower() == b"authorization":
+            if found is not None and value != found:
+                raise DuplicateAuthorization("the authorization header appears with different values",
+                                             header="authorization")
+            found = value
+    return None if found is None else found.decode("latin-1")
+
+
+def _bearer(scope: Scope) -> str | None:
+    value = _authorization(scope)
+    if value is None:
+        return None
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
     return None
 
 

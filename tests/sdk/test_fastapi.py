@@ -186,3 +186,53 @@ async def test_unreachable_sidecar_is_503_fail_closed(issuer: TestIssuer, refuse
     await client.aclose()
     assert r.status_code == 503 and r.headers["retry-after"] == "1"
     assert r.json()["error"] == "unavailable"
+
+
+# --------------------------------------------------------------------------- ambiguous credentials
+
+
+@pytest.mark.parametrize("path", ["/invoices/inv-1", "/me", "/health"])
+async def test_two_different_authorization_headers_are_400_duplicate_header(
+        http: httpx.AsyncClient, issuer: TestIssuer, path: str) -> None:
+    """One caller verified, another served: refused before any route runs, public ones too."""
+    acme = issuer.mint(audience="orders")
+    globex = issuer.mint("mallory", "globex", audience="orders")
+    for second in (f"Bearer {globex}", "Basic YTpi", "Bearer "):
+        r = await http.get(path, headers=[("Authorization", f"Bearer {acme}"), ("Authorization", second)])
+        assert r.status_code == 400, (path, second, r.text)
+        assert r.json()["error"] == "duplicate_header"
+
+
+async def test_the_same_authorization_header_twice_is_harmless(http: httpx.AsyncClient, issuer: TestIssuer) -> None:
+    token = issuer.mint(audience="orders")
+    r = await http.get("/me", headers=[("Authorization", f"Bearer {token}")] * 2)
+    assert r.status_code == 200 and r.json()["tenant"] == "acme"
+
+
+async def test_two_authorization_headers_without_the_middleware(embedded: EmbeddedAuthorizer,
+                                                                issuer: TestIssuer) -> None:
+    """A guard used only through its dependencies (no install) refuses the same way."""
+    guard = TenantGuard(embedded, verifier=issuer.verifier("orders"))
+    app = FastAPI()
+
+    @app.get("/me")
+    async def me(ctx: RequestContext = Depends(guard.context)) -> dict[str, str]:  # noqa: B008
+        return {"tenant": ctx.tenant}
+
+    acme = issuer.mint(audience="orders")
+    globex = issuer.mint("mallory", "globex", audience="orders")
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://orders") as client:
+        r = await client.get("/me", headers=[("Authorization", f"Bearer {acme}"),
+                                             ("Authorization", f"Bearer {globex}")])
+        assert r.status_code == 400 and r.json()["detail"]["error"] == "duplicate_header"
+        assert (await client.get("/me", headers=auth(globex))).json() == {"tenant": "globex"}
+
+
+@pytest.mark.parametrize("name", ["access_token", "token", "authorization"])
+async def test_a_token_in_the_query_string_is_not_a_credential(http: httpx.AsyncClient, issuer: TestIssuer,
+                                                               name: str) -> None:
+    token = issuer.mint(audience="orders")
+    r = await http.get("/invoices/inv-1", params={name: token})
+    assert r.status_code == 401 and r.json()["error"] == "token_missing"
+    r = await http.get("/invoices/inv-1", params={name: f"Bearer {token}"})
+    assert r.status_code == 401 and r.json()["error"] == "token_missing"
