@@ -209,3 +209,76 @@ def test_full_jitter_stays_within_the_exponential_cap() -> None:
     assert policy.delay(2, rng=lambda lo, hi: hi) == pytest.approx(0.4)
     assert policy.delay(6, rng=lambda lo, hi: hi) == pytest.approx(0.5)
     assert policy.delay(3, rng=lambda lo, hi: lo) == 0.0
+
+
+# --------------------------------------------------------------------------- answers that are not an allow
+
+
+def _decide(client_kind: str, url: str, call: str, *args: Any, **kwargs: Any) -> Any:
+    """Run one client call on the sync or the async client (same server, same rules)."""
+    if client_kind == "sync":
+        with sync_client(url, retry=RetryPolicy(attempts=1)) as client:
+            return getattr(client, call)(*args, **kwargs)
+
+    async def run() -> Any:
+        async with async_client(url, retry=RetryPolicy(attempts=1)) as client:
+            return await getattr(client, call)(*args, **kwargs)
+
+    return asyncio.run(run())
+
+
+ALLOW_BODY = {"allow": True, "reasons": [], "decision_id": "d-1"}
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize("step", [
+    (301, ALLOW_BODY), (302, ALLOW_BODY), (304, ALLOW_BODY), (307, ALLOW_BODY), (308, ALLOW_BODY),
+    (300, ALLOW_BODY),
+    (200, {"allow": True}), (200, {"allow": True, "decision_id": ""}), (200, {"allow": True, "decision_id": 7}),
+    (200, {"allow": True, "decision_id": "d", "reasons": "ok"}),
+    (200, {"allow": "true", "decision_id": "d"}), (200, {"allow": 1, "decision_id": "d"}),
+    (200, [ALLOW_BODY]), (200, b"allow"), (200, b""),
+])
+def test_a_check_answer_that_is_not_the_sidecars_allow_is_never_an_allow(server: FlakyServer, kind: str,
+                                                                         step: Any) -> None:
+    """A redirect with an allow body, an allow without a decision id, a non-JSON 200: unavailable."""
+    server.then(step)
+    with pytest.raises(UnexpectedResponse):
+        _decide(kind, server.url, "check", *Q, token="t")
+    server.then(step)
+    assert _decide(kind, server.url, "is_allowed", *Q, token="t") is False
+
+
+EVAL_ALLOW = {"decision": True, "context": {"decision_id": "d-1", "reasons": []}}
+EVAL_DENY = {"decision": False, "context": {"decision_id": "d-2", "reasons": ["policy_denied"]}}
+THREE = [{"resource": {"type": "invoice", "id": f"inv-{n}"}} for n in range(3)]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(("semantic", "body"), [
+    ("execute_all", {"evaluations": [EVAL_ALLOW]}),            # truncated
+    ("execute_all", EVAL_ALLOW),                                # a single decision for three questions
+    ("execute_all", {"evaluations": [EVAL_ALLOW] * 4}),        # more answers than questions
+    ("execute_all", {"evaluations": []}),
+    ("deny_on_first_deny", {"evaluations": [EVAL_ALLOW, EVAL_ALLOW]}),  # stopped on an allow
+    ("deny_on_first_deny", EVAL_ALLOW),
+    ("permit_on_first_permit", {"evaluations": [EVAL_DENY]}),  # stopped on a deny
+])
+def test_evaluations_answered_for_fewer_questions_are_refused(server: FlakyServer, kind: str, semantic: str,
+                                                              body: Any) -> None:
+    server.then((200, body))
+    with pytest.raises(UnexpectedResponse):
+        _decide(kind, server.url, "check_many", THREE, action="invoices:read", token="t", semantic=semantic)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(("semantic", "body", "allows"), [
+    ("execute_all", {"evaluations": [EVAL_ALLOW, EVAL_DENY, EVAL_ALLOW]}, [True, False, True]),
+    ("deny_on_first_deny", {"evaluations": [EVAL_ALLOW, EVAL_DENY]}, [True, False]),
+    ("permit_on_first_permit", {"evaluations": [EVAL_DENY, EVAL_ALLOW]}, [False, True]),
+])
+def test_evaluations_answered_in_full_or_up_to_the_stop_are_read(server: FlakyServer, kind: str, semantic: str,
+                                                                 body: Any, allows: list[bool]) -> None:
+    server.then((200, body))
+    results = _decide(kind, server.url, "check_many", THREE, action="invoices:read", token="t", semantic=semantic)
+    assert [r.allow for r in results] == allows

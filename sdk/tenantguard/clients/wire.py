@@ -198,7 +198,27 @@ def evaluations_call(defaults: Mapping[str, Any], items: list[dict[str, Any]], s
     # the sidecar answers bare {"decision": ...} entries unless asked: CheckResult carries reasons and ids
     body = {**defaults, "evaluations": items,
             "options": {"evaluations_semantic": semantic, "tenantguard_context": True}}
-    return Call("POST", EVALUATIONS_PATH, parse_evaluations, json=body, headers=bearer(token))
+    asked = len(items)
+    return Call("POST", EVALUATIONS_PATH,
+                lambda status, doc: answered_in_full(parse_evaluations(status, doc), asked, semantic),
+                json=body, headers=bearer(token))
+
+
+def answered_in_full(results: list[CheckResult], asked: int, semantic: Semantic) -> list[CheckResult]:
+    """The answers, one per question in order; a list that cannot be that is refused.
+
+    Why: callers zip the answers with their questions or test ``all(results)``; one
+    ``allow`` answered for three questions (a truncated list, a single-decision body)
+    would read as three allows. Only a semantic that stops may answer fewer, and then
+    the last answer is the one that stopped it.
+    """
+    if not asked:
+        return results
+    complete = len(results) == asked
+    stopped = 0 < len(results) < asked and stop_after(results[-1], semantic)
+    if not (complete or stopped):
+        raise UnexpectedResponse(f"evaluations answer has {len(results)} decision(s) for {asked} question(s)")
+    return results
 
 
 def exchange_call(token: str, audience: str, scope: Sequence[str] | str | None,
@@ -230,6 +250,8 @@ def scope_string(scope: Sequence[str] | str | None) -> str:
 def _ok(status: int, body: Any, *, oauth: bool = False) -> Mapping[str, Any]:
     if status >= 400:
         raise (oauth_error_from_body if oauth else error_from_body)(status, body)
+    if not 200 <= status < 300:  # a redirect or an informational answer is no answer, whatever its body
+        raise UnexpectedResponse(f"expected HTTP 2xx, got HTTP {status}")
     if not isinstance(body, Mapping):
         raise UnexpectedResponse(f"expected a JSON object, got HTTP {status}")
     return body
@@ -240,6 +262,10 @@ def parse_check(status: int, body: Any) -> CheckResult:
     allow = doc.get("allow")
     if not isinstance(allow, bool):
         raise UnexpectedResponse("check answer has no boolean 'allow'")
+    if allow and not (isinstance(doc.get("decision_id"), str) and doc["decision_id"]
+                      and isinstance(doc.get("reasons", []), list)):
+        # every sidecar decision has an id (the audit trail's key); an allow without one is not the sidecar's
+        raise UnexpectedResponse("check answer allows without a decision_id")
     seq = doc.get("relations_seq")
     return CheckResult(allow, tuple(str(r) for r in doc.get("reasons") or ()), doc.get("decision_id"),
                        doc.get("bundle_revision"), seq if isinstance(seq, int) else None,
