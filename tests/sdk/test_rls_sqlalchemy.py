@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from tenantguard.context import NoTenantContext, use_context
+from tenantguard.rls import TenantMismatch
 from tenantguard.testing import TestIssuer
 
 from .conftest import PgWorld
@@ -51,3 +52,46 @@ def test_each_transaction_sees_only_its_tenant_on_a_reused_connection(sessions, 
 def test_a_session_outside_a_request_context_refuses_to_run(sessions) -> None:  # type: ignore[no-untyped-def]
     with sessions() as session, pytest.raises(NoTenantContext):
         rows(session)
+
+
+def test_a_session_left_open_refuses_to_serve_the_next_tenant(sessions, issuer: TestIssuer) -> None:  # type: ignore[no-untyped-def]
+    """A thread-local session a request forgot to close: its transaction still carries acme."""
+    session = sessions()
+    try:
+        with use_context(issuer.context(tenant="acme")):
+            assert rows(session) == [("acme", "inv-1"), ("acme", "inv-2")]
+        with use_context(issuer.context(tenant="globex")), pytest.raises(TenantMismatch):
+            rows(session)
+        with pytest.raises(NoTenantContext):  # nor serve code outside any request
+            rows(session)
+        session.rollback()
+        with use_context(issuer.context(tenant="globex")):  # a new transaction: the new tenant
+            assert rows(session) == [("globex", "inv-1"), ("globex", "inv-9")]
+    finally:
+        session.close()
+
+
+def test_a_flush_in_another_tenants_context_is_refused(sessions, issuer: TestIssuer) -> None:  # type: ignore[no-untyped-def]
+    """Objects added for acme and flushed in globex's request would be written under acme's setting."""
+    from sqlalchemy import Column, Integer, String, text
+    from sqlalchemy.orm import DeclarativeBase
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Invoice(Base):
+        __tablename__ = "invoices"
+        tenant_id = Column(String, primary_key=True)
+        id = Column(String, primary_key=True)
+        amount = Column(Integer, nullable=False)
+
+    session = sessions()
+    try:
+        with use_context(issuer.context(tenant="acme")):
+            session.execute(text("SELECT 1"))
+            session.add(Invoice(tenant_id="acme", id="inv-flush", amount=1))
+        with use_context(issuer.context(tenant="globex")), pytest.raises(TenantMismatch):
+            session.flush()
+    finally:
+        session.rollback()
+        session.close()
