@@ -190,6 +190,9 @@ class TenantGuard:
 
         @app.exception_handler(NoTenantContext)
         async def _no_context(request: Request, exc: NoTenantContext) -> JSONResponse:
+            refusal = _caller_refusal(request)
+            if refusal is not None:  # the caller brought no valid token: theirs to fix, not a 500
+                return JSONResponse(refusal.body, status_code=refusal.status_code, headers=refusal.headers)
             log.error("route needed a tenant context and had none: %s %s", request.method, request.url.path)
             return JSONResponse({"error": exc.code, "message": "internal error"}, status_code=500)
 
@@ -244,6 +247,22 @@ class TenantGuard:
 
     def require(self, action: str, resource: ResourceSpec = None) -> Requirement:
         return Requirement(action, resource, guard=self)
+
+
+def _caller_refusal(request: Request) -> AuthzHTTPError | None:
+    """The 401 a route that read the context (``current_tenant()``) without ``require`` owes a
+    caller whose token was missing or invalid; None when the request had a verified context.
+
+    Why: the middleware lets such requests through for public routes, so a route that
+    needs a tenant meets :class:`NoTenantContext`; answering 500 would turn an expired
+    or forged token into a server error instead of the 401 the caller can act on.
+    """
+    if getattr(request.state, _CONTEXT_STATE, None) is not None:
+        return None
+    error = getattr(request.state, _ERROR_STATE, None)
+    if error is not None:
+        return unauthorized(error)
+    return unauthorized(TokenMissing("a context token is required (Authorization: Bearer ...)"))
 
 
 def _is_async(fn: Any) -> bool:

@@ -68,6 +68,10 @@ def build_app(guard: TenantGuard) -> FastAPI:
     def me(ctx: RequestContext = Depends(tenant_context)) -> dict[str, Any]:  # noqa: B008
         return {"tenant": ctx.tenant, "sub": ctx.subject, "same": ctx is current_context()}
 
+    @app.get("/whoami")
+    async def whoami() -> dict[str, str]:  # reads the context the middleware set, no dependency
+        return {"tenant": current_tenant()}
+
     return app
 
 
@@ -236,3 +240,20 @@ async def test_a_token_in_the_query_string_is_not_a_credential(http: httpx.Async
     assert r.status_code == 401 and r.json()["error"] == "token_missing"
     r = await http.get("/invoices/inv-1", params={name: f"Bearer {token}"})
     assert r.status_code == 401 and r.json()["error"] == "token_missing"
+
+
+@pytest.mark.parametrize(("make", "code"), [
+    (lambda i: None, "token_missing"),
+    (lambda i: "not-a-jwt", "token_malformed"),
+    (lambda i: i.mint(audience="billing"), "audience_invalid"),
+    (lambda i: i.mint(audience="orders", lifetime=1, now=1.0), "token_expired"),
+])
+async def test_a_route_reading_the_context_without_require_answers_401_not_500(
+        http: httpx.AsyncClient, issuer: TestIssuer, make: Any, code: str) -> None:
+    """Bad input from the caller is the caller's 401, never a 500."""
+    token = make(issuer)
+    r = await http.get("/whoami", headers=auth(token) if token else {})
+    assert r.status_code == 401 and r.json()["error"] == code
+    assert r.headers["www-authenticate"].startswith('Bearer realm="tenantguard"')
+    r = await http.get("/whoami", headers=auth(issuer.mint("mallory", "globex", audience="orders")))
+    assert r.status_code == 200 and r.json() == {"tenant": "globex"}
