@@ -34,6 +34,7 @@ import inspect
 import json
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -283,10 +284,18 @@ class TenantContextMiddleware:
     def __init__(self, app: ASGIApp, *, guard: TenantGuard) -> None:
         self.app = app
         self.guard = guard
+        self._unguarded: list[str] | None = None  # routes found registered without their require()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if self._unguarded is None:
+            self._unguarded = unguarded_routes(scope.get("app"))
+        if self._unguarded:
+            log.error("routes registered without their @require (put it below the route decorator): %s",
+                      ", ".join(self._unguarded))
+            await _send_error(send, AuthzHTTPError(500, {"error": "misconfigured", "message": "internal error"}))
             return
         try:
             token = _bearer(scope)
@@ -323,6 +332,25 @@ def _authorization(scope: Scope) -> str | None:
                                              header="authorization")
             found = value
     return None if found is None else found.decode("latin-1")
+
+
+def unguarded_routes(app: Any) -> list[str]:
+    """Paths whose endpoint is a function ``@require`` wrapped, registered unwrapped.
+
+    Why: ``@require`` above ``@app.get`` wraps the function after the router stored it,
+    so the route would run with no check at all; the middleware refuses every request
+    instead (500 ``misconfigured``), which a deployment notices at once.
+    """
+    found = []
+    for route in getattr(app, "routes", None) or ():
+        endpoint = getattr(route, "endpoint", None)
+        try:
+            wrapped = endpoint in _REQUIRE_WRAPPED
+        except TypeError:  # not weak-referenceable: never one of ours
+            wrapped = False
+        if wrapped:
+            found.append(str(getattr(route, "path", "?")))
+    return found
 
 
 def _bearer(scope: Scope) -> str | None:
@@ -407,6 +435,7 @@ class Requirement:
         return static_resource
 
     def _decorate(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        _REQUIRE_WRAPPED.add(func)
         signature = inspect.signature(func)
         params = list(signature.parameters.values())
         extra = inspect.Parameter(DECISION_PARAM, inspect.Parameter.KEYWORD_ONLY, default=Depends(self),
@@ -432,6 +461,9 @@ class Requirement:
         return wrapper
 
 
+# Functions @require has wrapped: one of them registered as a route endpoint is a route
+# the router stored before the wrapper existed (the decorators in the wrong order).
+_REQUIRE_WRAPPED: weakref.WeakSet[Callable[..., Any]] = weakref.WeakSet()
 _BEARER = HTTPBearer(auto_error=False, scheme_name="ContextToken",
                      description="tenantguard context token (a short-lived JWT)")
 

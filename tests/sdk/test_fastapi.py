@@ -257,3 +257,25 @@ async def test_a_route_reading_the_context_without_require_answers_401_not_500(
     assert r.headers["www-authenticate"].startswith('Bearer realm="tenantguard"')
     r = await http.get("/whoami", headers=auth(issuer.mint("mallory", "globex", audience="orders")))
     assert r.status_code == 200 and r.json() == {"tenant": "globex"}
+
+
+async def test_require_above_the_route_decorator_refuses_instead_of_running_unguarded(
+        embedded: EmbeddedAuthorizer, issuer: TestIssuer) -> None:
+    """The router stored the bare function: without the check the route would answer anyone."""
+    app = FastAPI()
+    TenantGuard(embedded, verifier=issuer.verifier("orders")).install(app)
+
+    @require("invoices:read", resource=lambda invoice_id: invoice(invoice_id, "p2"))  # wrong order
+    @app.get("/invoices/{invoice_id}")
+    async def read_invoice(invoice_id: str) -> dict[str, str]:
+        return {"id": invoice_id}
+
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://orders") as client:
+        for headers in ({}, auth(issuer.mint(audience="orders"))):
+            r = await client.get("/invoices/inv-1", headers=headers)
+            assert r.status_code == 500 and r.json()["error"] == "misconfigured"
+
+
+async def test_require_below_the_route_decorator_is_not_flagged(http: httpx.AsyncClient, issuer: TestIssuer) -> None:
+    r = await http.get("/sync/invoices/inv-1", headers=auth(issuer.mint(audience="orders")))
+    assert r.status_code == 200
