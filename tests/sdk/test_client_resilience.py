@@ -13,7 +13,7 @@ from tenantguard.client import AsyncAuthzClient, AuthzClient, CircuitBreaker, Ci
 from tenantguard.clients.base import MAX_RESPONSE_BYTES
 from tenantguard.clients.errors import UnexpectedResponse
 from tenantguard.context import NoTenantContext, use_context
-from tenantguard.errors import ConfigError, InvalidInput, TokenExpired, Unavailable
+from tenantguard.errors import ConfigError, InvalidInput, TenantGuardError, TokenExpired, Unavailable
 from tenantguard.testing import TestIssuer
 
 from .flaky import DENY, FlakyServer
@@ -283,3 +283,21 @@ def test_evaluations_answered_in_full_or_up_to_the_stop_are_read(server: FlakySe
     server.then((200, body))
     results = _decide(kind, server.url, "check_many", THREE, action="invoices:read", token="t", semantic=semantic)
     assert [r.allow for r in results] == allows
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize("status", [400, 401, 403, 500])
+@pytest.mark.parametrize("body", [
+    {"error": "invalid_request", "message": "x", "detail": {"message": "shadow"}},
+    {"error": "token_expired", "message": "x", "detail": {"message": "shadow"}},
+    {"error": "search_limit_exceeded", "message": "x"},           # lacks its required fields
+    {"error": "search_limit_exceeded", "message": "x", "detail": {"limit": 1}},
+])
+def test_an_error_body_the_client_cannot_type_is_still_a_typed_failure(server: FlakyServer, kind: str,
+                                                                       status: int, body: Any) -> None:
+    """Never a TypeError that escapes `except TenantGuardError` (is_allowed, the FastAPI guard)."""
+    server.then((status, body))
+    with pytest.raises(TenantGuardError):
+        _decide(kind, server.url, "check", *Q, token="t")
+    server.then((status, body))
+    assert _decide(kind, server.url, "is_allowed", *Q, token="t") is False
