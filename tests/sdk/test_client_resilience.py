@@ -301,3 +301,36 @@ def test_an_error_body_the_client_cannot_type_is_still_a_typed_failure(server: F
         _decide(kind, server.url, "check", *Q, token="t")
     server.then((status, body))
     assert _decide(kind, server.url, "is_allowed", *Q, token="t") is False
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(("call", "body"), [
+    ("check", {"allow": False, "reasons": 5, "decision_id": "d"}),
+    ("check", {"allow": True, "reasons": True, "decision_id": "d"}),
+    ("check", {"allow": False, "reasons": 1.5}),
+    ("check_many", {"evaluations": [{"decision": True, "context": {"reasons": 7, "decision_id": "d"}}]}),
+    ("check_many", {"evaluations": [{"decision": False, "context": {"reasons": False}}]}),
+    ("propagation_mode", {"mode": ["forward"]}),
+    ("propagation_mode", {"mode": {"forward": True}}),
+    ("resource_filter", b'{"values": [], "include_null": false, "any_value": false, "attribute": "project", '
+                        b'"relations_seq": Infinity}'),
+])
+def test_odd_shapes_in_an_answer_are_never_an_allow_nor_an_escaping_error(server: FlakyServer, kind: str,
+                                                                          call: str, body: Any) -> None:
+    """Each answer is a deny or a TenantGuardError; a TypeError would turn into a 500."""
+    server.then((200, body))
+    args: dict[str, Any] = {
+        "check": {"args": Q, "kwargs": {"token": "t"}},
+        "check_many": {"args": ([{}],), "kwargs": {"action": "invoices:read", "resource": "invoice", "token": "t"}},
+        "propagation_mode": {"args": ("billing",), "kwargs": {}},
+        "resource_filter": {"args": ("invoices:read", "invoice", "project"), "kwargs": {"token": "t"}},
+    }[call]
+    try:
+        answer = _decide(kind, server.url, call, *args["args"], **args["kwargs"])
+    except TenantGuardError:
+        return
+    if call == "propagation_mode":
+        assert answer == "deny"
+    else:
+        results = answer if isinstance(answer, list) else [answer]
+        assert not any(r.allow for r in results)

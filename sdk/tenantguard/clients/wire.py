@@ -262,14 +262,26 @@ def parse_check(status: int, body: Any) -> CheckResult:
     allow = doc.get("allow")
     if not isinstance(allow, bool):
         raise UnexpectedResponse("check answer has no boolean 'allow'")
-    if allow and not (isinstance(doc.get("decision_id"), str) and doc["decision_id"]
-                      and isinstance(doc.get("reasons", []), list)):
+    if allow and not (isinstance(doc.get("decision_id"), str) and doc["decision_id"]):
         # every sidecar decision has an id (the audit trail's key); an allow without one is not the sidecar's
         raise UnexpectedResponse("check answer allows without a decision_id")
+    reasons = _reasons(doc.get("reasons"))
+    if reasons is None:
+        raise UnexpectedResponse("check answer has 'reasons' that are not a list")
     seq = doc.get("relations_seq")
-    return CheckResult(allow, tuple(str(r) for r in doc.get("reasons") or ()), doc.get("decision_id"),
+    return CheckResult(allow, reasons, doc.get("decision_id"),
                        doc.get("bundle_revision"), seq if isinstance(seq, int) else None,
                        bool(doc.get("high_risk", False)))
+
+
+def _reasons(value: Any) -> tuple[str, ...] | None:
+    """``reasons`` as strings; None when it is neither absent/null nor a list (a TypeError
+    from iterating a number would escape every ``except TenantGuardError``)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        return None
+    return tuple(str(r) for r in value)
 
 
 def parse_filter(status: int, body: Any) -> ResourceFilter:
@@ -279,6 +291,8 @@ def parse_filter(status: int, body: Any) -> ResourceFilter:
         return ResourceFilter.from_wire(doc)
     except InvalidInput as exc:
         raise UnexpectedResponse(f"filter answer is malformed: {exc.message}") from None
+    except OverflowError:  # "relations_seq": Infinity (Python's json reads it)
+        raise UnexpectedResponse("filter answer is malformed: relations_seq is not a number") from None
 
 
 def parse_evaluation(doc: Any) -> CheckResult:
@@ -288,7 +302,9 @@ def parse_evaluation(doc: Any) -> CheckResult:
     raw = doc.get("context")
     context: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     allow = doc.get("decision") is True
-    reasons = tuple(str(r) for r in context.get("reasons") or ())
+    reasons = _reasons(context.get("reasons"))
+    if reasons is None:  # not the sidecar's shape: no allow can be read from it
+        return CheckResult(False, ("invalid_evaluation",))
     if not allow and not reasons:
         error = context.get("error")
         reasons = ("invalid_request",) if error else ("denied",)
@@ -319,7 +335,7 @@ def parse_exchange(status: int, body: Any, audience: str) -> ExchangedToken:
 
 def parse_propagation(status: int, body: Any) -> PropagationMode:
     mode = _ok(status, body).get("mode")
-    return mode if mode in PROPAGATION_MODES else "deny"
+    return mode if isinstance(mode, str) and mode in PROPAGATION_MODES else "deny"
 
 
 # --------------------------------------------------------------------------- semantics
