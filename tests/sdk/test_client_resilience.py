@@ -334,3 +334,12 @@ def test_odd_shapes_in_an_answer_are_never_an_allow_nor_an_escaping_error(server
     else:
         results = answer if isinstance(answer, list) else [answer]
         assert not any(r.allow for r in results)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_sidecar_that_never_finishes_its_answer_is_unavailable(server: FlakyServer, kind: str) -> None:
+    """Each byte arrives inside the read timeout, the answer never ends: the whole-exchange bound
+    (the sum of the timeout phases) makes it a failure instead of a request held forever."""
+    server.then(("dribble", 0.05))
+    with pytest.raises(Unavailable):
+        _decide(kind, server.url, "check", *Q, token="t")
