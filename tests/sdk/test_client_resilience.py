@@ -13,7 +13,7 @@ from tenantguard.client import AsyncAuthzClient, AuthzClient, CircuitBreaker, Ci
 from tenantguard.clients.base import MAX_RESPONSE_BYTES
 from tenantguard.clients.errors import UnexpectedResponse
 from tenantguard.context import NoTenantContext, use_context
-from tenantguard.errors import ConfigError, InvalidInput, TenantGuardError, TokenExpired, Unavailable
+from tenantguard.errors import ConfigError, InvalidInput, TenantGuardError, TokenExpired, TokenMalformed, Unavailable
 from tenantguard.testing import TestIssuer
 
 from .flaky import DENY, FlakyServer
@@ -343,3 +343,14 @@ def test_a_sidecar_that_never_finishes_its_answer_is_unavailable(server: FlakySe
     server.then(("dribble", 0.05))
     with pytest.raises(Unavailable):
         _decide(kind, server.url, "check", *Q, token="t")
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize("token", ["abc\xe9def", "abc\u2603", "a\r\nX-Tenant: globex", "abc\x00", "a b", "a,b"])
+def test_a_token_no_header_can_carry_is_malformed_before_anything_is_sent(server: FlakyServer, kind: str,
+                                                                         token: str) -> None:
+    """Not a ValueError escaping as a 500, not an 'unavailable' 503: the caller's token is malformed."""
+    with pytest.raises(TokenMalformed):
+        _decide(kind, server.url, "check", *Q, token=token)
+    assert _decide(kind, server.url, "is_allowed", *Q, token=token) is False
+    assert server.count == 0

@@ -279,3 +279,19 @@ async def test_require_above_the_route_decorator_refuses_instead_of_running_ungu
 async def test_require_below_the_route_decorator_is_not_flagged(http: httpx.AsyncClient, issuer: TestIssuer) -> None:
     r = await http.get("/sync/invoices/inv-1", headers=auth(issuer.mint(audience="orders")))
     assert r.status_code == 200
+
+
+async def test_a_non_ascii_token_verified_through_the_sidecar_is_401_malformed(issuer: TestIssuer) -> None:
+    """SidecarTokenVerifier: the header's latin-1 bytes never reach the sidecar (which here allows anything)."""
+    from .flaky import FlakyServer
+
+    with FlakyServer() as sidecar:
+        client = AsyncAuthzClient(sidecar.url, retry=RetryPolicy(attempts=1))
+        app = build_app(TenantGuard(client))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://orders") as http:
+            for raw in (b"Bearer abc\xe9def", b"Bearer abc\x7f"):
+                for path in ("/invoices/inv-1", "/whoami"):
+                    r = await http.get(path, headers=[(b"Authorization", raw)])
+                    assert r.status_code == 401 and r.json()["error"] == "token_malformed", (raw, path, r.text)
+        await client.aclose()
+        assert sidecar.count == 0

@@ -9,6 +9,7 @@ AuthZEN evaluation semantics, so the three answer alike.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any, Literal
 
 from ..context import NoTenantContext, optional_context
 from ..decision import Decision
-from ..errors import InvalidInput, TenantGuardError
+from ..errors import InvalidInput, TenantGuardError, TokenMalformed
 from ..exchange import GRANT_TYPE_TOKEN_EXCHANGE, TOKEN_TYPE_JWT, PropagationMode
 from ..search.core import ResourceFilter
 from ..tokens import token_fingerprint
@@ -150,8 +151,22 @@ def question(action: Mapping[str, Any] | str, resource: Mapping[str, Any] | str,
     return body
 
 
+# RFC 6750 2.1 b64token: what a context token (a JWS compact serialization) is made of.
+_B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+
+
 def bearer(token: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"} if token else {}
+    """The ``Authorization`` header for ``token``; :class:`TokenMalformed` for one no header can carry.
+
+    Why here, before any I/O: a non-ASCII or control character makes the HTTP library
+    raise a ValueError that escapes every ``except TenantGuardError`` (a 500 where the
+    caller's bad token deserves a 401), or fails as if the sidecar were down (a 503).
+    """
+    if not token:
+        return {}
+    if _B64TOKEN.fullmatch(token) is None:
+        raise TokenMalformed("a context token is a JWS compact serialization (RFC 6750 b64token characters only)")
+    return {"Authorization": f"Bearer {token}"}
 
 
 def check_call(body: Mapping[str, Any], token: str | None, at_least: int | None = None) -> Call:
