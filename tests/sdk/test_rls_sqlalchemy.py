@@ -95,3 +95,20 @@ def test_a_flush_in_another_tenants_context_is_refused(sessions, issuer: TestIss
     finally:
         session.rollback()
         session.close()
+
+
+def test_core_statements_on_the_sessions_connection_are_checked_too(sessions, issuer: TestIssuer) -> None:  # type: ignore[no-untyped-def]
+    from sqlalchemy import text
+
+    session = sessions()
+    try:
+        with use_context(issuer.context(tenant="acme")):
+            connection = session.connection()
+            assert len(connection.execute(text("SELECT id FROM invoices")).fetchall()) == 2
+        with use_context(issuer.context(tenant="globex")), pytest.raises(TenantMismatch):
+            connection.execute(text("SELECT id FROM invoices")).fetchall()
+    finally:
+        session.rollback()
+        session.close()
+    with use_context(issuer.context(tenant="globex")), sessions() as fresh:  # the next checkout: no stale check
+        assert rows(fresh) == [("globex", "inv-1"), ("globex", "inv-9")]
