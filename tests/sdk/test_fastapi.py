@@ -295,3 +295,25 @@ async def test_a_non_ascii_token_verified_through_the_sidecar_is_401_malformed(i
                     assert r.status_code == 401 and r.json()["error"] == "token_malformed", (raw, path, r.text)
         await client.aclose()
         assert sidecar.count == 0
+
+
+@pytest.mark.parametrize("step", [
+    (500, b"<html>oops</html>"), (502, {"allow": True, "decision_id": "d"}), (200, b"not json"),
+    (200, {"allow": True}), (200, {"allow": "yes", "decision_id": "d"}), (302, {"allow": True, "decision_id": "d"}),
+    (200, {"allow": False, "reasons": 3}), (400, {"error": "invalid_request", "detail": {"message": "x"}}),
+    "drop",
+], ids=["500-html", "502-allow-body", "200-text", "allow-no-id", "allow-not-bool", "302-allow-body",
+        "reasons-number", "detail-shadowing", "dropped"])
+async def test_a_sidecar_answer_that_is_not_a_decision_is_never_a_200_nor_a_500(issuer: TestIssuer, step: Any) -> None:
+    """The guard over a real (scripted) sidecar: every odd answer is a typed refusal."""
+    from .flaky import FlakyServer
+
+    with FlakyServer(default=step if step != "drop" else (200, {})) as sidecar:
+        sidecar.then(*([step] * 4))
+        client = AsyncAuthzClient(sidecar.url, retry=RetryPolicy(attempts=1))
+        app = build_app(TenantGuard(client, verifier=issuer.verifier("orders")))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://orders") as http:
+            r = await http.get("/invoices/inv-1", headers=auth(issuer.mint(audience="orders")))
+        await client.aclose()
+    assert r.status_code in (400, 403, 503), r.text
+    assert isinstance(r.json()["error"], str)
