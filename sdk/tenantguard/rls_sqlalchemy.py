@@ -26,6 +26,7 @@ from sqlalchemy import event, text
 from .rls import DEFAULT_SETTING, TenantMismatch, _tenant
 
 _SET_TENANT = text("SELECT set_config(:setting, :tenant, true)")
+_CHECKS = "tenantguard_checks"  # session.info: (connection, listener) of the open transaction
 
 
 def scope_sessions(target: Any, *, setting: str = DEFAULT_SETTING, tenant: str | None = None) -> None:
@@ -45,7 +46,17 @@ def scope_sessions(target: Any, *, setting: str = DEFAULT_SETTING, tenant: str |
                 raise TenantMismatch("this session's transaction was begun for another tenant: "
                                      "commit, roll back or close it at the end of each request")
 
-        # The Connection lives as long as this transaction's checkout: so does the check.
         event.listen(connection, "before_execute", same_tenant)
+        session.info.setdefault(_CHECKS, []).append((connection, same_tenant))
+
+    def end_checks(session: Any, transaction: Any) -> None:
+        """The top transaction ended, and the setting with it: so do its checks (a Connection
+        the session was bound to from outside outlives the transaction)."""
+        if transaction.parent is not None:
+            return
+        for connection, check in session.info.pop(_CHECKS, ()):
+            if event.contains(connection, "before_execute", check):
+                event.remove(connection, "before_execute", check)
 
     event.listen(target, "after_begin", set_tenant)
+    event.listen(target, "after_transaction_end", end_checks)

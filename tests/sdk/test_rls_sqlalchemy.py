@@ -112,3 +112,27 @@ def test_core_statements_on_the_sessions_connection_are_checked_too(sessions, is
         session.close()
     with use_context(issuer.context(tenant="globex")), sessions() as fresh:  # the next checkout: no stale check
         assert rows(fresh) == [("globex", "inv-1"), ("globex", "inv-9")]
+
+
+def test_a_session_bound_to_an_outside_connection_checks_only_while_its_transaction_lasts(
+        pg: PgWorld, issuer: TestIssuer) -> None:
+    """One Connection, two sessions in a row for two tenants (the join-an-outer-connection pattern)."""
+    import psycopg
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.orm import Session
+    from tenantguard.rls_sqlalchemy import scope_sessions
+
+    engine = create_engine("postgresql+psycopg://", creator=lambda: psycopg.connect(pg.dsn))
+    try:
+        with engine.connect() as connection:
+            connection.exec_driver_sql(f'SET ROLE "{pg.role}"; SET search_path TO "{pg.schema}"')
+            connection.commit()
+            for tenant in ("acme", "globex"):
+                with use_context(issuer.context(tenant=tenant)), Session(bind=connection) as session:
+                    scope_sessions(session)
+                    found = session.execute(text("SELECT DISTINCT tenant_id FROM invoices")).fetchall()
+                    assert found == [(tenant,)]
+                    session.commit()
+            assert connection.execute(text("SELECT count(*) FROM invoices")).scalar() == 0  # no check left, no tenant
+    finally:
+        engine.dispose()
