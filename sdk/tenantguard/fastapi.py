@@ -34,6 +34,7 @@ import inspect
 import json
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -47,7 +48,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .clients.wire import CheckResult
 from .context import NoTenantContext, RequestContext, reset_context, set_context
-from .errors import ClaimInvalid, TenantGuardError, TokenError, TokenMissing, Unavailable
+from .errors import ClaimInvalid, InvalidInput, TenantGuardError, TokenError, TokenMissing, Unavailable
 from .tokens import CHAIN_CLAIM, ROOT_IAT_CLAIM, Claims, TokenVerifier, decode_unverified, token_digest
 
 log = logging.getLogger("tenantguard.fastapi")
@@ -69,6 +70,16 @@ class AuthzHTTPError(HTTPException):
         super().__init__(status_code=status_code, detail=dict(body),  # type: ignore[arg-type]
                          headers=dict(headers or {}))
         self.body = dict(body)
+
+
+class DuplicateAuthorization(InvalidInput):
+    """``Authorization`` came twice with different values (400 ``duplicate_header``, as the sidecar).
+
+    Why: a proxy, a log or a framework reading the other of two credentials would see
+    another caller than the one this guard verified.
+    """
+
+    code = "duplicate_header"
 
 
 def unauthorized(exc: TokenError) -> AuthzHTTPError:
@@ -180,6 +191,9 @@ class TenantGuard:
 
         @app.exception_handler(NoTenantContext)
         async def _no_context(request: Request, exc: NoTenantContext) -> JSONResponse:
+            refusal = _caller_refusal(request)
+            if refusal is not None:  # the caller brought no valid token: theirs to fix, not a 500
+                return JSONResponse(refusal.body, status_code=refusal.status_code, headers=refusal.headers)
             log.error("route needed a tenant context and had none: %s %s", request.method, request.url.path)
             return JSONResponse({"error": exc.code, "message": "internal error"}, status_code=500)
 
@@ -209,6 +223,10 @@ class TenantGuard:
         return tenant_context
 
     async def _context_of(self, request: Request, credentials: HTTPAuthorizationCredentials | None) -> RequestContext:
+        try:  # without the middleware, this is the only place that sees both headers
+            _authorization(request.scope)
+        except DuplicateAuthorization as exc:
+            raise http_error(exc) from None
         ctx = getattr(request.state, _CONTEXT_STATE, None)
         if ctx is not None:
             return ctx
@@ -232,6 +250,22 @@ class TenantGuard:
         return Requirement(action, resource, guard=self)
 
 
+def _caller_refusal(request: Request) -> AuthzHTTPError | None:
+    """The 401 a route that read the context (``current_tenant()``) without ``require`` owes a
+    caller whose token was missing or invalid; None when the request had a verified context.
+
+    Why: the middleware lets such requests through for public routes, so a route that
+    needs a tenant meets :class:`NoTenantContext`; answering 500 would turn an expired
+    or forged token into a server error instead of the 401 the caller can act on.
+    """
+    if getattr(request.state, _CONTEXT_STATE, None) is not None:
+        return None
+    error = getattr(request.state, _ERROR_STATE, None)
+    if error is not None:
+        return unauthorized(error)
+    return unauthorized(TokenMissing("a context token is required (Authorization: Bearer ...)"))
+
+
 def _is_async(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn)
 
@@ -250,12 +284,24 @@ class TenantContextMiddleware:
     def __init__(self, app: ASGIApp, *, guard: TenantGuard) -> None:
         self.app = app
         self.guard = guard
+        self._unguarded: list[str] | None = None  # routes found registered without their require()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        token = _bearer(scope)
+        if self._unguarded is None:
+            self._unguarded = unguarded_routes(scope.get("app"))
+        if self._unguarded:
+            log.error("routes registered without their @require (put it below the route decorator): %s",
+                      ", ".join(self._unguarded))
+            await _send_error(send, AuthzHTTPError(500, {"error": "misconfigured", "message": "internal error"}))
+            return
+        try:
+            token = _bearer(scope)
+        except DuplicateAuthorization as exc:
+            await _send_error(send, http_error(exc))
+            return
         if token is None:
             await self.app(scope, receive, send)
             return
@@ -276,13 +322,44 @@ class TenantContextMiddleware:
             reset_context(reset)
 
 
-def _bearer(scope: Scope) -> str | None:
+def _authorization(scope: Scope) -> str | None:
+    """The one ``Authorization`` value; :class:`DuplicateAuthorization` for two different ones."""
+    found: bytes | None = None
     for name, value in scope.get("headers") or ():
-        if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            if scheme.lower() == "bearer" and token.strip():
-                return token.strip()
-            return None
+        if name.lower() == b"authorization":
+            if found is not None and value != found:
+                raise DuplicateAuthorization("the authorization header appears with different values",
+                                             header="authorization")
+            found = value
+    return None if found is None else found.decode("latin-1")
+
+
+def unguarded_routes(app: Any) -> list[str]:
+    """Paths whose endpoint is a function ``@require`` wrapped, registered unwrapped.
+
+    Why: ``@require`` above ``@app.get`` wraps the function after the router stored it,
+    so the route would run with no check at all; the middleware refuses every request
+    instead (500 ``misconfigured``), which a deployment notices at once.
+    """
+    found = []
+    for route in getattr(app, "routes", None) or ():
+        endpoint = getattr(route, "endpoint", None)
+        try:
+            wrapped = endpoint in _REQUIRE_WRAPPED
+        except TypeError:  # not weak-referenceable: never one of ours
+            wrapped = False
+        if wrapped:
+            found.append(str(getattr(route, "path", "?")))
+    return found
+
+
+def _bearer(scope: Scope) -> str | None:
+    value = _authorization(scope)
+    if value is None:
+        return None
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
     return None
 
 
@@ -358,6 +435,7 @@ class Requirement:
         return static_resource
 
     def _decorate(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        _REQUIRE_WRAPPED.add(func)
         signature = inspect.signature(func)
         params = list(signature.parameters.values())
         extra = inspect.Parameter(DECISION_PARAM, inspect.Parameter.KEYWORD_ONLY, default=Depends(self),
@@ -383,6 +461,9 @@ class Requirement:
         return wrapper
 
 
+# Functions @require has wrapped: one of them registered as a route endpoint is a route
+# the router stored before the wrapper existed (the decorators in the wrong order).
+_REQUIRE_WRAPPED: weakref.WeakSet[Callable[..., Any]] = weakref.WeakSet()
 _BEARER = HTTPBearer(auto_error=False, scheme_name="ContextToken",
                      description="tenantguard context token (a short-lived JWT)")
 

@@ -5,7 +5,8 @@ looks the host up in the configured ``targets`` (host -> service name):
 
 * host not configured: the request goes out untouched, without any token, so a call
   to a third party (or a redirect to one: httpx drops ``Authorization`` across
-  origins) can never carry a user's context token;
+  origins) can never carry a user's context token; one the app put there itself (copied
+  incoming headers, a URL) is refused with :class:`PropagationDenied`;
 * configured: the propagation mode for that service decides (from the static
   ``modes`` mapping, else from the sidecar's ``GET /v1/propagation``, cached):
   ``forward`` attaches the current context token as is (inside a trust zone),
@@ -128,7 +129,9 @@ class TenantGuardAuth(httpx.Auth):
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         service = self.service_for(request.url)
-        if service is not None:
+        if service is None:
+            _refuse_caller_token(request)
+        else:
             self._attach(request, self._token_sync(service))
         yield request
 
@@ -154,7 +157,9 @@ class TenantGuardAuth(httpx.Auth):
 
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
         service = self.service_for(request.url)
-        if service is not None:
+        if service is None:
+            _refuse_caller_token(request)
+        else:
             self._attach(request, await self._token_async(service))
         yield request
 
@@ -183,6 +188,23 @@ class TenantGuardAuth(httpx.Auth):
 
     def _key(self, subject: str, service: str) -> tuple[bytes, str, str]:
         return token_digest(subject), service, self._scope(service) or ""
+
+
+def _refuse_caller_token(request: httpx.Request) -> None:
+    """:class:`PropagationDenied` when a request for a host outside ``targets`` carries the
+    current context token anywhere (a header, the URL), before anything is sent.
+
+    Why: ours is never added there, but an app that copies the incoming headers onto an
+    outbound call, or puts the token in a callback URL, would hand the user's token to a
+    third party. Credentials the app set for that party (an API key) go out untouched.
+    """
+    ctx = optional_context()
+    if ctx is None or not ctx.token:
+        return
+    token = ctx.token
+    if token in str(request.url) or any(token in value for value in request.headers.values()):
+        raise PropagationDenied(f"the caller's context token may not go to {request.url.host}, which is not "
+                                "a configured target", target=request.url.host)
 
 
 def _sync(value: Any) -> Any:

@@ -40,8 +40,12 @@ from .errors import InvalidInput, TenantGuardError
 
 try:  # psycopg is optional: only the SQL helpers need it
     from psycopg import sql
+    from psycopg.pq import TransactionStatus
+
+    _IDLE: Any = TransactionStatus.IDLE
 except ImportError:  # pragma: no cover - exercised only without psycopg
     sql = None  # type: ignore[assignment]
+    _IDLE = None
 
 DEFAULT_SETTING = "app.tenant_id"
 TENANT_MISMATCHES = Counter(
@@ -49,6 +53,7 @@ TENANT_MISMATCHES = Counter(
 # Column types a policy may cast the setting to; anything else is refused, not interpolated.
 _CASTS = {"text": None, "uuid": "uuid", "int": "int", "integer": "int", "bigint": "bigint"}
 _SET_TENANT = "SELECT set_config(%s, %s, true)"
+_GET_SETTING = "SELECT current_setting(%s, true)"
 
 R = TypeVar("R")
 
@@ -82,11 +87,16 @@ def tenant_transaction(conn: Any, *, setting: str = DEFAULT_SETTING, tenant: str
 
     The tenant is read before anything touches the connection, so without a context
     (:class:`~tenantguard.context.NoTenantContext`) no transaction is opened at all.
+    Inside a transaction already open (a SAVEPOINT), the setting it had is put back
+    when the block ends, so the tenant never outlives the block.
     """
     value = _tenant(tenant)
+    previous = _previous(conn.execute(_GET_SETTING, (setting,)).fetchone()) if _in_transaction(conn) else None
     with conn.transaction():
         conn.execute(_SET_TENANT, (setting, value))
         yield conn
+    if previous is not None:
+        conn.execute(_SET_TENANT, (setting, previous))
 
 
 @asynccontextmanager
@@ -94,9 +104,30 @@ async def atenant_transaction(conn: Any, *, setting: str = DEFAULT_SETTING,
                               tenant: str | None = None) -> AsyncIterator[Any]:
     """:func:`tenant_transaction` for a psycopg ``AsyncConnection``."""
     value = _tenant(tenant)
+    previous = None
+    if _in_transaction(conn):
+        previous = _previous(await (await conn.execute(_GET_SETTING, (setting,))).fetchone())
     async with conn.transaction():
         await conn.execute(_SET_TENANT, (setting, value))
         yield conn
+    if previous is not None:
+        await conn.execute(_SET_TENANT, (setting, previous))
+
+
+def _in_transaction(conn: Any) -> bool:
+    """True when ``conn.transaction()`` will be a SAVEPOINT inside a transaction already open.
+
+    Why it matters: ``set_config(..., true)`` lasts to the end of the *top* transaction,
+    and releasing a savepoint keeps it. Without a restore, the statements after a nested
+    helper (an outer helper for another tenant, or a plain transaction with no tenant)
+    would run as the inner helper's tenant.
+    """
+    return bool(conn.info.transaction_status != _IDLE)
+
+
+def _previous(row: Any) -> str:
+    """The setting as it was before the nested helper ('' when it was never set)."""
+    return "" if row is None or row[0] is None else str(row[0])
 
 
 # --------------------------------------------------------------------------- DDL

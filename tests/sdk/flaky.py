@@ -16,12 +16,14 @@ DENY = {"allow": False, "reasons": ["policy_denied"], "decision_id": "d-2", "bun
 
 class FlakyServer:
     """Each request pops the next step: ``(status, body)``, ``"drop"`` (close without an
-    answer: a transport error), ``("hang", seconds)``, ``("redirect", url)`` or ``("chunked", body)``
-    (a 200 sent in chunks, without Content-Length); an empty script answers ``default``."""
+    answer: a transport error), ``("hang", seconds)``, ``("redirect", url)``, ``("chunked", body)``
+    (a 200 sent in chunks, without Content-Length) or ``("dribble", seconds)`` (a 200 whose
+    body gets one byte every ``seconds``, never ending); an empty script answers ``default``."""
 
     def __init__(self, default: tuple[int, Any] = (200, ALLOW)) -> None:
         self.script: deque[Any] = deque()
         self.default = default
+        self.closed = threading.Event()
         self.requests: list[tuple[str, str, dict[str, str], bytes]] = []
         self._lock = threading.Lock()
         server = self
@@ -54,6 +56,21 @@ class FlakyServer:
                         piece = step[1][at:at + 65536]
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                     self.wfile.write(b"0\r\n\r\n")
+                    return
+                if isinstance(step, tuple) and step[0] == "dribble":  # a 200 whose body never ends
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    try:
+                        self.wfile.write(b"1\r\n{\r\n")
+                        while not server.closed.is_set():
+                            self.wfile.write(b"1\r\n \r\n")  # one space at a time, each inside the read timeout
+                            self.wfile.flush()
+                            server.closed.wait(step[1])
+                    except OSError:  # the client gave up
+                        pass
+                    self.close_connection = True
                     return
                 if isinstance(step, tuple) and step[0] == "redirect":
                     self.send_response(302)
@@ -95,5 +112,6 @@ class FlakyServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.closed.set()
         self.httpd.shutdown()
         self.httpd.server_close()

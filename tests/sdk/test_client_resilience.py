@@ -13,7 +13,7 @@ from tenantguard.client import AsyncAuthzClient, AuthzClient, CircuitBreaker, Ci
 from tenantguard.clients.base import MAX_RESPONSE_BYTES
 from tenantguard.clients.errors import UnexpectedResponse
 from tenantguard.context import NoTenantContext, use_context
-from tenantguard.errors import ConfigError, InvalidInput, TokenExpired, Unavailable
+from tenantguard.errors import ConfigError, InvalidInput, TenantGuardError, TokenExpired, TokenMalformed, Unavailable
 from tenantguard.testing import TestIssuer
 
 from .flaky import DENY, FlakyServer
@@ -209,3 +209,148 @@ def test_full_jitter_stays_within_the_exponential_cap() -> None:
     assert policy.delay(2, rng=lambda lo, hi: hi) == pytest.approx(0.4)
     assert policy.delay(6, rng=lambda lo, hi: hi) == pytest.approx(0.5)
     assert policy.delay(3, rng=lambda lo, hi: lo) == 0.0
+
+
+# --------------------------------------------------------------------------- answers that are not an allow
+
+
+def _decide(client_kind: str, url: str, call: str, *args: Any, **kwargs: Any) -> Any:
+    """Run one client call on the sync or the async client (same server, same rules)."""
+    if client_kind == "sync":
+        with sync_client(url, retry=RetryPolicy(attempts=1)) as client:
+            return getattr(client, call)(*args, **kwargs)
+
+    async def run() -> Any:
+        async with async_client(url, retry=RetryPolicy(attempts=1)) as client:
+            return await getattr(client, call)(*args, **kwargs)
+
+    return asyncio.run(run())
+
+
+ALLOW_BODY = {"allow": True, "reasons": [], "decision_id": "d-1"}
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize("step", [
+    (301, ALLOW_BODY), (302, ALLOW_BODY), (304, ALLOW_BODY), (307, ALLOW_BODY), (308, ALLOW_BODY),
+    (300, ALLOW_BODY),
+    (200, {"allow": True}), (200, {"allow": True, "decision_id": ""}), (200, {"allow": True, "decision_id": 7}),
+    (200, {"allow": True, "decision_id": "d", "reasons": "ok"}),
+    (200, {"allow": "true", "decision_id": "d"}), (200, {"allow": 1, "decision_id": "d"}),
+    (200, [ALLOW_BODY]), (200, b"allow"), (200, b""),
+])
+def test_a_check_answer_that_is_not_the_sidecars_allow_is_never_an_allow(server: FlakyServer, kind: str,
+                                                                         step: Any) -> None:
+    """A redirect with an allow body, an allow without a decision id, a non-JSON 200: unavailable
+    (a 304 with a body may also break the connection: a transport failure, unavailable too)."""
+    server.then(step)
+    with pytest.raises(Unavailable):
+        _decide(kind, server.url, "check", *Q, token="t")
+    server.then(step)
+    assert _decide(kind, server.url, "is_allowed", *Q, token="t") is False
+
+
+EVAL_ALLOW = {"decision": True, "context": {"decision_id": "d-1", "reasons": []}}
+EVAL_DENY = {"decision": False, "context": {"decision_id": "d-2", "reasons": ["policy_denied"]}}
+THREE = [{"resource": {"type": "invoice", "id": f"inv-{n}"}} for n in range(3)]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(("semantic", "body"), [
+    ("execute_all", {"evaluations": [EVAL_ALLOW]}),            # truncated
+    ("execute_all", EVAL_ALLOW),                                # a single decision for three questions
+    ("execute_all", {"evaluations": [EVAL_ALLOW] * 4}),        # more answers than questions
+    ("execute_all", {"evaluations": []}),
+    ("deny_on_first_deny", {"evaluations": [EVAL_ALLOW, EVAL_ALLOW]}),  # stopped on an allow
+    ("deny_on_first_deny", EVAL_ALLOW),
+    ("permit_on_first_permit", {"evaluations": [EVAL_DENY]}),  # stopped on a deny
+])
+def test_evaluations_answered_for_fewer_questions_are_refused(server: FlakyServer, kind: str, semantic: str,
+                                                              body: Any) -> None:
+    server.then((200, body))
+    with pytest.raises(UnexpectedResponse):
+        _decide(kind, server.url, "check_many", THREE, action="invoices:read", token="t", semantic=semantic)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(("semantic", "body", "allows"), [
+    ("execute_all", {"evaluations": [EVAL_ALLOW, EVAL_DENY, EVAL_ALLOW]}, [True, False, True]),
+    ("deny_on_first_deny", {"evaluations": [EVAL_ALLOW, EVAL_DENY]}, [True, False]),
+    ("permit_on_first_permit", {"evaluations": [EVAL_DENY, EVAL_ALLOW]}, [False, True]),
+])
+def test_evaluations_answered_in_full_or_up_to_the_stop_are_read(server: FlakyServer, kind: str, semantic: str,
+                                                                 body: Any, allows: list[bool]) -> None:
+    server.then((200, body))
+    results = _decide(kind, server.url, "check_many", THREE, action="invoices:read", token="t", semantic=semantic)
+    assert [r.allow for r in results] == allows
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize("status", [400, 401, 403, 500])
+@pytest.mark.parametrize("body", [
+    {"error": "invalid_request", "message": "x", "detail": {"message": "shadow"}},
+    {"error": "token_expired", "message": "x", "detail": {"message": "shadow"}},
+    {"error": "search_limit_exceeded", "message": "x"},           # lacks its required fields
+    {"error": "search_limit_exceeded", "message": "x", "detail": {"limit": 1}},
+])
+def test_an_error_body_the_client_cannot_type_is_still_a_typed_failure(server: FlakyServer, kind: str,
+                                                                       status: int, body: Any) -> None:
+    """Never a TypeError that escapes `except TenantGuardError` (is_allowed, the FastAPI guard)."""
+    server.then((status, body))
+    with pytest.raises(TenantGuardError):
+        _decide(kind, server.url, "check", *Q, token="t")
+    server.then((status, body))
+    assert _decide(kind, server.url, "is_allowed", *Q, token="t") is False
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(("call", "body"), [
+    ("check", {"allow": False, "reasons": 5, "decision_id": "d"}),
+    ("check", {"allow": True, "reasons": True, "decision_id": "d"}),
+    ("check", {"allow": False, "reasons": 1.5}),
+    ("check_many", {"evaluations": [{"decision": True, "context": {"reasons": 7, "decision_id": "d"}}]}),
+    ("check_many", {"evaluations": [{"decision": False, "context": {"reasons": False}}]}),
+    ("propagation_mode", {"mode": ["forward"]}),
+    ("propagation_mode", {"mode": {"forward": True}}),
+    ("resource_filter", b'{"values": [], "include_null": false, "any_value": false, "attribute": "project", '
+                        b'"relations_seq": Infinity}'),
+])
+def test_odd_shapes_in_an_answer_are_never_an_allow_nor_an_escaping_error(server: FlakyServer, kind: str,
+                                                                          call: str, body: Any) -> None:
+    """Each answer is a deny or a TenantGuardError; a TypeError would turn into a 500."""
+    server.then((200, body))
+    args: dict[str, Any] = {
+        "check": {"args": Q, "kwargs": {"token": "t"}},
+        "check_many": {"args": ([{}],), "kwargs": {"action": "invoices:read", "resource": "invoice", "token": "t"}},
+        "propagation_mode": {"args": ("billing",), "kwargs": {}},
+        "resource_filter": {"args": ("invoices:read", "invoice", "project"), "kwargs": {"token": "t"}},
+    }[call]
+    try:
+        answer = _decide(kind, server.url, call, *args["args"], **args["kwargs"])
+    except TenantGuardError:
+        return
+    if call == "propagation_mode":
+        assert answer == "deny"
+    else:
+        results = answer if isinstance(answer, list) else [answer]
+        assert not any(r.allow for r in results)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_sidecar_that_never_finishes_its_answer_is_unavailable(server: FlakyServer, kind: str) -> None:
+    """Each byte arrives inside the read timeout, the answer never ends: the whole-exchange bound
+    (the sum of the timeout phases) makes it a failure instead of a request held forever."""
+    server.then(("dribble", 0.05))
+    with pytest.raises(Unavailable):
+        _decide(kind, server.url, "check", *Q, token="t")
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize("token", ["abc\xe9def", "abc\u2603", "a\r\nX-Tenant: globex", "abc\x00", "a b", "a,b"])
+def test_a_token_no_header_can_carry_is_malformed_before_anything_is_sent(server: FlakyServer, kind: str,
+                                                                         token: str) -> None:
+    """Not a ValueError escaping as a 500, not an 'unavailable' 503: the caller's token is malformed."""
+    with pytest.raises(TokenMalformed):
+        _decide(kind, server.url, "check", *Q, token=token)
+    assert _decide(kind, server.url, "is_allowed", *Q, token=token) is False
+    assert server.count == 0

@@ -68,6 +68,10 @@ def build_app(guard: TenantGuard) -> FastAPI:
     def me(ctx: RequestContext = Depends(tenant_context)) -> dict[str, Any]:  # noqa: B008
         return {"tenant": ctx.tenant, "sub": ctx.subject, "same": ctx is current_context()}
 
+    @app.get("/whoami")
+    async def whoami() -> dict[str, str]:  # reads the context the middleware set, no dependency
+        return {"tenant": current_tenant()}
+
     return app
 
 
@@ -186,3 +190,130 @@ async def test_unreachable_sidecar_is_503_fail_closed(issuer: TestIssuer, refuse
     await client.aclose()
     assert r.status_code == 503 and r.headers["retry-after"] == "1"
     assert r.json()["error"] == "unavailable"
+
+
+# --------------------------------------------------------------------------- ambiguous credentials
+
+
+@pytest.mark.parametrize("path", ["/invoices/inv-1", "/me", "/health"])
+async def test_two_different_authorization_headers_are_400_duplicate_header(
+        http: httpx.AsyncClient, issuer: TestIssuer, path: str) -> None:
+    """One caller verified, another served: refused before any route runs, public ones too."""
+    acme = issuer.mint(audience="orders")
+    globex = issuer.mint("mallory", "globex", audience="orders")
+    for second in (f"Bearer {globex}", "Basic YTpi", "Bearer "):
+        r = await http.get(path, headers=[("Authorization", f"Bearer {acme}"), ("Authorization", second)])
+        assert r.status_code == 400, (path, second, r.text)
+        assert r.json()["error"] == "duplicate_header"
+
+
+async def test_the_same_authorization_header_twice_is_harmless(http: httpx.AsyncClient, issuer: TestIssuer) -> None:
+    token = issuer.mint(audience="orders")
+    r = await http.get("/me", headers=[("Authorization", f"Bearer {token}")] * 2)
+    assert r.status_code == 200 and r.json()["tenant"] == "acme"
+
+
+async def test_two_authorization_headers_without_the_middleware(embedded: EmbeddedAuthorizer,
+                                                                issuer: TestIssuer) -> None:
+    """A guard used only through its dependencies (no install) refuses the same way."""
+    guard = TenantGuard(embedded, verifier=issuer.verifier("orders"))
+    app = FastAPI()
+
+    @app.get("/me")
+    async def me(ctx: RequestContext = Depends(guard.context)) -> dict[str, str]:  # noqa: B008
+        return {"tenant": ctx.tenant}
+
+    acme = issuer.mint(audience="orders")
+    globex = issuer.mint("mallory", "globex", audience="orders")
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://orders") as client:
+        r = await client.get("/me", headers=[("Authorization", f"Bearer {acme}"),
+                                             ("Authorization", f"Bearer {globex}")])
+        assert r.status_code == 400 and r.json()["detail"]["error"] == "duplicate_header"
+        assert (await client.get("/me", headers=auth(globex))).json() == {"tenant": "globex"}
+
+
+@pytest.mark.parametrize("name", ["access_token", "token", "authorization"])
+async def test_a_token_in_the_query_string_is_not_a_credential(http: httpx.AsyncClient, issuer: TestIssuer,
+                                                               name: str) -> None:
+    token = issuer.mint(audience="orders")
+    r = await http.get("/invoices/inv-1", params={name: token})
+    assert r.status_code == 401 and r.json()["error"] == "token_missing"
+    r = await http.get("/invoices/inv-1", params={name: f"Bearer {token}"})
+    assert r.status_code == 401 and r.json()["error"] == "token_missing"
+
+
+@pytest.mark.parametrize(("make", "code"), [
+    (lambda i: None, "token_missing"),
+    (lambda i: "not-a-jwt", "token_malformed"),
+    (lambda i: i.mint(audience="billing"), "audience_invalid"),
+    (lambda i: i.mint(audience="orders", lifetime=1, now=1.0), "token_expired"),
+])
+async def test_a_route_reading_the_context_without_require_answers_401_not_500(
+        http: httpx.AsyncClient, issuer: TestIssuer, make: Any, code: str) -> None:
+    """Bad input from the caller is the caller's 401, never a 500."""
+    token = make(issuer)
+    r = await http.get("/whoami", headers=auth(token) if token else {})
+    assert r.status_code == 401 and r.json()["error"] == code
+    assert r.headers["www-authenticate"].startswith('Bearer realm="tenantguard"')
+    r = await http.get("/whoami", headers=auth(issuer.mint("mallory", "globex", audience="orders")))
+    assert r.status_code == 200 and r.json() == {"tenant": "globex"}
+
+
+async def test_require_above_the_route_decorator_refuses_instead_of_running_unguarded(
+        embedded: EmbeddedAuthorizer, issuer: TestIssuer) -> None:
+    """The router stored the bare function: without the check the route would answer anyone."""
+    app = FastAPI()
+    TenantGuard(embedded, verifier=issuer.verifier("orders")).install(app)
+
+    @require("invoices:read", resource=lambda invoice_id: invoice(invoice_id, "p2"))  # wrong order
+    @app.get("/invoices/{invoice_id}")
+    async def read_invoice(invoice_id: str) -> dict[str, str]:
+        return {"id": invoice_id}
+
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://orders") as client:
+        for headers in ({}, auth(issuer.mint(audience="orders"))):
+            r = await client.get("/invoices/inv-1", headers=headers)
+            assert r.status_code == 500 and r.json()["error"] == "misconfigured"
+
+
+async def test_require_below_the_route_decorator_is_not_flagged(http: httpx.AsyncClient, issuer: TestIssuer) -> None:
+    r = await http.get("/sync/invoices/inv-1", headers=auth(issuer.mint(audience="orders")))
+    assert r.status_code == 200
+
+
+async def test_a_non_ascii_token_verified_through_the_sidecar_is_401_malformed(issuer: TestIssuer) -> None:
+    """SidecarTokenVerifier: the header's latin-1 bytes never reach the sidecar (which here allows anything)."""
+    from .flaky import FlakyServer
+
+    with FlakyServer() as sidecar:
+        client = AsyncAuthzClient(sidecar.url, retry=RetryPolicy(attempts=1))
+        app = build_app(TenantGuard(client))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://orders") as http:
+            for raw in (b"Bearer abc\xe9def", b"Bearer abc\x7f"):
+                for path in ("/invoices/inv-1", "/whoami"):
+                    r = await http.get(path, headers=[(b"Authorization", raw)])
+                    assert r.status_code == 401 and r.json()["error"] == "token_malformed", (raw, path, r.text)
+        await client.aclose()
+        assert sidecar.count == 0
+
+
+@pytest.mark.parametrize("step", [
+    (500, b"<html>oops</html>"), (502, {"allow": True, "decision_id": "d"}), (200, b"not json"),
+    (200, {"allow": True}), (200, {"allow": "yes", "decision_id": "d"}), (302, {"allow": True, "decision_id": "d"}),
+    (200, {"allow": False, "reasons": 3}), (400, {"error": "invalid_request", "detail": {"message": "x"}}),
+    "drop",
+], ids=["500-html", "502-allow-body", "200-text", "allow-no-id", "allow-not-bool", "302-allow-body",
+        "reasons-number", "detail-shadowing", "dropped"])
+async def test_a_sidecar_answer_that_is_not_a_decision_is_never_a_200_nor_a_500(issuer: TestIssuer, step: Any) -> None:
+    """The guard over a real (scripted) sidecar: every odd answer is a typed refusal."""
+    from .flaky import FlakyServer
+
+    with FlakyServer(default=step if step != "drop" else (200, {})) as sidecar:
+        sidecar.then(*([step] * 4))
+        client = AsyncAuthzClient(sidecar.url, retry=RetryPolicy(attempts=1))
+        app = build_app(TenantGuard(client, verifier=issuer.verifier("orders")))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://orders") as http:
+            r = await http.get("/invoices/inv-1", headers=auth(issuer.mint(audience="orders")))
+        await client.aclose()
+    assert r.status_code in (400, 403, 503), r.text
+    assert isinstance(r.json()["error"], str)

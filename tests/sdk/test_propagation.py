@@ -115,3 +115,22 @@ async def test_configured_host_without_context_is_refused(target: FlakyServer) -
     async with httpx.AsyncClient(auth=lenient, timeout=5) as http:
         await http.get(f"{target.url}/x")
     assert received_token(target) is None
+
+
+@pytest.mark.parametrize("where", ["authorization", "other-header", "query"])
+async def test_the_callers_token_set_by_the_app_never_reaches_an_unconfigured_host(
+        target: FlakyServer, issuer: TestIssuer, where: str) -> None:
+    """Copied incoming headers or a token in a callback URL: refused before anything is sent."""
+    port = target.url.rsplit(":", 1)[1]
+    auth = TenantGuardAuth({f"127.0.0.1:{port}": "inventory"}, modes={"inventory": "forward"})
+    ctx = issuer.context(audience="orders")
+    headers = {"Authorization": f"Bearer {ctx.token}"} if where == "authorization" else {}
+    if where == "other-header":
+        headers = {"X-Forwarded-Authorization": f"Bearer {ctx.token}"}
+    params = {"access_token": ctx.token} if where == "query" else {}
+    async with httpx.AsyncClient(auth=auth, timeout=5) as http:
+        with use_context(ctx), pytest.raises(PropagationDenied):
+            await http.get(f"http://localhost:{port}/hook", headers=headers, params=params)
+    with httpx.Client(auth=auth, timeout=5) as blocking, use_context(ctx), pytest.raises(PropagationDenied):
+        blocking.get(f"http://localhost:{port}/hook", headers=headers, params=params)
+    assert target.count == 0

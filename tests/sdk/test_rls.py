@@ -108,3 +108,66 @@ async def test_async_helper_scopes_the_transaction(pg: PgWorld, issuer: TestIssu
         assert await cur.fetchone() == (0,)
     finally:
         await conn.close()
+
+
+# --------------------------------------------------------------------------- nested helpers
+
+
+ACME = [("acme", "inv-1"), ("acme", "inv-2")]
+GLOBEX = [("globex", "inv-1"), ("globex", "inv-9")]
+
+
+def test_a_nested_helper_for_another_tenant_does_not_outlive_its_block(pg: PgWorld, issuer: TestIssuer) -> None:
+    """The inner block is a SAVEPOINT; releasing it used to keep globex for the rest of acme's transaction."""
+    with pg.connect() as conn, use_context(issuer.context(tenant="acme")), tenant_transaction(conn):
+        with tenant_transaction(conn, tenant="globex"):
+            assert ids(conn) == GLOBEX
+        assert ids(conn) == ACME
+
+
+def test_a_nested_helper_that_fails_leaves_the_outer_tenant(pg: PgWorld, issuer: TestIssuer) -> None:
+    with pg.connect() as conn, use_context(issuer.context(tenant="acme")), tenant_transaction(conn):
+        with pytest.raises(RuntimeError), tenant_transaction(conn, tenant="globex"):
+            raise RuntimeError("inner work failed")
+        assert ids(conn) == ACME
+
+
+def test_a_helper_inside_a_plain_transaction_leaves_it_without_a_tenant(pg: PgWorld, issuer: TestIssuer) -> None:
+    """Code after the helper, in the caller's own transaction, must not read as the helper's tenant."""
+    with pg.connect() as conn, conn.transaction():
+        with use_context(issuer.context(tenant="globex")), tenant_transaction(conn):
+            assert ids(conn) == GLOBEX
+        assert ids(conn) == []
+
+
+def test_a_helper_inside_an_implicit_transaction_leaves_it_without_a_tenant(pg: PgWorld, issuer: TestIssuer) -> None:
+    """A non-autocommit connection opened a transaction on its first statement."""
+    with pg.connect(autocommit=False) as conn:
+        assert ids(conn) == []
+        with use_context(issuer.context(tenant="globex")), tenant_transaction(conn):
+            assert ids(conn) == GLOBEX
+        assert ids(conn) == []
+        conn.rollback()
+
+
+async def test_a_nested_async_helper_does_not_outlive_its_block(pg: PgWorld, issuer: TestIssuer) -> None:
+    conn = await pg.aconnect()
+    try:
+        with use_context(issuer.context(tenant="acme")):
+            async with atenant_transaction(conn):
+                async with atenant_transaction(conn, tenant="globex"):
+                    cur = await conn.execute("SELECT tenant_id FROM invoices")
+                    assert {r[0] for r in await cur.fetchall()} == {"globex"}
+                cur = await conn.execute("SELECT tenant_id, id FROM invoices ORDER BY id")
+                assert await cur.fetchall() == ACME
+    finally:
+        await conn.close()
+
+
+def test_tenant_values_are_data_not_sql(pg: PgWorld, issuer: TestIssuer) -> None:
+    """Quotes, backslashes and statement separators in a tenant reach set_config as one value."""
+    with pg.connect() as conn:
+        for hostile in ("acme' OR '1'='1", "acme'; RESET ROLE; --", "acme\\", "' , true) --", "acme,globex"):
+            with tenant_transaction(conn, tenant=hostile):
+                assert ids(conn) == []
+                assert conn.execute("SELECT current_setting('app.tenant_id')").fetchone() == (hostile,)

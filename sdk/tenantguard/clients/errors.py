@@ -79,7 +79,13 @@ def error_from_body(status: int, body: Any) -> TenantGuardError:
     cls: type[TenantGuardError] | None = _GENERAL.get(code) if isinstance(code, str) else None
     if cls is None:
         cls = _fallback(status)
-    return cls(str(message or f"sidecar answered HTTP {status}"), **detail)
+    try:
+        return cls(str(message or f"sidecar answered HTTP {status}"), **detail)
+    except TypeError:
+        # a detail the class cannot take ("message", a missing required field): not the
+        # sidecar's shape, so the typed error would be a guess; a TypeError here would
+        # escape every `except TenantGuardError` (is_allowed, the FastAPI guard) as a 500
+        return UnexpectedResponse(f"sidecar answered HTTP {status} with a malformed {str(code)[:40]!r} error")
 
 
 def oauth_error_from_body(status: int, body: Any) -> TenantGuardError:

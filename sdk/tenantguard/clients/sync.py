@@ -18,6 +18,7 @@ from ..exchange import PropagationMode
 from ..search.core import ResourceFilter
 from . import wire
 from .base import (
+    MAX_RESPONSE_BYTES,
     ClientSettings,
     log_denied,
     merge_defaults,
@@ -101,14 +102,35 @@ class AuthzClient:
         for attempt in range(attempts):
             settings.breaker.before_call()
             try:
-                response = self._http.request(call.method, call.path, **request_kwargs(call))
+                status, content = self._exchange(call)
             except httpx.TransportError as exc:
                 settings.breaker.on_failure()
                 if attempt + 1 >= attempts:
                     raise transport_unavailable(call, exc, attempt + 1, self.settings.where) from exc
             else:
                 settings.breaker.on_success()
-                if attempt + 1 >= attempts or not should_retry(response.status_code):
-                    return outcome(call, response.status_code, response.content)
+                if attempt + 1 >= attempts or not should_retry(status):
+                    return outcome(call, status, content)
             time.sleep(settings.retry.delay(attempt))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _exchange(self, call: Call) -> tuple[int, bytes | None]:
+        """One request: its status and body (None when over ``MAX_RESPONSE_BYTES``, not read further).
+
+        Why streamed, with a deadline: httpx bounds each read, not the whole answer, so
+        a sidecar that dribbles a byte just inside the read timeout would hold the
+        request (and its worker thread) forever, and read into memory whatever size it
+        sends. The deadline is the sum of the phases, as the async client's total.
+        """
+        timeout = self.settings.timeout
+        deadline = time.monotonic() + sum(p for p in (timeout.connect, timeout.read, timeout.write, timeout.pool)
+                                          if p is not None)
+        with self._http.stream(call.method, call.path, **request_kwargs(call)) as response:
+            content = bytearray()
+            for chunk in response.iter_bytes():
+                content += chunk
+                if len(content) > MAX_RESPONSE_BYTES:
+                    return response.status_code, None
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("the sidecar's answer took longer than the whole timeout")
+            return response.status_code, bytes(content)

@@ -9,6 +9,7 @@ AuthZEN evaluation semantics, so the three answer alike.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any, Literal
 
 from ..context import NoTenantContext, optional_context
 from ..decision import Decision
-from ..errors import InvalidInput, TenantGuardError
+from ..errors import InvalidInput, TenantGuardError, TokenMalformed
 from ..exchange import GRANT_TYPE_TOKEN_EXCHANGE, TOKEN_TYPE_JWT, PropagationMode
 from ..search.core import ResourceFilter
 from ..tokens import token_fingerprint
@@ -150,8 +151,22 @@ def question(action: Mapping[str, Any] | str, resource: Mapping[str, Any] | str,
     return body
 
 
+# RFC 6750 2.1 b64token: what a context token (a JWS compact serialization) is made of.
+_B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+
+
 def bearer(token: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"} if token else {}
+    """The ``Authorization`` header for ``token``; :class:`TokenMalformed` for one no header can carry.
+
+    Why here, before any I/O: a non-ASCII or control character makes the HTTP library
+    raise a ValueError that escapes every ``except TenantGuardError`` (a 500 where the
+    caller's bad token deserves a 401), or fails as if the sidecar were down (a 503).
+    """
+    if not token:
+        return {}
+    if _B64TOKEN.fullmatch(token) is None:
+        raise TokenMalformed("a context token is a JWS compact serialization (RFC 6750 b64token characters only)")
+    return {"Authorization": f"Bearer {token}"}
 
 
 def check_call(body: Mapping[str, Any], token: str | None, at_least: int | None = None) -> Call:
@@ -198,7 +213,27 @@ def evaluations_call(defaults: Mapping[str, Any], items: list[dict[str, Any]], s
     # the sidecar answers bare {"decision": ...} entries unless asked: CheckResult carries reasons and ids
     body = {**defaults, "evaluations": items,
             "options": {"evaluations_semantic": semantic, "tenantguard_context": True}}
-    return Call("POST", EVALUATIONS_PATH, parse_evaluations, json=body, headers=bearer(token))
+    asked = len(items)
+    return Call("POST", EVALUATIONS_PATH,
+                lambda status, doc: answered_in_full(parse_evaluations(status, doc), asked, semantic),
+                json=body, headers=bearer(token))
+
+
+def answered_in_full(results: list[CheckResult], asked: int, semantic: Semantic) -> list[CheckResult]:
+    """The answers, one per question in order; a list that cannot be that is refused.
+
+    Why: callers zip the answers with their questions or test ``all(results)``; one
+    ``allow`` answered for three questions (a truncated list, a single-decision body)
+    would read as three allows. Only a semantic that stops may answer fewer, and then
+    the last answer is the one that stopped it.
+    """
+    if not asked:
+        return results
+    complete = len(results) == asked
+    stopped = 0 < len(results) < asked and stop_after(results[-1], semantic)
+    if not (complete or stopped):
+        raise UnexpectedResponse(f"evaluations answer has {len(results)} decision(s) for {asked} question(s)")
+    return results
 
 
 def exchange_call(token: str, audience: str, scope: Sequence[str] | str | None,
@@ -230,6 +265,8 @@ def scope_string(scope: Sequence[str] | str | None) -> str:
 def _ok(status: int, body: Any, *, oauth: bool = False) -> Mapping[str, Any]:
     if status >= 400:
         raise (oauth_error_from_body if oauth else error_from_body)(status, body)
+    if not 200 <= status < 300:  # a redirect or an informational answer is no answer, whatever its body
+        raise UnexpectedResponse(f"expected HTTP 2xx, got HTTP {status}")
     if not isinstance(body, Mapping):
         raise UnexpectedResponse(f"expected a JSON object, got HTTP {status}")
     return body
@@ -240,10 +277,26 @@ def parse_check(status: int, body: Any) -> CheckResult:
     allow = doc.get("allow")
     if not isinstance(allow, bool):
         raise UnexpectedResponse("check answer has no boolean 'allow'")
+    if allow and not (isinstance(doc.get("decision_id"), str) and doc["decision_id"]):
+        # every sidecar decision has an id (the audit trail's key); an allow without one is not the sidecar's
+        raise UnexpectedResponse("check answer allows without a decision_id")
+    reasons = _reasons(doc.get("reasons"))
+    if reasons is None:
+        raise UnexpectedResponse("check answer has 'reasons' that are not a list")
     seq = doc.get("relations_seq")
-    return CheckResult(allow, tuple(str(r) for r in doc.get("reasons") or ()), doc.get("decision_id"),
+    return CheckResult(allow, reasons, doc.get("decision_id"),
                        doc.get("bundle_revision"), seq if isinstance(seq, int) else None,
                        bool(doc.get("high_risk", False)))
+
+
+def _reasons(value: Any) -> tuple[str, ...] | None:
+    """``reasons`` as strings; None when it is neither absent/null nor a list (a TypeError
+    from iterating a number would escape every ``except TenantGuardError``)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        return None
+    return tuple(str(r) for r in value)
 
 
 def parse_filter(status: int, body: Any) -> ResourceFilter:
@@ -253,6 +306,8 @@ def parse_filter(status: int, body: Any) -> ResourceFilter:
         return ResourceFilter.from_wire(doc)
     except InvalidInput as exc:
         raise UnexpectedResponse(f"filter answer is malformed: {exc.message}") from None
+    except OverflowError:  # "relations_seq": Infinity (Python's json reads it)
+        raise UnexpectedResponse("filter answer is malformed: relations_seq is not a number") from None
 
 
 def parse_evaluation(doc: Any) -> CheckResult:
@@ -262,7 +317,9 @@ def parse_evaluation(doc: Any) -> CheckResult:
     raw = doc.get("context")
     context: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     allow = doc.get("decision") is True
-    reasons = tuple(str(r) for r in context.get("reasons") or ())
+    reasons = _reasons(context.get("reasons"))
+    if reasons is None:  # not the sidecar's shape: no allow can be read from it
+        return CheckResult(False, ("invalid_evaluation",))
     if not allow and not reasons:
         error = context.get("error")
         reasons = ("invalid_request",) if error else ("denied",)
@@ -293,7 +350,7 @@ def parse_exchange(status: int, body: Any, audience: str) -> ExchangedToken:
 
 def parse_propagation(status: int, body: Any) -> PropagationMode:
     mode = _ok(status, body).get("mode")
-    return mode if mode in PROPAGATION_MODES else "deny"
+    return mode if isinstance(mode, str) and mode in PROPAGATION_MODES else "deny"
 
 
 # --------------------------------------------------------------------------- semantics
