@@ -9,6 +9,7 @@ Exit status: 0 only when every step behaved as expected.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sys
@@ -22,6 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 from tenantguard.errors import TenantGuardError
 
+from .folderlock import folder_lock
 from .idp import DemoIdP
 from .pgdemo import DemoDatabase, DemoDatabaseUnavailable
 from .procs import Child, ignore_signals, signals_interrupt, start_child
@@ -46,7 +48,8 @@ def run_demo(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | N
     ``pg_required``: the user named ``pg_dsn`` (flag or environment), so a database that cannot be
     used fails the demo; only the default DSN may be skipped.
     """
-    with signals_interrupt():
+    lock = folder_lock(root.resolve(), command="demo") if root is not None else contextlib.nullcontext()
+    with lock, signals_interrupt():
         return _run(console, root=root, keep=keep, pg_dsn=pg_dsn, bundle_dir=bundle_dir, pg_required=pg_required)
 
 
