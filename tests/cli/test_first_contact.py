@@ -8,6 +8,8 @@ is rendered in-process from the same click tree the script builds.
 from __future__ import annotations
 
 import os
+import re
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -120,3 +122,31 @@ def test_one_line_summaries_are_whole_sentences() -> None:
     done = run_cli("revoke", "--help")
     row = next(line for line in done.stdout.splitlines() if line.strip().startswith("kid "))
     assert row.split(None, 1)[1].strip() == "Refuse every token signed by a key (a leaked issuer or sidecar key).", row
+
+
+# --------------------------------------------------------------------------- a plane that is not there
+
+
+def test_a_write_to_a_plane_that_is_down_says_it_is_retrying(tmp_path: Path) -> None:
+    """A stopped ``tenantguard dev`` (or a stale ``dev.env``) must not look like a hang: the wait is announced."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+    token_file = tmp_path / "admin.token"
+    token_file.write_text("an-admin-token-of-enough-length")
+    plane = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    try:
+        waited = run_cli("relation", "write", "acme/project:p1#member@user:bob", "--plane", plane,
+                         "--token-file", token_file, "--retry-for", "1")
+        once = run_cli("relation", "write", "acme/project:p1#member@user:bob", "--plane", plane,
+                       "--token-file", token_file, "--retry-for", "0")
+    finally:
+        closed.close()
+    refused = f"unavailable: policy plane at {plane} unreachable"
+    assert waited.returncode == 1, waited.stderr
+    lines = waited.stderr.splitlines()
+    assert lines[0].startswith(refused), lines
+    assert re.search(r"; retrying for up to [01] s \(--retry-for 0: one attempt\)$", lines[0]), lines
+    assert sum("retrying" in line for line in lines) == 1, lines
+    assert lines[-1].startswith(f"error {refused}"), lines
+    assert once.returncode == 1 and "retrying" not in once.stderr, once.stderr
+    assert once.stderr.startswith(f"error {refused}"), once.stderr

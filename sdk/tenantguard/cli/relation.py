@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
-from ..errors import ConfigError
+from ..errors import ConfigError, TenantGuardError
 from ..plane_client import DEFAULT_RETRY_FOR, PlaneClient
 from ..relations import RelationChange, Relationship
-from .common import print_json
+from .common import console_err, print_json
 
 app = typer.Typer(help="Write, delete, list and check relationship tuples through the policy plane.",
                   no_args_is_help=True)
@@ -44,7 +45,14 @@ def read_token(path: Path) -> str:
 
 
 def _client(plane: str, token_file: Path, retry_for: float = DEFAULT_RETRY_FOR) -> PlaneClient:
-    return PlaneClient(plane, token=read_token(token_file), retry_for=retry_for)
+    return PlaneClient(plane, token=read_token(token_file), retry_for=retry_for, on_retry=say_retrying)
+
+
+def say_retrying(error: TenantGuardError, seconds_left: float) -> None:
+    """One stderr line when a write starts retrying, so a plane that is down (a stopped
+    ``tenantguard dev``, a stale ``dev.env``) is not a silent wait of ``--retry-for`` seconds."""
+    console_err.print(f"{error.code}: {escape(error.message)}; retrying for up to {seconds_left:.0f} s "
+                      "(--retry-for 0: one attempt)", soft_wrap=True, highlight=False)
 
 
 def _parse(texts: list[str]) -> list[Relationship]:
