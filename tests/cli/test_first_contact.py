@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import typer.main
 from tenantguard import cli
+from tenantguard.keys import SigningKey
 from typer.testing import CliRunner
 
 CLI = Path(sys.executable).with_name("tenantguard")
@@ -150,3 +151,27 @@ def test_a_write_to_a_plane_that_is_down_says_it_is_retrying(tmp_path: Path) -> 
     assert lines[-1].startswith(f"error {refused}"), lines
     assert once.returncode == 1 and "retrying" not in once.stderr, once.stderr
     assert once.stderr.startswith(f"error {refused}"), once.stderr
+
+
+# --------------------------------------------------------------------------- the wrong key file
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (None, "cannot read key file {path}: No such file or directory"),
+    (b"", "key file {path} is empty; `tenantguard keys generate {path}` writes one"),
+    (b"not a key\n", "key file {path} holds no PEM private key; give the private key (the file without .pub)"),
+    ("public", "key file {path} holds a public key; give the private key (the file without .pub)"),
+])
+def test_token_mint_with_a_wrong_key_file_names_it_and_says_what_to_do(
+        tmp_path: Path, content: bytes | str | None, says: str) -> None:
+    path = tmp_path / "issuer.pem"
+    if content == "public":
+        SigningKey.generate().save(tmp_path / "real.pem")
+        path.write_bytes((tmp_path / "real.pem.pub").read_bytes())
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    done = run_cli("token", "mint", "--key", path, "--issuer", "dev", "--sub", "alice", "--tenant", "acme",
+                   "--aud", "orders")
+    assert done.returncode == 1 and done.stdout == "", done
+    assert done.stderr.startswith("error key_invalid: " + says.format(path=path)), done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
