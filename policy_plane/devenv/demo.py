@@ -28,7 +28,7 @@ from .idp import DemoIdP
 from .pgdemo import DemoDatabase, DemoDatabaseUnavailable
 from .procs import Child, ignore_signals, signals_interrupt, start_child
 from .scenario import Outcome, Scenario, World, summary_table
-from .stack import SidecarSpec, Stack
+from .stack import SidecarSpec, Stack, check_bundle_dir, default_bundle_dir
 from .trust import KeyRegistration, sidecar_registers_itself
 from .ui import Steps, StepSkipped, write_pids
 
@@ -56,6 +56,7 @@ def run_demo(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | N
 def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None, bundle_dir: Path | None,
          pg_required: bool) -> int:
     started = time.monotonic()
+    check_bundle_dir((bundle_dir or default_bundle_dir()).resolve())  # before a run folder or a process exists
     own_root = root is None
     run_dir = Path(tempfile.mkdtemp(prefix="tenantguard-demo-")) if root is None else root
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -94,7 +95,8 @@ def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None,
                 stack.init_plane(SERVICES)
             with steps.step("policy plane"):
                 stack.start_plane(SERVICES)
-            with steps.step("example bundle bundles/tenantguard through the plane (Rego tests run, then signed)"):
+            shown = "example bundle bundles/tenantguard" if bundle_dir is None else f"bundle {bundle_dir}"
+            with steps.step(f"{shown} through the plane (Rego tests run, then signed)"):
                 revision, _ = stack.publish_bundle()
             steps.note(f"bundle revision {revision}")
             stack.registration = KeyRegistration(probe.result())

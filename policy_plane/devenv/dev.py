@@ -53,6 +53,7 @@ def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int |
     ports = _ports(port_base)
     steps = Steps(console)
     stack = Stack(root, nats_url=nats_url, bundle_dir=bundle_dir)
+    stack.check_bundle()
     status = 0
     try:
         with steps.step("checking how sidecars register their keys"):
@@ -64,7 +65,8 @@ def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int |
         with steps.step("policy plane"):
             stack.start_plane([SERVICE], port=ports[0])
         write_pids(root / "pids.json", stack.pids())
-        with steps.step("example bundle through the plane"):
+        with steps.step(f"{'example bundle' if bundle_dir is None else 'bundle ' + _shown(stack.bundle_dir)} "
+                        "through the plane"):
             revision, published = stack.publish_bundle()
         steps.note(f"revision {revision}{'' if published else ' (already active)'}")
         with steps.step(f"sidecar for service {SERVICE} (following NATS)"):

@@ -114,3 +114,19 @@ def test_a_taken_port_base_is_refused_before_anything_starts(tmp_path: Path) -> 
         in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     assert sorted(p.name for p in run_dir.iterdir()) == ["dev.lock"]  # no NATS store, no keys, no logs
+
+
+@pytest.mark.parametrize("command", ["dev", "demo"])
+def test_a_bundle_option_that_is_no_bundle_is_refused_before_anything_starts(tmp_path: Path, command: str) -> None:
+    not_a_bundle = tmp_path / "policy"
+    not_a_bundle.mkdir()
+    (not_a_bundle / "p.rego").write_text("package p\n")  # Rego, but no .manifest
+    run_dir = tmp_path / "run"
+    for bundle, says in ((tmp_path / "missing", "no such directory"),
+                         (not_a_bundle, "not a bundle source directory, it has no .manifest")):
+        extra = ["--no-pg"] if command == "demo" else []
+        done = run_devenv(command, "--dir", str(run_dir), "--bundle", str(bundle), *extra)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert f"error config_invalid: --bundle {bundle}: {says}" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+        assert not run_dir.exists() or sorted(p.name for p in run_dir.iterdir()) == ["dev.lock"]
