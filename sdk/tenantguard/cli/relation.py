@@ -17,14 +17,15 @@ from rich.markup import escape
 from ..errors import ConfigError, TenantGuardError
 from ..plane_client import DEFAULT_RETRY_FOR, PlaneClient
 from ..relations import RelationChange, Relationship
-from .common import console_err, print_json
+from .common import DEV_ENV_HINT, console_err, print_json
 
 app = typer.Typer(help="Write, delete, list and check relationship tuples through the policy plane.",
                   no_args_is_help=True)
 
-PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL", help="Policy plane base URL")]
+PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL",
+                                       help=f"Policy plane base URL ({DEV_ENV_HINT})")]
 TokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
-                                            help="File holding the admin bearer token")]
+                                            help=f"File holding the admin bearer token ({DEV_ENV_HINT})")]
 RetryForOpt = Annotated[float, typer.Option(
     "--retry-for", envvar="TG_PLANE_RETRY_FOR", min=0,
     help="Seconds a write is retried (with one Idempotency-Key) while the plane is unreachable or refuses it "
