@@ -3,6 +3,8 @@ then once more on the same folder (keys, store and bundle reused) and stop it wi
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import socket
 import subprocess
@@ -130,3 +132,28 @@ def test_a_bundle_option_that_is_no_bundle_is_refused_before_anything_starts(tmp
         assert f"error config_invalid: --bundle {bundle}: {says}" in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
         assert not run_dir.exists() or sorted(p.name for p in run_dir.iterdir()) == ["dev.lock"]
+
+
+def test_children_of_a_killed_dev_are_named_and_no_second_stack_starts_beside_them(tmp_path: Path) -> None:
+    """SIGKILL leaves dev no chance to stop its children (own sessions); the next dev must not start a
+    second nats-server on their JetStream store, and must say which processes to stop."""
+    run_dir = tmp_path / "dev"
+    proc, ready, watcher = start_dev(run_dir)
+    children = ready["pids"]
+    try:
+        proc.kill()
+        proc.wait(timeout=10)
+        watcher.join(timeout=10)
+        refused = run_devenv("dev", "--dir", str(run_dir))
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert f"error dev_folder_in_use: processes of an earlier tenantguard dev or demo in {run_dir} are " \
+            "still running (" in refused.stderr, refused.stderr
+        listed = " ".join(str(pid) for pid in sorted(children.values()))
+        assert f"stop them (kill {listed}) and run again" in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr
+        assert sorted(processes_mentioning(str(run_dir))) == sorted(children.values())  # nothing new started
+    finally:
+        for pid in children.values():  # the test started them (through dev): stop them by PID
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGTERM)
+        assert wait_gone(children.values(), timeout=30) == []
