@@ -175,3 +175,14 @@ def test_token_mint_with_a_wrong_key_file_names_it_and_says_what_to_do(
     assert done.returncode == 1 and done.stdout == "", done
     assert done.stderr.startswith("error key_invalid: " + says.format(path=path)), done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_a_tuple_without_its_tenant_is_refused_locally_with_an_example(tmp_path: Path) -> None:
+    token_file = tmp_path / "admin.token"
+    token_file.write_text("an-admin-token-of-enough-length")
+    done = run_cli("relation", "write", "project:p1#member@user:bob", "--plane", "http://127.0.0.1:9",
+                   "--token-file", token_file)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("error relationship_invalid: relationship 'project:p1#member@user:bob' must look "
+                                  "like "), done.stderr
+    assert "e.g. 'acme/project:p1#member@user:alice'" in done.stderr and "retrying" not in done.stderr
