@@ -39,7 +39,14 @@ def bind_tcp(host: str, port: int) -> socket.socket:
 
 
 def bind_unix(path: str) -> socket.socket:
-    """A listening unix socket (0660: the service and its group only)."""
+    """A listening unix socket (0660: the service and its group only).
+
+    A socket file left by a process that is gone is replaced; one that a live process still
+    accepts on is refused, so a second sidecar never takes the door from a running one.
+    """
+    if _unix_socket_answers(path):
+        raise ConfigError(f"cannot listen on {path}: another process is serving on it; stop that process, "
+                          "or choose another --uds path")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -52,6 +59,21 @@ def bind_unix(path: str) -> socket.socket:
         raise cannot_listen(path, exc) from None
     sock.setblocking(False)
     return sock
+
+
+def _unix_socket_answers(path: str) -> bool:
+    """True when something accepts connections on the unix socket ``path`` (a stale file refuses)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(path)
+    except TimeoutError:  # alive, only too busy to accept now
+        return True
+    except OSError:  # absent, not a socket, or nobody listening: free to replace
+        return False
+    finally:
+        probe.close()
+    return True
 
 
 def cannot_listen(address: str, exc: OSError) -> ConfigError:

@@ -10,13 +10,16 @@ from __future__ import annotations
 import asyncio
 import socket
 import subprocess
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import grpc
+import httpx
 import pytest
 
 from .conftest import World
-from .process import TENANTGUARD, SidecarProcess
+from .process import TENANTGUARD, SidecarProcess, start_sidecar
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -73,3 +76,36 @@ def test_a_reuseport_grpc_server_cannot_join_the_sidecar_port(sidecar: SidecarPr
 
     with pytest.raises(RuntimeError, match="Failed to bind"):
         asyncio.run(join())
+
+
+def uds_args(world: World, path: Path) -> list[str]:
+    args = world.args()
+    args[args.index("--grpc-port") + 1] = "-1"
+    return [*args, "--uds", str(path)]
+
+
+def test_a_second_sidecar_cannot_take_a_live_unix_socket(world: World) -> None:
+    """Binding a unix socket first unlinks the path; only a stale file may be replaced, never a live door."""
+    path = Path(tempfile.mkdtemp(prefix="tg-uds-")) / "sidecar.sock"  # short: sun_path holds 108 bytes
+    first = start_sidecar(uds_args(world, path))
+    try:
+        done = serve(*uds_args(world, path))
+        assert done.returncode == 1, done.stderr
+        assert f"error config_invalid: cannot listen on {path}: another process is serving on it" in done.stderr
+        assert "Traceback" not in done.stderr
+        with httpx.Client(transport=httpx.HTTPTransport(uds=str(path))) as client:  # still the first one's door
+            assert client.get("http://sidecar/health", timeout=5).status_code == 200
+    finally:
+        first.stop()
+    # The first one is gone; if it left its socket file behind, that file is stale and is replaced.
+    second = start_sidecar(uds_args(world, path))
+    second.stop()
+
+
+def test_a_stale_unix_socket_file_is_replaced(world: World) -> None:
+    path = Path(tempfile.mkdtemp(prefix="tg-uds-")) / "sidecar.sock"
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(path))  # a socket file nobody listens on: what a crashed process leaves
+    stale.close()
+    started = start_sidecar(uds_args(world, path))
+    started.stop()
