@@ -34,7 +34,7 @@ from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 from envoy.type.v3 import http_status_pb2
 from google.rpc import code_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from tenantguard.errors import InvalidInput
+from tenantguard.errors import ConfigError, InvalidInput
 
 from .envoy_authz import (
     CHALLENGE,
@@ -189,12 +189,22 @@ class GrpcDoor:
 
 
 async def start_grpc(sidecar: Sidecar, host: str, port: int) -> GrpcDoor:
-    """Start the Check service and the standard health service on ``host:port`` (0 = any free port)."""
-    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1 << 20)])
+    """Start the Check service and the standard health service on ``host:port`` (0 = any free port).
+
+    ``grpc.so_reuseport`` is off: gRPC turns SO_REUSEPORT on by default, and then a second
+    sidecar (or a stale one from an earlier run) binds the same port without error and the
+    kernel spreads Envoy's checks across both, each deciding from its own policy and data.
+    A taken port is a :class:`~tenantguard.errors.ConfigError` naming it, as for HTTP.
+    """
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1 << 20), ("grpc.so_reuseport", 0)])
     pb_grpc.add_AuthorizationServicer_to_server(ExtAuthzServicer(sidecar), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    bound = server.add_insecure_port(f"{host}:{port}")
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}")
+    except RuntimeError:  # grpc says only "Failed to bind"; its log line has the reason
+        raise ConfigError(f"cannot listen on {host}:{port} (gRPC ext_authz): the port is in use or the address "
+                          "is not this machine's; choose another --grpc-port (0 picks a free one)") from None
     door = GrpcDoor(server, bound, health_servicer)
     await door.set_ready(sidecar.ready)  # before the first caller can ask
     await server.start()

@@ -120,12 +120,16 @@ async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event,
     http = await _start_http(create_app(sidecar), sock,
                              str(config.uds) if config.uds else "{}:{}".format(*sock.getsockname()[:2]))
     ops: _Http | None = None
-    if config.ops_port is not None:  # probes and metrics only, on --ops-host
-        ops_sock = bind_tcp(config.ops_host, config.ops_port)
-        ops = await _start_http(create_ops_app(sidecar), ops_sock, "{}:{}".format(*ops_sock.getsockname()[:2]))
     door: GrpcDoor | None = None
-    if config.grpc_port is not None:
-        door = await start_grpc(sidecar, config.host, config.grpc_port)
+    try:
+        if config.ops_port is not None:  # probes and metrics only, on --ops-host
+            ops_sock = bind_tcp(config.ops_host, config.ops_port)
+            ops = await _start_http(create_ops_app(sidecar), ops_sock, "{}:{}".format(*ops_sock.getsockname()[:2]))
+        if config.grpc_port is not None:
+            door = await start_grpc(sidecar, config.host, config.grpc_port)
+    except BaseException:  # a port that is taken: stop what started, so only the typed error is printed
+        await _stop_http([h for h in (http, ops) if h is not None])
+        raise
     Listening(http.address, f"{config.host}:{door.port}" if door else None,
               ops.address if ops else None).announce()
     await stop.wait()
@@ -141,6 +145,13 @@ async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event,
         listener.server.should_exit = True
     if door is not None:
         await door.stop(grace=2)
+    await _stop_http(listeners)
+
+
+async def _stop_http(listeners: list[_Http]) -> None:
+    """Ask every listener to drain, then wait for all of them."""
+    for listener in listeners:
+        listener.server.should_exit = True
     for listener in listeners:
         await listener.task
 

@@ -25,7 +25,9 @@ def dev(
     nats: Annotated[str | None, typer.Option(
         "--nats", envvar="TG_DEV_NATS", help="Use this NATS server instead of starting a local one")] = None,
     directory: Annotated[Path, typer.Option(
-        "--dir", file_okay=False, help="Dev folder: keys, admin token, JetStream store, logs")] = Path(".tenantguard"),
+        "--dir", file_okay=False,
+        help="Dev folder: keys, admin token, JetStream store, logs; one running dev per folder")
+    ] = Path(".tenantguard"),
     port_base: Annotated[int | None, typer.Option(
         "--port-base", min=1, max=65533, help="Fixed ports: plane N, sidecar HTTP N+1, gRPC N+2 (default: free)")
     ] = None,

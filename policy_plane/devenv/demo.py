@@ -9,6 +9,7 @@ Exit status: 0 only when every step behaved as expected.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sys
@@ -22,11 +23,12 @@ from rich.console import Console
 from rich.markup import escape
 from tenantguard.errors import TenantGuardError
 
+from .folderlock import folder_lock
 from .idp import DemoIdP
 from .pgdemo import DemoDatabase, DemoDatabaseUnavailable
 from .procs import Child, ignore_signals, signals_interrupt, start_child
 from .scenario import Outcome, Scenario, World, summary_table
-from .stack import SidecarSpec, Stack
+from .stack import SidecarSpec, Stack, check_bundle_dir, default_bundle_dir
 from .trust import KeyRegistration, sidecar_registers_itself
 from .ui import Steps, StepSkipped, write_pids
 
@@ -46,13 +48,15 @@ def run_demo(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | N
     ``pg_required``: the user named ``pg_dsn`` (flag or environment), so a database that cannot be
     used fails the demo; only the default DSN may be skipped.
     """
-    with signals_interrupt():
+    lock = folder_lock(root.resolve(), command="demo") if root is not None else contextlib.nullcontext()
+    with lock, signals_interrupt():
         return _run(console, root=root, keep=keep, pg_dsn=pg_dsn, bundle_dir=bundle_dir, pg_required=pg_required)
 
 
 def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None, bundle_dir: Path | None,
          pg_required: bool) -> int:
     started = time.monotonic()
+    check_bundle_dir((bundle_dir or default_bundle_dir()).resolve())  # before a run folder or a process exists
     own_root = root is None
     run_dir = Path(tempfile.mkdtemp(prefix="tenantguard-demo-")) if root is None else root
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -91,7 +95,8 @@ def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None,
                 stack.init_plane(SERVICES)
             with steps.step("policy plane"):
                 stack.start_plane(SERVICES)
-            with steps.step("example bundle bundles/tenantguard through the plane (Rego tests run, then signed)"):
+            shown = "example bundle bundles/tenantguard" if bundle_dir is None else f"bundle {bundle_dir}"
+            with steps.step(f"{shown} through the plane (Rego tests run, then signed)"):
                 revision, _ = stack.publish_bundle()
             steps.note(f"bundle revision {revision}")
             stack.registration = KeyRegistration(probe.result())

@@ -5,7 +5,8 @@ the admin token, JetStream's store and the sidecar's key; the example bundle is 
 again only when its content changed. A local token issuer ``dev`` (key in the dev folder)
 is trusted through the plane, so the printed example commands work as they are. While it
 runs, ``<dev folder>/dev.env`` holds the addresses as ``export`` lines for other shells
-(:mod:`.envfile`).
+(:mod:`.envfile`). A second ``dev`` on the same folder is refused before it starts anything
+(:mod:`.folderlock`).
 
 Ctrl-C or SIGTERM stops every child by PID and process group, then exits 0; a child that
 dies on its own stops the rest and exits 1.
@@ -21,16 +22,20 @@ from typing import Final
 
 from rich.console import Console
 from rich.panel import Panel
+from tenantguard.errors import ConfigError
 from tenantguard.keys import SigningKey
+from tenantguard.serving import bind_tcp
 from tenantguard.urls import shown_url
 
 from .envfile import remove_env_file, write_env_file
+from .folderlock import folder_lock
 from .procs import ignore_signals, signals_interrupt
 from .stack import SidecarSpec, Stack
 from .trust import KeyRegistration, sidecar_registers_itself
 from .ui import Steps, write_pids
 
 SERVICE: Final = "orders"
+LOOPBACK: Final = "127.0.0.1"  # where the plane and the sidecar listen by default
 DEV_ISSUER: Final = "dev"
 EXAMPLE_RELATIONSHIPS: Final = ("acme/project:p1#member@user:alice", "globex/project:p1#member@user:mallory")
 
@@ -38,15 +43,17 @@ EXAMPLE_RELATIONSHIPS: Final = ("acme/project:p1#member@user:alice", "globex/pro
 def run_dev(console: Console, *, root: Path, nats_url: str | None, port_base: int | None,
             bundle_dir: Path | None) -> int:
     """Start everything, print where it is, wait for a signal, stop everything; return the exit status."""
-    with signals_interrupt():
-        return _run(console, root=root.resolve(), nats_url=nats_url, port_base=port_base, bundle_dir=bundle_dir)
+    root = root.resolve()
+    with folder_lock(root, command="dev"), signals_interrupt():
+        return _run(console, root=root, nats_url=nats_url, port_base=port_base, bundle_dir=bundle_dir)
 
 
 def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int | None,
          bundle_dir: Path | None) -> int:
+    ports = _ports(port_base)
     steps = Steps(console)
     stack = Stack(root, nats_url=nats_url, bundle_dir=bundle_dir)
-    ports = _ports(port_base)
+    stack.check_bundle()
     status = 0
     try:
         with steps.step("checking how sidecars register their keys"):
@@ -58,7 +65,8 @@ def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int |
         with steps.step("policy plane"):
             stack.start_plane([SERVICE], port=ports[0])
         write_pids(root / "pids.json", stack.pids())
-        with steps.step("example bundle through the plane"):
+        with steps.step(f"{'example bundle' if bundle_dir is None else 'bundle ' + _shown(stack.bundle_dir)} "
+                        "through the plane"):
             revision, published = stack.publish_bundle()
         steps.note(f"revision {revision}{'' if published else ' (already active)'}")
         with steps.step(f"sidecar for service {SERVICE} (following NATS)"):
@@ -88,10 +96,21 @@ def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int |
 
 
 def _ports(port_base: int | None) -> tuple[int, int, int]:
-    """plane, sidecar HTTP, sidecar gRPC: fixed from ``--port-base`` N (N, N+1, N+2), else free ones."""
+    """plane, sidecar HTTP, sidecar gRPC: fixed from ``--port-base`` N (N, N+1, N+2), else free ones.
+
+    Fixed ports are tried first, so a taken one is refused before anything starts rather than
+    as a child's failure after NATS and the plane are already up.
+    """
     if port_base is None:
         return 0, 0, 0
-    return port_base, port_base + 1, port_base + 2
+    ports = port_base, port_base + 1, port_base + 2
+    for port, what in zip(ports, ("plane", "sidecar HTTP", "sidecar gRPC"), strict=True):
+        try:
+            bind_tcp(LOOPBACK, port).close()
+        except ConfigError:
+            raise ConfigError(f"--port-base {port_base}: port {port} ({what}) on {LOOPBACK} is taken; choose "
+                              "another --port-base, or leave it out for free ports") from None
+    return ports
 
 
 def _issuer_key(path: Path) -> SigningKey:

@@ -53,6 +53,16 @@ def default_bundle_dir() -> Path:
     return source_tree if (source_tree / ".manifest").is_file() else here / "example_bundle"
 
 
+def check_bundle_dir(source: Path) -> None:
+    """Refuse a ``--bundle`` that is not a bundle source directory, before anything is started."""
+    if not source.is_dir():
+        raise ConfigError(f"--bundle {source}: no such directory")
+    if not (source / ".manifest").is_file():
+        raise ConfigError(f"--bundle {source}: not a bundle source directory, it has no .manifest (a bundle "
+                          "holds *.rego modules, data.json files and a .manifest naming its revision and roots; "
+                          "see bundles/tenantguard)")
+
+
 def bundle_revision(source: Path) -> str:
     """A revision named after the bundle's content, so re-running ``dev`` republishes only on change."""
     digest = hashlib.sha256()
@@ -189,10 +199,12 @@ class Stack:
     def admin(self) -> PlaneClient:
         return PlaneClient(self.plane_url, token=self.admin_token_file.read_text().strip())
 
+    def check_bundle(self) -> None:
+        check_bundle_dir(self.bundle_dir)
+
     def publish_bundle(self) -> tuple[str, bool]:
         """Publish the example bundle (unsigned: the plane tests and signs it); ``(revision, published)``."""
-        if not (self.bundle_dir / ".manifest").is_file():
-            raise ConfigError(f"no bundle at {self.bundle_dir} (pass --bundle DIR)")
+        self.check_bundle()
         revision = bundle_revision(self.bundle_dir)
         with self.admin() as plane:
             active = plane.status()["bundles"].get("all", {})

@@ -140,7 +140,16 @@ class SigningKey:
             data = Path(path).read_bytes()
         except OSError as exc:
             raise KeyMaterialError(f"cannot read key file {path}: {exc.strerror}") from None
-        return cls.from_pem(data)
+        if not data.strip():
+            raise KeyMaterialError(f"key file {path} is empty; `tenantguard keys generate {path}` writes one")
+        if b"PRIVATE KEY-----" not in data:
+            what = "a public key" if b"PUBLIC KEY-----" in data else "no PEM private key"
+            raise KeyMaterialError(f"key file {path} holds {what}; give the private key (the file without .pub), "
+                                   "or create one with `tenantguard keys generate FILE`")
+        try:
+            return cls.from_pem(data)
+        except KeyMaterialError as exc:
+            raise KeyMaterialError(f"key file {path}: {exc.message}") from None
 
     @property
     def public_key(self) -> PublicKey:

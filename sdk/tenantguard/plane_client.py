@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -33,6 +33,7 @@ from .urls import shown_url
 
 DEFAULT_TIMEOUT: Final = 10.0
 DEFAULT_RETRY_FOR: Final = 20.0  # seconds a write is retried with its Idempotency-Key
+FIRST_RETRY_DELAY: Final = 0.1  # seconds before the first retry; doubled up to 2 s
 IDEMPOTENCY_KEY: Final = "Idempotency-Key"
 SERVICE_HEADER: Final = "X-Tenantguard-Service"
 # The plane's OpenAPI title (policy_plane.app uses this constant): how a client recognises it.
@@ -261,11 +262,15 @@ class PlaneClient:
 
     def __init__(self, base_url: str, *, token: str | None = None, service: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTransport | None = None,
-                 retry_for: float = DEFAULT_RETRY_FOR) -> None:
+                 retry_for: float = DEFAULT_RETRY_FOR,
+                 on_retry: Callable[[TenantGuardError, float], None] | None = None) -> None:
+        """``on_retry(error, seconds_left)`` is called before the first retry of a call, so a CLI
+        can say why it waits instead of sitting silent for ``retry_for`` seconds."""
         self.base_url = base_url
         self._http = httpx.Client(base_url=base_url, timeout=timeout, headers=_headers(token, service),
                                   transport=transport, verify=True)
         self.retry_for = retry_for
+        self.on_retry = on_retry
         self.retries = 0  # attempts sent again, over the client's life
 
     def send(self, call: Call) -> Any:
@@ -292,13 +297,15 @@ class PlaneClient:
         """``send``, again with the same call (and so the same Idempotency-Key) while the
         refusal is retryable, for up to ``retry_for`` seconds; the last error otherwise."""
         deadline = time.monotonic() + self.retry_for
-        delay = 0.1
+        delay = FIRST_RETRY_DELAY
         while True:
             try:
                 return self.send(call)
             except TenantGuardError as exc:
                 if not retryable(exc) or time.monotonic() + delay > deadline:
                     raise
+                if delay == FIRST_RETRY_DELAY and self.on_retry is not None:
+                    self.on_retry(exc, max(0.0, deadline - time.monotonic()))
             time.sleep(random.uniform(delay / 2, delay))  # noqa: S311 - jitter, not a secret
             delay = min(2.0, delay * 2)
             self.retries += 1

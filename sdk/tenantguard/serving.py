@@ -8,37 +8,80 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import os
 import socket
 from typing import Any
 
-from .errors import InvalidInput
+from .errors import ConfigError, InvalidInput
 
 
 def bind_tcp(host: str, port: int) -> socket.socket:
-    """A non-blocking listening TCP socket on ``host:port`` (0 = any free port)."""
+    """A non-blocking listening TCP socket on ``host:port`` (0 = any free port).
+
+    A port already taken (or a host that is not this machine's) is a :class:`ConfigError` that
+    names the address and what to do, so the CLI prints one line instead of a traceback.
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose
     # proto says TCP, and without it Nagle + delayed ACK add ~40 ms to every response.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(1024)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(1024)
+    except OSError as exc:
+        sock.close()
+        raise cannot_listen(f"{host}:{port}", exc) from None
     sock.setblocking(False)
     return sock
 
 
 def bind_unix(path: str) -> socket.socket:
-    """A listening unix socket (0660: the service and its group only)."""
+    """A listening unix socket (0660: the service and its group only).
+
+    A socket file left by a process that is gone is replaced; one that a live process still
+    accepts on is refused, so a second sidecar never takes the door from a running one.
+    """
+    if _unix_socket_answers(path):
+        raise ConfigError(f"cannot listen on {path}: another process is serving on it; stop that process, "
+                          "or choose another --uds path")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.bind(path)
-    os.chmod(path, 0o660)
-    sock.listen(1024)
+    try:
+        sock.bind(path)
+        os.chmod(path, 0o660)
+        sock.listen(1024)
+    except OSError as exc:
+        sock.close()
+        raise cannot_listen(path, exc) from None
     sock.setblocking(False)
     return sock
+
+
+def _unix_socket_answers(path: str) -> bool:
+    """True when something accepts connections on the unix socket ``path`` (a stale file refuses)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(path)
+    except TimeoutError:  # alive, only too busy to accept now
+        return True
+    except OSError:  # absent, not a socket, or nobody listening: free to replace
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def cannot_listen(address: str, exc: OSError) -> ConfigError:
+    """The one-line error for a listening address the service cannot take."""
+    if exc.errno == errno.EADDRINUSE:
+        return ConfigError(f"cannot listen on {address}: another process is using it; stop that process, "
+                           "or choose another port (0 picks a free one)")
+    return ConfigError(f"cannot listen on {address}: {exc.strerror or exc}")
 
 
 def event_loop_runner() -> Any:

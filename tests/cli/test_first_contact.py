@@ -8,6 +8,8 @@ is rendered in-process from the same click tree the script builds.
 from __future__ import annotations
 
 import os
+import re
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +20,7 @@ from typing import Any
 import pytest
 import typer.main
 from tenantguard import cli
+from tenantguard.keys import SigningKey
 from typer.testing import CliRunner
 
 CLI = Path(sys.executable).with_name("tenantguard")
@@ -120,3 +123,66 @@ def test_one_line_summaries_are_whole_sentences() -> None:
     done = run_cli("revoke", "--help")
     row = next(line for line in done.stdout.splitlines() if line.strip().startswith("kid "))
     assert row.split(None, 1)[1].strip() == "Refuse every token signed by a key (a leaked issuer or sidecar key).", row
+
+
+# --------------------------------------------------------------------------- a plane that is not there
+
+
+def test_a_write_to_a_plane_that_is_down_says_it_is_retrying(tmp_path: Path) -> None:
+    """A stopped ``tenantguard dev`` (or a stale ``dev.env``) must not look like a hang: the wait is announced."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+    token_file = tmp_path / "admin.token"
+    token_file.write_text("an-admin-token-of-enough-length")
+    plane = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    try:
+        waited = run_cli("relation", "write", "acme/project:p1#member@user:bob", "--plane", plane,
+                         "--token-file", token_file, "--retry-for", "1")
+        once = run_cli("relation", "write", "acme/project:p1#member@user:bob", "--plane", plane,
+                       "--token-file", token_file, "--retry-for", "0")
+    finally:
+        closed.close()
+    refused = f"unavailable: policy plane at {plane} unreachable"
+    assert waited.returncode == 1, waited.stderr
+    lines = waited.stderr.splitlines()
+    assert lines[0].startswith(refused), lines
+    assert re.search(r"; retrying for up to [01] s \(--retry-for 0: one attempt\)$", lines[0]), lines
+    assert sum("retrying" in line for line in lines) == 1, lines
+    assert lines[-1].startswith(f"error {refused}"), lines
+    assert once.returncode == 1 and "retrying" not in once.stderr, once.stderr
+    assert once.stderr.startswith(f"error {refused}"), once.stderr
+
+
+# --------------------------------------------------------------------------- the wrong key file
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (None, "cannot read key file {path}: No such file or directory"),
+    (b"", "key file {path} is empty; `tenantguard keys generate {path}` writes one"),
+    (b"not a key\n", "key file {path} holds no PEM private key; give the private key (the file without .pub)"),
+    ("public", "key file {path} holds a public key; give the private key (the file without .pub)"),
+])
+def test_token_mint_with_a_wrong_key_file_names_it_and_says_what_to_do(
+        tmp_path: Path, content: bytes | str | None, says: str) -> None:
+    path = tmp_path / "issuer.pem"
+    if content == "public":
+        SigningKey.generate().save(tmp_path / "real.pem")
+        path.write_bytes((tmp_path / "real.pem.pub").read_bytes())
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    done = run_cli("token", "mint", "--key", path, "--issuer", "dev", "--sub", "alice", "--tenant", "acme",
+                   "--aud", "orders")
+    assert done.returncode == 1 and done.stdout == "", done
+    assert done.stderr.startswith("error key_invalid: " + says.format(path=path)), done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_a_tuple_without_its_tenant_is_refused_locally_with_an_example(tmp_path: Path) -> None:
+    token_file = tmp_path / "admin.token"
+    token_file.write_text("an-admin-token-of-enough-length")
+    done = run_cli("relation", "write", "project:p1#member@user:bob", "--plane", "http://127.0.0.1:9",
+                   "--token-file", token_file)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("error relationship_invalid: relationship 'project:p1#member@user:bob' must look "
+                                  "like "), done.stderr
+    assert "e.g. 'acme/project:p1#member@user:alice'" in done.stderr and "retrying" not in done.stderr

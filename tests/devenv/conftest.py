@@ -41,3 +41,12 @@ def wait_gone(pids: Iterable[int], timeout: float = 10.0) -> list[int]:
         time.sleep(0.05)
         left = [p for p in left if alive(p)]
     return left
+
+
+def broken_bundle(parent: Path) -> Path:
+    """A bundle folder that passes the up-front check (it has a .manifest) but does not compile."""
+    bundle = parent / "broken-bundle"
+    bundle.mkdir()
+    (bundle / ".manifest").write_text('{"revision": "broken", "roots": ["broken"]}')
+    (bundle / "broken.rego").write_text("package broken\n\nallow if {\n")
+    return bundle

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import processes_mentioning, wait_gone
+from .conftest import broken_bundle, processes_mentioning, wait_gone
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(180)]
 
@@ -52,11 +52,10 @@ def test_demo_plays_every_step_as_expected_and_stops_everything(tmp_path: Path) 
 
 
 def test_a_failing_start_still_stops_everything(tmp_path: Path) -> None:
-    """No bundle where one is expected: the demo fails after NATS and the plane started, and stops both."""
+    """A bundle the plane refuses (it does not compile): the demo fails after NATS and the plane
+    started, and stops both."""
     run_dir = tmp_path / "demo"
-    empty = tmp_path / "no-bundle"
-    empty.mkdir()
-    done, _ = run_demo(run_dir, "--bundle", str(empty), "--no-pg")
+    done, _ = run_demo(run_dir, "--bundle", str(broken_bundle(tmp_path)), "--no-pg")
     assert done.returncode == 1, done.stdout[-4000:]
-    assert "RESULT: demo failed" in done.stdout and "no bundle at" in done.stdout
+    assert "RESULT: demo failed" in done.stdout and "bundle does not compile" in done.stdout
     assert processes_mentioning(str(run_dir)) == []

@@ -17,7 +17,7 @@ from rich.console import Console
 from policy_plane.devenv.demo import run_demo
 from policy_plane.devenv.pgdemo import shown_dsn, strip_password
 
-from .conftest import processes_mentioning
+from .conftest import broken_bundle, processes_mentioning
 
 DEAD_DSN = "host=127.0.0.1 port=1 user=postgres password=hunter2 dbname=test connect_timeout=2"
 PG_STEP = "PostgreSQL: unique schema, non-superuser role, row-level security (RLS)"
@@ -48,16 +48,15 @@ def test_a_dsn_the_user_set_fails_the_demo_and_hides_the_password(tmp_path: Path
 def test_the_default_dsn_may_be_skipped_but_is_never_marked_done(tmp_path: Path) -> None:
     """What ``tenantguard demo`` does with no DSN set (``pg_required=False``), against a dead default.
 
-    The run stops right after (no bundle where one is expected), which is all this needs to see.
+    The run stops right after (a bundle that does not compile), which is all this needs to see.
     """
     buffer = io.StringIO()
     console = Console(file=buffer, width=300, emoji=False, highlight=False)
-    empty = tmp_path / "no-bundle"
-    empty.mkdir()
     run_dir = tmp_path / "demo"
-    status = run_demo(console, root=run_dir, keep=True, pg_dsn=DEAD_DSN, bundle_dir=empty, pg_required=False)
+    status = run_demo(console, root=run_dir, keep=True, pg_dsn=DEAD_DSN, bundle_dir=broken_bundle(tmp_path),
+                      pg_required=False)
     out = buffer.getvalue()
-    assert status == 1 and "no bundle at" in out, out  # the bundle, not the database, ended the run
+    assert status == 1 and "bundle does not compile" in out, out  # the bundle, not the database, ended the run
     line = next(line for line in out.splitlines() if PG_STEP in line)
     assert line.startswith(f"- {PG_STEP}: skipped (no PostgreSQL reachable at"), line
     assert "the default DSN" in line and "hunter2" not in out

@@ -31,7 +31,7 @@ from ..bundle import (
 )
 from ..errors import BundleRejected
 from ..keys import SigningKey, TrustSet, load_public_key_file
-from .common import console, console_err, print_json
+from .common import DEV_ENV_HINT, console, console_err, print_json
 
 app = typer.Typer(
     help=(
@@ -374,9 +374,10 @@ def impact_cmd(
 
 # --------------------------------------------------------------------------- plane
 
-PlaneOpt = Annotated[str, typer.Option(envvar="TG_PLANE_URL", help="Policy plane base URL, e.g. https://plane.internal:8443")]
+PlaneOpt = Annotated[str, typer.Option(envvar="TG_PLANE_URL", help="Policy plane base URL, e.g. "
+                                       f"https://plane.internal:8443 ({DEV_ENV_HINT})")]
 TokenFileOpt = Annotated[Path, typer.Option(envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
-                                            help="File holding the admin bearer token")]
+                                            help=f"File holding the admin bearer token ({DEV_ENV_HINT})")]
 StagesOpt = Annotated[str | None, typer.Option(
     help="Staged rollout: scopes per stage, stages separated by ';' (e.g. 'billing;orders,reports;all'); only "
          "the first stage is announced now; `bundle rollout advance ID` announces the next")]

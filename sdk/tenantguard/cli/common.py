@@ -26,3 +26,7 @@ console_err = make_console(stderr=True)
 def print_json(data: Any) -> None:
     """Machine-readable output on stdout (no colour codes, stable key order)."""
     print(json.dumps(data, indent=2, sort_keys=True))
+
+# Where a new user's second shell gets --plane and --token-file from (the error for a missing
+# option points at --help, which shows this).
+DEV_ENV_HINT = "while tenantguard dev runs, `source .tenantguard/dev.env` sets it"

@@ -12,18 +12,20 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
-from ..errors import ConfigError
+from ..errors import ConfigError, TenantGuardError
 from ..plane_client import DEFAULT_RETRY_FOR, PlaneClient
 from ..relations import RelationChange, Relationship
-from .common import print_json
+from .common import DEV_ENV_HINT, console_err, print_json
 
 app = typer.Typer(help="Write, delete, list and check relationship tuples through the policy plane.",
                   no_args_is_help=True)
 
-PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL", help="Policy plane base URL")]
+PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL",
+                                       help=f"Policy plane base URL ({DEV_ENV_HINT})")]
 TokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
-                                            help="File holding the admin bearer token")]
+                                            help=f"File holding the admin bearer token ({DEV_ENV_HINT})")]
 RetryForOpt = Annotated[float, typer.Option(
     "--retry-for", envvar="TG_PLANE_RETRY_FOR", min=0,
     help="Seconds a write is retried (with one Idempotency-Key) while the plane is unreachable or refuses it "
@@ -44,7 +46,14 @@ def read_token(path: Path) -> str:
 
 
 def _client(plane: str, token_file: Path, retry_for: float = DEFAULT_RETRY_FOR) -> PlaneClient:
-    return PlaneClient(plane, token=read_token(token_file), retry_for=retry_for)
+    return PlaneClient(plane, token=read_token(token_file), retry_for=retry_for, on_retry=say_retrying)
+
+
+def say_retrying(error: TenantGuardError, seconds_left: float) -> None:
+    """One stderr line when a write starts retrying, so a plane that is down (a stopped
+    ``tenantguard dev``, a stale ``dev.env``) is not a silent wait of ``--retry-for`` seconds."""
+    console_err.print(f"{error.code}: {escape(error.message)}; retrying for up to {seconds_left:.0f} s "
+                      "(--retry-for 0: one attempt)", soft_wrap=True, highlight=False)
 
 
 def _parse(texts: list[str]) -> list[Relationship]:

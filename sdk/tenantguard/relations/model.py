@@ -117,7 +117,7 @@ class Relationship:
         if match is None:
             raise RelationshipInvalid(
                 f"relationship {_shown(text)} must look like "
-                "'tenant / type:id#relation @ type:id[#relation]'"
+                "'tenant / type:id#relation @ type:id[#relation]', e.g. 'acme/project:p1#member@user:alice'"
             )
         return cls(*match.groups())
 
