@@ -127,6 +127,11 @@ def serve(
         min=1, max=1440, envvar=ENV + "CONSOLE_IDLE_MINUTES",
         help="A console session ends after this many minutes without a request (sessions are kept in memory "
              "and end with the replica)")] = 15.0,
+    console_origin: Annotated[str | None, typer.Option(
+        envvar=ENV + "CONSOLE_ORIGIN",
+        help="The console's origin as browsers see it, e.g. https://plane.example.com, when a proxy terminates "
+             "TLS in front of the plane: form posts must come from it and cookies are Secure when it is https "
+             "(default: the scheme and Host of each request)")] = None,
     group_commit: Annotated[bool, typer.Option(
         "--group-commit/--no-group-commit", envvar=ENV + "GROUP_COMMIT",
         help="Concurrent relation writes in this replica share one signed batch (each still gets its own "
@@ -195,6 +200,7 @@ def serve(
         impact_sample=impact_sample,
         console=console,
         console_idle_seconds=console_idle_minutes * 60,
+        console_origin=console_origin,
         group_commit=group_commit,
         fast_writes=fast_writes,
     )

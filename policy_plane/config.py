@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from tenantguard import topology as topo
 from tenantguard.errors import ConfigError
@@ -73,6 +74,7 @@ class PlaneConfig:
     impact_sample: int = 5000
     console: bool = True  # the operations console under /console/ (sessions in memory: see policy_plane.console)
     console_idle_seconds: float = 900.0  # a console session ends after this long without a request
+    console_origin: str | None = None  # scheme://host[:port] browsers see (behind a TLS proxy); None: each request's
     group_commit: bool = True  # concurrent relation writes share one signed batch (policy_plane.groupcommit)
     fast_writes: bool = True  # POST /v1/relations and /v1/revocations answered below FastAPI (policy_plane.api.hot)
     replica: str = field(default_factory=lambda: os.urandom(4).hex())
@@ -107,6 +109,8 @@ class PlaneConfig:
             raise ConfigError("impact_max_undeclared must be >= 0 and impact_sample 1-100000")
         if not 60 <= self.console_idle_seconds <= 24 * 3600:
             raise ConfigError("console_idle_seconds must be within 60 s..24 h")
+        if self.console_origin is not None:
+            object.__setattr__(self, "console_origin", _origin(self.console_origin))
         if not 1 <= self.cells <= topo.MAX_CELLS:
             raise ConfigError(f"cells must be within 1..{topo.MAX_CELLS} (fixed for the life of the system)")
         if self.stream_replicas not in (1, 3, 5):
@@ -115,6 +119,16 @@ class PlaneConfig:
             raise ConfigError("use different keys for events and bundles (a leak of one must not forge the other)")
         for service in self.join_secrets:
             check_service(service)
+
+
+def _origin(url: str) -> str:
+    """``scheme://host[:port]`` of an http(s) URL with nothing after the authority (a trailing ``/``
+    allowed), lower-cased as browsers send ``Origin``; ConfigError otherwise."""
+    parts = urlsplit(url.strip())
+    if (parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password
+            or parts.path not in ("", "/") or parts.query or parts.fragment):
+        raise ConfigError("--console-origin must be scheme://host[:port], e.g. https://plane.example.com")
+    return f"{parts.scheme}://{parts.netloc.lower()}"
 
 
 def parse_join_secrets(specs: list[str]) -> dict[str, SecretChecker]:

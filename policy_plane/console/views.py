@@ -101,11 +101,17 @@ async def form_of(request: Request) -> dict[str, str]:
     return {k: v[0] for k, v in fields.items()}
 
 
+def _console_origin(request: Request) -> str:
+    """The origin browsers see: ``--console-origin`` behind a TLS-terminating proxy, else this request's."""
+    configured: str | None = plane_of(request).config.console_origin
+    return configured or f"{request.url.scheme}://{request.headers.get('host', '')}"
+
+
 def same_origin(request: Request) -> None:
-    """A browser's ``Origin`` on a POST must be this host (SameSite cookies are the first line). The
+    """A browser's ``Origin`` on a POST must be the console's (SameSite cookies are the first line). The
     pages send ``Referrer-Policy: same-origin``: with ``no-referrer`` a browser sends ``Origin: null``."""
     origin = request.headers.get("origin")
-    if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
+    if origin is not None and origin != _console_origin(request):
         raise Forbidden("cross-origin form refused")
 
 
@@ -121,7 +127,7 @@ async def change_form(request: Request, session: Session) -> dict[str, str]:
 
 
 def _secure(request: Request) -> bool:
-    return request.url.scheme == "https"
+    return _console_origin(request).startswith("https://")
 
 
 # ---------------------------------------------------------------------- sign-in

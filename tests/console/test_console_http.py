@@ -13,11 +13,14 @@ import nats
 import pytest
 from tenantguard import topology as topo
 from tenantguard.decisionlog.wire import encode_batches
+from tenantguard.errors import ConfigError
 from tenantguard.keys import write_private
 from tenantguard.natsserver import NatsServer
 
+from policy_plane.config import PlaneConfig
 from policy_plane.console.sessions import SessionStore
 from policy_plane.console.views import LOGIN_COOKIE
+from policy_plane.secrets import SecretChecker
 from tests.plane.conftest import ADMIN_TOKEN, World
 from tests.plane.process import PlaneProcess
 
@@ -249,3 +252,42 @@ def test_relations_behind_is_shown_only_where_one_sequence_compares() -> None:
 
     assert _behind(plane(1, 10), 7) == 3 and _behind(plane(1, 10), 12) == 0  # type: ignore[arg-type]
     assert _behind(plane(4, 10), 7) is None  # type: ignore[arg-type]
+
+
+def test_behind_a_tls_proxy_on_another_host_the_console_origin_is_configured(world: World) -> None:
+    """A proxy elsewhere terminates TLS and forwards plain HTTP (uvicorn trusts X-Forwarded-Proto only
+    from loopback): with ``--console-origin`` the forms' Origin is checked against the public origin and
+    cookies are Secure; the request's own http origin is then a foreign one."""
+    public = "https://plane.example.test"
+    other = world.start("--console-origin", public + "/")
+    try:
+        client = browser(other)
+        form = client.get("/console/login")
+        login_csrf = re.search(r'name="login_csrf" value="([^"]+)"', form.text)
+        assert login_csrf is not None and "secure" in form.headers["set-cookie"].lower()
+        client.cookies.set(LOGIN_COOKIE, form.cookies[LOGIN_COOKIE], path="/console/login")
+        answer = client.post("/console/login", headers={"Origin": public},
+                             data={"token": ADMIN_TOKEN, "login_csrf": login_csrf.group(1)})
+        cookie = next(v for k, v in answer.headers.multi_items() if k == "set-cookie" and v.startswith("tg_console="))
+        assert answer.status_code == 303 and "; secure" in cookie.lower()
+        client.cookies.set("tg_console", cookie.split(";")[0].split("=", 1)[1], path="/console")
+        csrf = csrf_of(client.get("/console/tenants?tenant=acme").text)
+        ask = {"tenant": "acme", "op": "trip", "csrf": csrf}  # the confirmation step: publishes nothing
+        assert client.post("/console/tenants/kill-switch", headers={"Origin": public}, data=ask).status_code == 200
+        for foreign in (other.base_url, "https://evil.example", "http://plane.example.test"):
+            r = client.post("/console/tenants/kill-switch", headers={"Origin": foreign}, data=ask)
+            assert r.status_code == 403, foreign
+    finally:
+        other.stop()
+
+
+@pytest.mark.parametrize("origin", ["plane.example.test", "ftp://plane.example.test",
+                                    "https://plane.example.test/console", "https://u:p@plane.example.test",
+                                    "https://plane.example.test?x=1", "https://"])
+def test_a_console_origin_that_is_no_origin_is_refused(world: World, origin: str) -> None:
+    with pytest.raises(ConfigError, match="--console-origin must be scheme://host"):
+        PlaneConfig(nats_url=world.nats.url, event_key=world.event_key, bundle_key=world.bundle_key,
+                    admin=SecretChecker.from_file(world.token_file), console_origin=origin)
+    accepted = PlaneConfig(nats_url=world.nats.url, event_key=world.event_key, bundle_key=world.bundle_key,
+                           admin=SecretChecker.from_file(world.token_file), console_origin="HTTPS://Plane.Example:8443/")
+    assert accepted.console_origin == "https://plane.example:8443"
