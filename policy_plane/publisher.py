@@ -57,6 +57,7 @@ DUPLICATE_WINDOW: Final = 600.0  # seconds JetStream remembers a Nats-Msg-Id: re
 # earlier versions during a rolling upgrade)
 PING_INTERVAL: Final = 1.0  # seconds between client pings; a node that misses MAX_OUTSTANDING_PINGS is left
 MAX_OUTSTANDING_PINGS: Final = 3  # so a hung node (alive to TCP, answering nothing) is left within ~4 s
+FOLLOW_PATIENCE: Final = 30.0  # seconds creating an ordered consumer is retried while NATS is unavailable
 FOLLOW_HEARTBEAT: Final = 0.5  # ordered consumers: two missed heartbeats (1 s) and nats-py resets them
 STREAM_SEQ_HINT: Final = "Tg-Stream-Seq"  # unsigned hint on snapshot manifests (see state.py)
 # A lost expected-sequence race: 10071 from a single server, 10164 ("wrong last sequence")
@@ -436,9 +437,30 @@ class Publisher:
 
     # ------------------------------------------------------------------ consume
 
-    async def follow(self, stream: str, subject: str, handler: Handler, *, start_seq: int = 1) -> Subscription:
+    async def follow(self, stream: str, subject: str, handler: Handler, *, start_seq: int = 1,
+                     patience: float = FOLLOW_PATIENCE) -> Subscription:
         """An ordered consumer from ``start_seq``: in order, no gaps, reset by nats-py on reconnect and
-        after two missed idle heartbeats (about a second), e.g. when the node serving it died."""
+        after two missed idle heartbeats (about a second), e.g. when the node serving it died.
+
+        Creating it is retried for up to ``patience`` seconds while NATS answers ``Unavailable``
+        (a timeout during a meta-leader election, a node restarting): a replica starting, or
+        restarting a stalled follower, rides that out instead of exiting. Each attempt builds a
+        new consumer config and deliver subject, and nats-py subscribes only once the consumer
+        exists, so a timed-out attempt leaves at most an ephemeral consumer nobody listens to,
+        which the server removes."""
+        loop = asyncio.get_running_loop()
+        deadline, delay = loop.time() + patience, 0.25
+        while True:
+            try:
+                return await self._follow_once(stream, subject, handler, start_seq)
+            except Unavailable as exc:
+                if loop.time() + delay > deadline:
+                    raise
+                log.warning("following %s failed (%s); trying again in %g s", stream, exc.message, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 4.0)
+
+    async def _follow_once(self, stream: str, subject: str, handler: Handler, start_seq: int) -> Subscription:
         config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=max(1, start_seq))
 
         async def on_msg(msg: Msg) -> None:

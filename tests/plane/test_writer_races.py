@@ -94,3 +94,4 @@ async def test_a_replica_that_never_wins_gives_up_at_its_deadline_with_a_retryab
     assert b"our batch" not in applied  # nothing of ours was stored
     await follower.catch_up(SUBJECT, 5.0)
     assert applied == [b"rival batch"] * len(applied) and len(applied) >= writer.conflicts
+
