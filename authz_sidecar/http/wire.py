@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from fastapi import Request, Response
 from pydantic import BaseModel, ValidationError
 from starlette.types import Scope
-from tenantguard.asgi import Reply, header, is_loopback, schema_problems
+from tenantguard.asgi import DuplicateHeader, Reply, header, is_loopback, schema_problems, single_header
 from tenantguard.errors import InvalidInput, TokenMissing, UnsupportedMediaType
 from tenantguard.jsonlimits import is_json_media_type, loads_object
 
@@ -89,28 +89,10 @@ def _charset(content_type: str) -> str | None:
     return None
 
 
-class DuplicateHeader(InvalidInput):
-    """A header that must appear once appeared with different values (400 ``duplicate_header``)."""
-
-    code = "duplicate_header"
-
-
 def authorization(scope: Scope) -> str | None:
-    """The request's one ``Authorization`` value; :class:`DuplicateHeader` when it came twice
-    with different values.
-
-    Why: reading the first of two credentials while a proxy, a log or the service behind
-    reads the last would decide for one caller and serve another. The Envoy doors refuse
-    the same (``envoy_authz.EnvoyRequest.header``); identical repeats are harmless.
-    """
-    found: bytes | None = None
-    for key, value in scope["headers"]:
-        if key == b"authorization":
-            if found is not None and value != found:
-                raise DuplicateHeader("the authorization header appears with different values",
-                                      header="authorization")
-            found = value
-    return None if found is None else found.decode("latin-1")
+    """The request's one ``Authorization`` value (:func:`tenantguard.asgi.single_header`). The Envoy
+    doors refuse the same (``envoy_authz.EnvoyRequest.header``)."""
+    return single_header(scope, b"authorization")
 
 
 def require_local_or_credential(scope: Scope, claims: Claims | None, pep: str | None) -> None:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .errors import TenantGuardError, TokenError, TokenMissing, UnsupportedMediaType
+from .errors import InvalidInput, TenantGuardError, TokenError, TokenMissing, UnsupportedMediaType
 from .jsonlimits import MAX_DEPTH, is_json_media_type, loads
 
 log = logging.getLogger(__name__)
@@ -335,6 +335,30 @@ def header(scope: Scope, name: bytes) -> str | None:
         if key == name:
             return str(value.decode("latin-1"))
     return None
+
+
+class DuplicateHeader(InvalidInput):
+    """A header that must appear once appeared with different values (400 ``duplicate_header``)."""
+
+    code = "duplicate_header"
+
+
+def single_header(scope: Scope, name: bytes) -> str | None:
+    """The one value of a request header that must not come twice (``name`` in lower case);
+    :class:`DuplicateHeader` when it came with different values (identical repeats are harmless).
+
+    Why: deciding on the first of two credentials while a proxy, a log or the service behind
+    reads the last would decide for one caller and serve another. The sidecar's doors, its
+    token exchange and the SDK's guard read ``Authorization`` through this one function.
+    """
+    found: bytes | None = None
+    for key, value in scope.get("headers") or ():
+        if key.lower() == name:
+            if found is not None and value != found:
+                raise DuplicateHeader(f"the {name.decode()} header appears with different values",
+                                      header=name.decode())
+            found = value
+    return None if found is None else found.decode("latin-1")
 
 
 def content_length(scope: Scope) -> int | None:

@@ -46,9 +46,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .asgi import DuplicateHeader, single_header
 from .clients.wire import CheckResult
 from .context import NoTenantContext, RequestContext, reset_context, set_context
-from .errors import ClaimInvalid, InvalidInput, TenantGuardError, TokenError, TokenMissing, Unavailable
+from .errors import ClaimInvalid, TenantGuardError, TokenError, TokenMissing, Unavailable
 from .tokens import CHAIN_CLAIM, ROOT_IAT_CLAIM, Claims, TokenVerifier, decode_unverified, token_digest
 
 log = logging.getLogger("tenantguard.fastapi")
@@ -70,16 +71,6 @@ class AuthzHTTPError(HTTPException):
         super().__init__(status_code=status_code, detail=dict(body),  # type: ignore[arg-type]
                          headers=dict(headers or {}))
         self.body = dict(body)
-
-
-class DuplicateAuthorization(InvalidInput):
-    """``Authorization`` came twice with different values (400 ``duplicate_header``, as the sidecar).
-
-    Why: a proxy, a log or a framework reading the other of two credentials would see
-    another caller than the one this guard verified.
-    """
-
-    code = "duplicate_header"
 
 
 def unauthorized(exc: TokenError) -> AuthzHTTPError:
@@ -224,8 +215,8 @@ class TenantGuard:
 
     async def _context_of(self, request: Request, credentials: HTTPAuthorizationCredentials | None) -> RequestContext:
         try:  # without the middleware, this is the only place that sees both headers
-            _authorization(request.scope)
-        except DuplicateAuthorization as exc:
+            single_header(request.scope, b"authorization")
+        except DuplicateHeader as exc:
             raise http_error(exc) from None
         ctx = getattr(request.state, _CONTEXT_STATE, None)
         if ctx is not None:
@@ -299,7 +290,7 @@ class TenantContextMiddleware:
             return
         try:
             token = _bearer(scope)
-        except DuplicateAuthorization as exc:
+        except DuplicateHeader as exc:
             await _send_error(send, http_error(exc))
             return
         if token is None:
@@ -322,18 +313,6 @@ class TenantContextMiddleware:
             reset_context(reset)
 
 
-def _authorization(scope: Scope) -> str | None:
-    """The one ``Authorization`` value; :class:`DuplicateAuthorization` for two different ones."""
-    found: bytes | None = None
-    for name, value in scope.get("headers") or ():
-        if name.lower() == b"authorization":
-            if found is not None and value != found:
-                raise DuplicateAuthorization("the authorization header appears with different values",
-                                             header="authorization")
-            found = value
-    return None if found is None else found.decode("latin-1")
-
-
 def unguarded_routes(app: Any) -> list[str]:
     """Paths whose endpoint is a function ``@require`` wrapped, registered unwrapped.
 
@@ -354,7 +333,7 @@ def unguarded_routes(app: Any) -> list[str]:
 
 
 def _bearer(scope: Scope) -> str | None:
-    value = _authorization(scope)
+    value = single_header(scope, b"authorization")
     if value is None:
         return None
     scheme, _, token = value.partition(" ")
