@@ -63,11 +63,14 @@ class Follower:
             self._sub = None
 
     async def restart(self) -> None:
-        """A new ordered consumer right after the last message applied (a stalled one is dropped)."""
+        """A new ordered consumer right after the last message applied (a stalled one is dropped).
+
+        One attempt (no ``patience``): the watchdog calling this tries again on its next pass,
+        and waiting here would leave every follower's lag unreported meanwhile."""
         await self.stop()
         self.restarts += 1
         self._sub = await self.publisher.follow(self.stream, self.subject, self._on_message,
-                                                start_seq=self.last_stream_seq + 1)
+                                                start_seq=self.last_stream_seq + 1, patience=0.0)
 
     async def stored_last(self) -> int:
         """The stream sequence of the last stored message this follower's filter takes (0: none).
