@@ -7,9 +7,11 @@ agree on which id is kept at a given rate. Masking runs in the log's drain task,
 wire record, never on the decision path.
 
 Masked values are removed and their pointers listed in the record's ``erased`` member, as
-OPA does. Independently of masks, any string in the input that contains a compact JWS
-(``eyJ...``, a bearer token a caller put into ``context``) is replaced by
-``"[redacted]"`` and listed in ``erased`` too: a record never carries a token.
+OPA does. Independently of masks, any string that contains a compact JWS (``eyJ...``, a
+bearer token a caller put into ``context``, a resource id, a request path) is replaced by
+``"[redacted]"`` and listed in ``erased`` too, in the input and in the record's own fields;
+a member whose *name* holds one is dropped (listed as ``<parent>/[redacted]``, never by its
+name): a record never carries a token.
 """
 
 from __future__ import annotations
@@ -108,15 +110,39 @@ class LogPolicy:
                 if mask.erase(document):
                     erased.append(mask.text)
             wire["input"] = _scrub(document, "/input", erased, 0)
+        scrub_fields(wire, erased)
         if erased:
             wire["erased"] = erased
         return wire
 
 
+RECORD_TEXT_FIELDS: Final = ("subject", "action", "resource", "path", "reasons", "actor_chain", "sidecar", "door",
+                              "bundle_revision")
+"""A record's own members that carry caller-chosen text (a resource id, a request path...)."""
+
+
+def holds_token(text: str) -> bool:
+    """Whether ``text`` contains a compact JWS anywhere (cheap test first)."""
+    return "eyJ" in text and _JWS.search(text) is not None
+
+
+def scrub_fields(record: dict[str, Any], erased: list[str]) -> None:
+    """Redact, in place, every member of :data:`RECORD_TEXT_FIELDS` (or list item) holding a token."""
+    for name in RECORD_TEXT_FIELDS:
+        value = record.get(name)
+        if isinstance(value, str) and holds_token(value):
+            record[name] = REDACTED
+            erased.append(f"/{name}")
+        elif isinstance(value, list) and any(isinstance(item, str) and holds_token(item) for item in value):
+            record[name] = [REDACTED if isinstance(item, str) and holds_token(item) else item for item in value]
+            erased += [f"/{name}/{i}" for i, item in enumerate(value) if isinstance(item, str) and holds_token(item)]
+
+
 def _scrub(value: Any, path: str, erased: list[str], depth: int) -> Any:
-    """Replace strings holding a compact JWS; drop what nests deeper than a record may."""
+    """Replace strings holding a compact JWS, drop members whose name holds one; drop what nests
+    deeper than a record may."""
     if isinstance(value, str):
-        if "eyJ" in value and _JWS.search(value):
+        if holds_token(value):
             erased.append(path)
             return REDACTED
         return value
@@ -124,7 +150,13 @@ def _scrub(value: Any, path: str, erased: list[str], depth: int) -> Any:
         erased.append(path)
         return REDACTED
     if isinstance(value, dict):
-        return {k: _scrub(v, f"{path}/{_escape(str(k))}", erased, depth + 1) for k, v in value.items()}
+        kept = {}
+        for k, v in value.items():
+            if holds_token(str(k)):
+                erased.append(f"{path}/{REDACTED}")
+                continue
+            kept[k] = _scrub(v, f"{path}/{_escape(str(k))}", erased, depth + 1)
+        return kept
     if isinstance(value, list | tuple):
         return [_scrub(v, f"{path}/{i}", erased, depth + 1) for i, v in enumerate(value)]
     return value

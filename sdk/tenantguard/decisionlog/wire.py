@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
 from ..errors import TenantGuardError
-from .policy import _scrub
+from .policy import REDACTED, _scrub, holds_token, scrub_fields
 
 MAX_RECORD_BYTES: Final = 64 * 1024
 MAX_MESSAGE_BYTES: Final = 256 * 1024
@@ -100,7 +100,8 @@ def _strings(record: Mapping[str, Any], name: str, count: int, limit: int) -> li
 
 def validate_record(record: Any, *, service: str, tenant: str | None) -> dict[str, Any]:
     """The record as the plane keeps it (known members only, types and sizes checked, any
-    token-shaped string in the input redacted), or :class:`RecordRefused`.
+    token-shaped string redacted, in the input and in the record's own members), or
+    :class:`RecordRefused`.
 
     ``service`` and ``tenant`` come from the subject (NATS permissions bind the service to
     the publisher's identity); a record claiming others is refused, never re-labelled.
@@ -123,10 +124,11 @@ def validate_record(record: Any, *, service: str, tenant: str | None) -> dict[st
         if not isinstance(token, Mapping):
             raise RecordRefused("malformed", "token must be an object or null")
         token = {k: _str(token, k, 256) for k in ("jti", "iss", "kid")}
+        token = {k: REDACTED if v is not None and holds_token(v) else v for k, v in token.items()}
     document = record.get("input")
     if document is not None and not isinstance(document, Mapping):
         raise RecordRefused("malformed", "input must be an object or null")
-    erased = _strings(record, "erased", 256, 600)
+    erased = [REDACTED if holds_token(e) else e for e in _strings(record, "erased", 256, 600)]
     if document is not None:
         document = _scrub(document, "/input", erased, 0)
     out: dict[str, Any] = {
@@ -153,6 +155,7 @@ def validate_record(record: Any, *, service: str, tenant: str | None) -> dict[st
         "input": document,
         "erased": erased,
     }
+    scrub_fields(out, erased)  # a sidecar of another version, or one that skipped it: again here
     dropped = record.get("input_dropped")
     if dropped is not None:
         out["input_dropped"] = _str(record, "input_dropped", 32)
