@@ -449,7 +449,7 @@ class EdgeVerifier:
         """Tenant kill switch, subject revocations and the IdP token's jti apply to IdP tokens too."""
         jti = identity.claims.get("jti")
         why = self.revocations.reason(jti=jti if isinstance(jti, str) else "", kid=kid, tenant=identity.tenant_id,
-                                      sub=identity.sub, iat=identity.iat)
+                                      sub=identity.sub, iat=identity.iat - self.config.leeway)  # as TokenVerifier
         if why is not None:
             raise TokenRevoked(why)
 

@@ -493,10 +493,15 @@ class TokenVerifier:
         self._check_revoked(claims)
 
     def _check_revoked(self, claims: Claims) -> None:
-        """The token's jti and key, its ancestors' jtis and keys; subject/tenant cut-offs against the root's iat."""
+        """The token's jti and key, its ancestors' jtis and keys; subject/tenant cut-offs against the root's iat.
+
+        The cut-offs are compared with the root's ``iat`` less the leeway: this verifier takes
+        an ``iat`` up to ``leeway`` seconds in the future (an issuer's clock that far ahead), so
+        a token stamped that much after a cut-off may have been issued before it.
+        """
         why = self.revocations.reason(
-            jti=claims.jti, kid=claims.kid, tenant=claims.tenant_id, sub=claims.sub, iat=claims.origin_iat,
-            chain=claims.chain, chain_kids=claims.chain_kids,
+            jti=claims.jti, kid=claims.kid, tenant=claims.tenant_id, sub=claims.sub,
+            iat=claims.origin_iat - self.options.leeway, chain=claims.chain, chain_kids=claims.chain_kids,
         )
         if why is not None:
             raise TokenRevoked(why)

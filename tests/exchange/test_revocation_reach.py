@@ -393,3 +393,19 @@ def test_a_subject_cut_off_after_the_idp_login_reaches_exchanged_tokens(revision
         assert m.refused("billing", for_billing) == "subject revoked"
     finally:
         asyncio.run(edge.aclose())
+
+
+def test_an_idp_token_stamped_in_the_future_within_the_leeway_is_still_cut_off(revision: PolicyRevision,
+                                                                                idp: LocalIdP) -> None:
+    """The edge verifier's sibling of the context-token case (test_kill_switch_semantics): an IdP
+    clock 4 s ahead, 5 s of leeway, the subject cut off at the IdP token's real issue time."""
+    m, edge = edge_mesh(revision, idp)
+    try:
+        now = int(time.time())
+        ahead = idp.realms["acme"].token(groups=["editor"], iat=now + 4)
+        assert asyncio.run(edge.verify(ahead)).sub == "alice"
+        m.everywhere("revoke_subject", "acme", "alice", now + 1)
+        with pytest.raises(errors.TokenRevoked):
+            asyncio.run(edge.verify(ahead))
+    finally:
+        asyncio.run(edge.aclose())
