@@ -680,7 +680,7 @@ class TokenExchanger:
         refused here rather than minted and refused (or worse, unstoppable) downstream.
         """
         if not is_subject_id(subject.sub):
-            raise InvalidRequest("the subject's sub is not 1..256 printable ASCII characters",
+            raise InvalidRequest("the subject's sub is not 1..256 printable ASCII characters without '#'",
                                  reason="claim_invalid")
         if not is_tenant_name(subject.tenant_id):
             raise InvalidRequest("the subject's tenant is not a tenant name", reason="claim_invalid")

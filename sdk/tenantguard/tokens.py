@@ -406,8 +406,11 @@ def is_jti(value: Any) -> bool:
 
 
 def is_subject_id(value: Any) -> bool:
-    """A ``sub`` a subject revocation can name: the same syntax as :func:`is_jti`."""
-    return is_jti(value)
+    """A ``sub`` a subject revocation can name (the syntax of :func:`is_jti`) that names a
+    principal: no ``#``. The decision core asks the relations about ``user:<sub>``, and
+    ``user:boss#manager`` is a userset ("boss's managers"): a user who could choose the
+    sub ``boss#manager`` (an IdP's username claim) would hold whatever that userset holds."""
+    return is_jti(value) and "#" not in value
 
 
 def is_tenant_name(value: Any) -> bool:
@@ -558,7 +561,7 @@ class TokenVerifier:
         if not isinstance(tenant, str) or not tenant:
             raise ClaimMissing("token has no tenant_id")
         if not is_subject_id(sub):
-            raise ClaimInvalid(f"sub must be 1..{MAX_JTI_LENGTH} printable ASCII characters without spaces")
+            raise ClaimInvalid(f"sub must be 1..{MAX_JTI_LENGTH} printable ASCII characters without spaces or '#'")
         if not is_tenant_name(tenant):
             raise ClaimInvalid(f"tenant_id must match {NAME_PATTERN}")
         if not is_jti(jti):
