@@ -459,10 +459,12 @@ class Sidecar:
             return self.config.public_url.rstrip("/")
         return self.bound_url or "http://localhost"
 
-    def stale_decision(self, wire: Mapping[str, Any], claims: Claims | None, door: str, wanted: int) -> Decision:
-        """The deny for a check whose ``at_least`` sequence has not arrived in time."""
+    def stale_decision(self, wire: Mapping[str, Any], claims: Claims | None, door: str, wanted: int,
+                       tenant: str | None = None) -> Decision:
+        """The deny for a check whose ``at_least`` sequence has not arrived in time (``tenant``:
+        the caller's bound one, as for :meth:`decide`)."""
         DecisionRequest.from_wire(wire, claims)  # still a 400 for a malformed request
-        seq = self.relations.seq_of(question_tenant(wire, claims))
+        seq = self.relations.seq_of(question_tenant(wire, claims, tenant if tenant is not None else self.config.tenant))
         decision = Decision(allow=False, reasons=("relations_stale",), decision_id=_new_id(),
                             bundle_revision=self.bundle_revision, relations_seq=seq or 0)
         self.metrics.record(door, False, 0.0)
@@ -725,18 +727,21 @@ def _read_file(path: Path) -> bytes:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def question_tenant(wire: Mapping[str, Any], claims: Claims | None) -> str | None:
-    """The tenant a question is about, as far as it can be told before deciding: the token's,
-    else the subject's or the resource's stated ``tenant_id`` (None: not stated)."""
+def question_tenant(wire: Mapping[str, Any], claims: Claims | None, bound: str | None = None) -> str | None:
+    """The tenant whose relations a decision on ``wire`` reads, as far as it can be told
+    before deciding: the token's, else the caller's bound one (PEP key, ``--tenant``), else
+    the subject's stated ``tenant_id`` (None: not stated; such a question is denied
+    ``tenant_unknown``). Never the resource's: an act-as decision reads the subject's
+    tenant's relations, so an ``at_least`` waited for in the resource's cell would promise
+    a state the decision never read."""
     if claims is not None:
         return claims.tenant_id
-    for part in ("subject", "resource"):
-        entity = wire.get(part)
-        props = entity.get("properties") if isinstance(entity, Mapping) else None
-        tenant = props.get("tenant_id") if isinstance(props, Mapping) else None
-        if isinstance(tenant, str) and tenant:
-            return tenant
-    return None
+    if bound is not None:
+        return bound
+    entity = wire.get("subject")
+    props = entity.get("properties") if isinstance(entity, Mapping) else None
+    tenant = props.get("tenant_id") if isinstance(props, Mapping) else None
+    return tenant if isinstance(tenant, str) and tenant else None
 
 
 def load_relations_file(path: Path) -> RelationIndex:

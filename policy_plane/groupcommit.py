@@ -64,6 +64,7 @@ class Member:
     key: str | None  # key hash (see .idempotency), None without an Idempotency-Key
     digest: str | None  # changes digest, for keyed members
     future: asyncio.Future[Written] = field(repr=False)
+    legacy: str | None = None  # the key's hash as planes before tenant-scoped keys wrote it
 
 
 @dataclass(slots=True)
@@ -92,6 +93,8 @@ def plan(group: Sequence[Member], window: KeyWindow) -> Plan:
             out.included.append(member)
             continue
         committed = window.lookup(member.key)
+        if committed is None and member.legacy is not None:
+            committed = window.lookup(member.legacy)
         if committed is not None:
             seq, digest = committed
             (out.replayed if digest == member.digest else out.reused).append((member, seq))
@@ -132,14 +135,14 @@ class GroupCommitter:
         return len(self._pending) + self._committing
 
     async def submit(self, changes: Sequence[RelationChange], *, key: str | None = None,
-                     digest: str | None = None) -> Written:
+                     digest: str | None = None, legacy: str | None = None) -> Written:
         """Commit ``changes`` (with a group); the outcome of this request alone."""
         if self._closed:
             raise Unavailable("the replica is stopping")
         if len(self._pending) >= self.max_pending:
             raise Unavailable(f"{len(self._pending)} writes are already waiting in this replica; retry")
         loop = asyncio.get_running_loop()
-        member = Member(tuple(changes), key, digest, loop.create_future())
+        member = Member(tuple(changes), key, digest, loop.create_future(), legacy)
         self._pending.append(member)
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._drain(), name=f"group-commit {self.writer.subject}")

@@ -18,6 +18,15 @@ retry horizon (``tenantguard.plane_client.DEFAULT_RETRY_FOR``).
 
 Keys are stored hashed (SHA-256 under a domain prefix, 128 bits kept): the stream is
 read by every sidecar, and a key is the caller's to choose.
+
+A key is scoped to the tenants its write touches (:func:`key_hash` hashes them in): the same
+key in writes for other tenants is another key. Every write of one tenant set goes to one
+cell's committer, and that committer and the cell's sequence decide between concurrent
+requests, so "one key, one commit" holds at any replica. Unscoped, keys would be one
+namespace that two cells (two subjects, two sequences, no common arbiter) could both commit
+to at once, while the same reuse one after the other was a 422. Batches written before the
+scoping carry :func:`legacy_key_hash` values; the committer still finds those (a retry of a
+write accepted by an older replica during an upgrade).
 """
 
 from __future__ import annotations
@@ -37,11 +46,22 @@ WINDOW_SECONDS: Final = 600.0
 MAX_KEYS: Final = 500_000
 HASH_BYTES: Final = 16
 _KEY_PREFIX: Final = b"tenantguard.idempotency-key.v1\n"
+_SCOPED_PREFIX: Final = b"tenantguard.idempotency-key.v2\n"
 _VALUE: Final = struct.Struct(">qd")  # seq, issued_at; the changes digest follows
 
 
-def key_hash(key: str) -> str:
-    """What the stream carries for ``key``: 32 hex characters."""
+def key_hash(key: str, tenants: Iterable[str]) -> str:
+    """What the stream carries for ``key`` in a write touching ``tenants``: 32 hex characters.
+
+    Tenant names are ``[a-z][a-z0-9_]*`` (no comma or newline), so one hashed text means one
+    (tenant set, key) pair.
+    """
+    scope = ",".join(sorted(set(tenants)))
+    return hashlib.sha256(_SCOPED_PREFIX + scope.encode() + b"\n" + key.encode()).digest()[:HASH_BYTES].hex()
+
+
+def legacy_key_hash(key: str) -> str:
+    """What planes before tenant-scoped keys carried for ``key`` (looked up, never written)."""
     return hashlib.sha256(_KEY_PREFIX + key.encode()).digest()[:HASH_BYTES].hex()
 
 

@@ -11,10 +11,16 @@ Wire payloads of ``revocation`` events (integers only, as the event envelope req
 ``issued_before`` is filled in by the plane (now) when the caller leaves it out: a
 replayed event must carry its own cut-off, or a sidecar starting tomorrow would refuse
 tokens issued after the revocation.
+
+A revocation written with an ``Idempotency-Key`` also carries ``request_digest``: the digest
+of what the request stated, before any default was filled in, so that a retry is recognised
+exactly (:func:`same_request`); readers ignore it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import time
 from collections.abc import Mapping
@@ -28,6 +34,8 @@ KINDS: Final = ("jti", "subject", "kid", "tenant", "lift_tenant")
 _TENANT_RE: Final = re.compile(NAME_PATTERN)
 _TOKEN_RE: Final = re.compile(r"[\x21-\x7e]{1,256}")  # printable ASCII, no spaces
 _MAX_TIME: Final = 2**42
+REQUEST_DIGEST: Final = "request_digest"
+_DIGEST_PREFIX: Final = b"tenantguard.revocation-request.v1\n"
 
 
 def _tenant(body: Mapping[str, Any]) -> str:
@@ -67,6 +75,26 @@ def revocation_payload(body: Mapping[str, Any], *, now: float | None = None) -> 
     if kind == "lift_tenant":
         return {"kind": kind, "tenant": _tenant(body)}
     raise InvalidInput(f"kind must be one of {', '.join(KINDS)}", field="kind")
+
+
+def request_digest(stated: Mapping[str, Any]) -> str:
+    """What a request stated (its non-null members), as 32 hex characters: canonical JSON, so
+    member order and spacing do not matter, and a member left out differs from one stated."""
+    wire = json.dumps(dict(stated), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(_DIGEST_PREFIX + wire.encode()).digest()[:16].hex()
+
+
+def same_request(stored: Mapping[str, Any], stated: Mapping[str, Any]) -> bool:
+    """Whether ``stated`` repeats the request that published ``stored``, exactly.
+
+    A record from a plane older than ``request_digest`` can only be compared one way (every
+    stated member must match the record): such records leave the JetStream duplicate window
+    minutes after an upgrade.
+    """
+    digest = stored.get(REQUEST_DIGEST)
+    if isinstance(digest, str):
+        return digest == request_digest(stated)  # not a secret: it digests what the record shows
+    return all(stored.get(k) == v for k, v in stated.items())
 
 
 def apply_record(target: RevocationList, payload: Mapping[str, Any]) -> None:

@@ -36,10 +36,11 @@ from .decisions.explain import Explainer
 from .errors import IdempotencyKeyReused, NotReady
 from .follower import Follower
 from .groupcommit import GroupCommitter, Member
-from .idempotency import changes_digest, key_hash
+from .idempotency import changes_digest, key_hash, legacy_key_hash
 from .metrics import PlaneMetrics
 from .migrate import carry_legacy_relations
 from .publisher import Publisher
+from .revocations import REQUEST_DIGEST, request_digest, same_request
 from .snapshots import Heartbeat, Snapshotter
 from .state import OwnBatch, PlaneState
 from .trust import jwks_of
@@ -304,12 +305,15 @@ class Plane:
         With ``idempotency_key``, a retry of a write that was committed before (an
         ambiguous outcome: a timeout, a lost connection) returns that first write's
         sequence and publishes nothing, at any replica; the same key with other changes is refused.
+        A key is scoped to the tenants the changes touch (:func:`~.idempotency.key_hash`).
         """
         self.require_ready()
         cell = self.cell_of_changes(changes)
         key = _checked_key(idempotency_key)
+        tenants = {c.rel.tenant for c in changes}
         written = await self.relations_committer(cell).submit(
-            changes, key=key_hash(key) if key else None, digest=changes_digest(changes) if key else None)
+            changes, key=key_hash(key, tenants) if key else None, digest=changes_digest(changes) if key else None,
+            legacy=legacy_key_hash(key) if key else None)
         if not written.replayed:
             self.metrics.relation_changes.inc(len(changes))
         return Written(written.seq, written.replayed, written.applied, written.payload, cell)
@@ -364,19 +368,29 @@ class Plane:
     async def revoke(self, payload: dict[str, Any], *, idempotency_key: str | None = None,
                      stated: dict[str, Any] | None = None) -> Written:
         """Publish one revocation; its sequence. ``stated`` (what the request said) is what a
-        retry with the same ``idempotency_key`` must repeat to get the first outcome back."""
+        retry with the same ``idempotency_key`` must repeat, exactly, to get the first outcome back.
+
+        With a key, the signed payload carries the digest of what was stated
+        (:func:`~.revocations.request_digest`): a retry that leaves out a member the first
+        request stated (``issued_before``, say) differs from it as much as one that adds one,
+        and both are 422 ``idempotency_key_reused``.
+        """
         self.require_ready()
+        key = _checked_key(idempotency_key)
+        said = stated if stated is not None else payload
+        if key is not None:
+            payload = {**payload, REQUEST_DIGEST: request_digest(said)}
         chosen: list[int] = []
 
         def build() -> bytes:
             chosen.append(self.state.revocations_seq + 1)
             return sign_event(self.config.event_key, REVOCATION, payload, chosen[-1])
 
-        commit = await self.writers["revocations"].commit(build, msg_id=_checked_key(idempotency_key))
+        commit = await self.writers["revocations"].commit(build, msg_id=key)
         if commit.duplicate:
             stored = await self.publisher.stored(topo.STREAM_REVOCATIONS, commit.stream_seq)
             event = verify_event(stored.data, self.state.event_trust, expected_type=REVOCATION)
-            if any(event.payload.get(k) != v for k, v in (stated or payload).items()):
+            if not same_request(event.payload, said):
                 raise IdempotencyKeyReused("this Idempotency-Key was used for another revocation", seq=event.seq)
             return Written(event.seq, replayed=True, applied=commit.applied, payload=event.payload)
         return Written(chosen[-1], applied=commit.applied, payload=payload)

@@ -9,8 +9,9 @@ from starlette.types import Scope
 from tenantguard.asgi import header
 from tenantguard.decision import Decision
 from tenantguard.errors import InvalidInput
+from tenantguard.tokens import Claims
 
-from ..runtime import Sidecar
+from ..runtime import Sidecar, question_tenant
 from .models import ErrorBody, EvaluationRequest, EvaluationResponse, EvaluationsRequest, EvaluationsResponse
 from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc, require_local_or_credential
 
@@ -44,9 +45,23 @@ async def evaluation_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     caller = sidecar.caller(authorization(scope))
     require_local_or_credential(scope, caller.claims, caller.pep)
     question = parse_json(scope, body, EvaluationRequest)
-    decision = sidecar.decide(question.model_dump(exclude_none=True), caller.claims, door="authzen",
-                              tenant=caller.tenant)
+    wire = question.model_dump(exclude_none=True, exclude={"at_least"})
+    if await _arrived(sidecar, question.at_least, [wire], caller.claims, caller.tenant):
+        decision = sidecar.decide(wire, caller.claims, door="authzen", tenant=caller.tenant)
+    else:
+        decision = sidecar.stale_decision(wire, caller.claims, "authzen", question.at_least or 0, caller.tenant)
     return json_reply(_render(decision), headers=_request_id(scope))
+
+
+async def _arrived(sidecar: Sidecar, at_least: int | None, questions: list[dict[str, Any]], claims: Claims | None,
+                   tenant: str | None) -> bool:
+    """Whether the relations the ``questions`` are decided on have reached ``at_least`` (a
+    bounded wait). Their one tenant's cell; questions of several tenants (a tokenless PEP
+    stating them per entry): every cell in scope."""
+    if at_least is None:
+        return True
+    tenants = {question_tenant(q, claims, tenant) for q in questions}
+    return await sidecar.wait_for_seq(at_least, tenants.pop() if len(tenants) == 1 else None)
 
 
 def _merged(defaults: dict[str, Any], items: list[dict[str, Any]], *, token: bool) -> list[dict[str, Any]]:
@@ -73,18 +88,27 @@ async def evaluations_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply
     require_local_or_credential(scope, claims, caller.pep)
     question = parse_json(scope, body, EvaluationsRequest)
     defaults = question.model_dump(exclude_none=True, include=set(_ENTITIES))
+    at_least = question.at_least
+
+    def decide(wire: dict[str, Any], fresh: bool) -> Decision:
+        if fresh:
+            return sidecar.decide(wire, claims, door="authzen", tenant=tenant)
+        return sidecar.stale_decision(wire, claims, "authzen", at_least or 0, tenant)
+
     if not question.evaluations:  # no array: behaves as a single evaluation
-        decision = sidecar.decide(defaults, claims, door="authzen", tenant=tenant)
-        return json_reply(_render(decision), headers=_request_id(scope))
+        fresh = await _arrived(sidecar, at_least, [defaults], claims, tenant)
+        return json_reply(_render(decide(defaults, fresh)), headers=_request_id(scope))
     if len(question.evaluations) > sidecar.config.max_evaluations:
         raise InvalidInput(f"at most {sidecar.config.max_evaluations} evaluations per request")
     semantic = question.options.evaluations_semantic if question.options else "execute_all"
     with_context = question.options.tenantguard_context if question.options else False
     items = [item.model_dump(exclude_none=True) for item in question.evaluations]
+    questions = _merged(defaults, items, token=claims is not None)
+    fresh = await _arrived(sidecar, at_least, questions, claims, tenant)
     results: list[dict[str, Any]] = []
-    for merged in _merged(defaults, items, token=claims is not None):
+    for merged in questions:
         try:
-            rendered = _render(sidecar.decide(merged, claims, door="authzen", tenant=tenant), context=with_context)
+            rendered = _render(decide(merged, fresh), context=with_context)
         except InvalidInput as exc:  # one bad entry is that entry's deny, not the whole call's
             rendered = {"decision": False, "context": {"error": {"status": 400, "message": exc.message}}}
         results.append(rendered)

@@ -13,6 +13,12 @@ from tenantguard.asgi import ErrorBody as ErrorBody  # the shared refusal body, 
 
 Name = Annotated[str, Field(min_length=1, max_length=256)]
 Ident = Annotated[str, Field(min_length=1, max_length=1024)]
+ConsistencyToken = Annotated[int, Field(
+    strict=True, ge=0, le=2**63 - 1,
+    description="A relations sequence (a write's consistency_token): the answer is decided at this sequence of "
+                "the asking tenant's cell or later; if it has not arrived within --max-wait-ms, the answer is a "
+                "deny relations_stale (searches: 409 relations_stale). A JSON integer: true or \"42\" is refused, "
+                "not read as 1 or 42")]
 
 
 class Entity(BaseModel):
@@ -32,19 +38,19 @@ class Action(BaseModel):
 
 class EvaluationRequest(BaseModel):
     """AuthZEN 1.0 Access Evaluation request. ``subject`` may be omitted when a context
-    token is presented: the subject then comes from the verified token."""
+    token is presented: the subject then comes from the verified token. ``at_least`` is
+    tenantguard's extension (every decision and search door honours it; none ignores it)."""
 
     model_config = ConfigDict(extra="ignore")
     subject: Entity | None = None
     action: Action
     resource: Entity
     context: dict[str, Any] | None = None
+    at_least: ConsistencyToken | None = None
 
 
 class CheckRequest(EvaluationRequest):
     """Native check: an AuthZEN-shaped question plus an optional consistency token."""
-
-    at_least: int | None = Field(default=None, ge=0, description="Wait until this relations sequence is applied")
 
 
 class CheckResponse(BaseModel):
@@ -89,6 +95,7 @@ class EvaluationsRequest(BaseModel):
     context: dict[str, Any] | None = None
     evaluations: list[EvaluationItem] | None = None
     options: EvaluationsOptions | None = None
+    at_least: ConsistencyToken | None = None  # for every evaluation of the request
 
 
 class EvaluationsResponse(BaseModel):
@@ -119,6 +126,7 @@ class SubjectSearchRequest(BaseModel):
     resource: Entity
     context: dict[str, Any] | None = None
     page: SearchPage | None = None
+    at_least: ConsistencyToken | None = None  # tenantguard's extension, as for checks
 
 
 class ResourceSearchRequest(BaseModel):
@@ -130,6 +138,7 @@ class ResourceSearchRequest(BaseModel):
     resource: Entity
     context: dict[str, Any] | None = None
     page: SearchPage | None = None
+    at_least: ConsistencyToken | None = None  # tenantguard's extension, as for checks
 
 
 class ActionSearchRequest(BaseModel):
@@ -140,6 +149,7 @@ class ActionSearchRequest(BaseModel):
     resource: Entity
     context: dict[str, Any] | None = None
     page: SearchPage | None = None
+    at_least: ConsistencyToken | None = None  # tenantguard's extension, as for checks
 
 
 class SearchResponse(BaseModel):
@@ -148,15 +158,12 @@ class SearchResponse(BaseModel):
     context: dict[str, Any] | None = None
 
 
-_AT_LEAST = Field(default=None, ge=0, description="Start from at least this relations sequence (first page)")
-
-
 class LookupResourcesRequest(ResourceSearchRequest):
-    at_least: int | None = _AT_LEAST
+    pass
 
 
 class LookupSubjectsRequest(SubjectSearchRequest):
-    at_least: int | None = _AT_LEAST
+    pass
 
 
 class FilterRequest(BaseModel):
@@ -170,7 +177,7 @@ class FilterRequest(BaseModel):
     context: dict[str, Any] | None = None
     attribute: Name
     via: Name | None = None
-    at_least: int | None = _AT_LEAST
+    at_least: ConsistencyToken | None = None
 
 
 class LookupResponse(BaseModel):

@@ -20,9 +20,10 @@ async def check_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     require_local_or_credential(scope, claims, None)
     question = parse_json(scope, body, CheckRequest)
     wire = question.model_dump(exclude_none=True, exclude={"at_least"})
-    if question.at_least is not None and not await sidecar.wait_for_seq(question.at_least,
-                                                                        question_tenant(wire, claims)):
-        decision = sidecar.stale_decision(wire, claims, "native", question.at_least)
+    # the tenant whose relations the decision reads (--tenant binds a tokenless caller's)
+    tenant = question_tenant(wire, claims, sidecar.config.tenant)
+    if question.at_least is not None and not await sidecar.wait_for_seq(question.at_least, tenant):
+        decision = sidecar.stale_decision(wire, claims, "native", question.at_least, sidecar.config.tenant)
     else:
         decision = sidecar.decide(wire, claims, door="native")
     return json_reply(decision.to_dict())

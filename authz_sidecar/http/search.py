@@ -86,9 +86,7 @@ async def _run(sidecar: Sidecar, scope: Scope, kind: str, body: bytes, model: ty
         require_local_or_credential(scope, caller.claims, caller.pep)
         parsed = parse_json(scope, body, model)
         at_least = getattr(parsed, "at_least", None)
-        tenant = caller.claims.tenant_id if caller.claims is not None else caller.tenant
-        if tenant is None:
-            tenant = question_tenant(parsed.model_dump(exclude_none=True), None)
+        tenant = question_tenant(parsed.model_dump(exclude_none=True), caller.claims, caller.tenant)
         if at_least is not None and not await sidecar.wait_for_seq(at_least, tenant):
             raise RelationsStale(f"relations sequence {at_least} not applied in time",
                                  wanted=at_least, current=sidecar.relations.seq_of(tenant))

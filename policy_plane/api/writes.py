@@ -12,8 +12,10 @@ IdempotencyKey = Annotated[str | None, Header(
     alias="Idempotency-Key",
     description="Makes a retry safe: a retry with the same key (within 10 minutes, at any replica, also one "
                 "restarted meanwhile) returns the first outcome and writes nothing; the same key with another body "
-                "is 422 idempotency_key_reused. Relation writes: the plane remembers the last 500,000 keys at most, "
-                "so under heavier load the window is shorter than 10 minutes")]
+                "(compared exactly: a member left out counts as one changed) is 422 idempotency_key_reused. "
+                "Relation writes: a key is scoped to the tenants the changes touch (the same key in a write for "
+                "other tenants is another key), and the plane remembers the last 500,000 keys at most, so under "
+                "heavier load the window is shorter than 10 minutes")]
 
 REPLAYED_HEADER = "Idempotent-Replayed"
 APPLIED_HEADER = "Tg-Applied-Here"

@@ -566,6 +566,8 @@ class DecisionCore:
             return claims.tenant_id, f"{claims.subject_type}:{claims.sub}"
         if not isinstance(stated_tenant, str) or not stated_tenant:
             raise _Denied("tenant_unknown")
+        if "#" in subject["id"]:  # "eng#member" would ask as the userset group:eng#member (tokens: is_subject_id)
+            raise _Denied("subject_invalid")
         return stated_tenant, f"{subject.get('type') or TOKEN_SUBJECT_TYPE}:{subject['id']}"
 
     @staticmethod

@@ -18,9 +18,11 @@ also enforces it (one bug alone must not widen a token):
 * same ``sub``/``tenant_id``/``roles``, ``aud`` = target, new ``jti``,
   ``act`` = ``{"sub": "svc:<this service>", "act": <previous chain>}`` (RFC 8693 4.1),
   ``iss`` = ``sidecar:<this service>``, signed with this sidecar's own key;
-* ``tg_chain`` = the subject token's ``tg_chain`` + its ``jti`` and ``tg_root_iat`` = the
-  root token's ``iat``: every verifier refuses the new token as soon as any token it
-  descends from is revoked, or its subject or tenant is cut off after the root was issued;
+* ``tg_chain`` = the subject token's ``tg_chain`` + its ``jti``, ``tg_chain_kids`` = the
+  subject token's ``tg_chain_kids`` + its ``kid``, and ``tg_root_iat`` = the root token's
+  ``iat``: every verifier refuses the new token as soon as any token it descends from, or
+  any key that signed one of them, is revoked, or its subject or tenant is cut off after
+  the root was issued;
 * no exchange at all while the subject's tenant is under the kill switch, whatever the
   subject token's ``iat``.
 
@@ -60,6 +62,7 @@ from .tokens import (
     TOKEN_SUBJECT_TYPE,
     Claims,
     TokenVerifier,
+    is_jti,
     is_scope_token,
     is_subject_id,
     is_tenant_name,
@@ -478,19 +481,20 @@ class Subject:
     may_act: Mapping[str, Any] | None = None
     chain: tuple[str, ...] = ()  # the new token's tg_chain: the subject's ancestors, then the subject
     root_iat: float = 0.0  # the new token's tg_root_iat: when the root token was issued
+    chain_kids: tuple[str, ...] = ()  # the new token's tg_chain_kids: the ancestors' kids, then the subject's
 
     @classmethod
     def from_claims(cls, claims: Claims) -> Subject:
         return cls(claims.sub, claims.tenant_id, claims.roles, claims.scope, claims.exp, claims.act, claims.may_act,
-                   (*claims.chain, claims.jti), claims.origin_iat)
+                   (*claims.chain, claims.jti), claims.origin_iat, _nameable_kids(*claims.chain_kids, claims.kid))
 
     @classmethod
     def from_external(cls, identity: ExternalIdentity) -> Subject:
         """An IdP's user: no actor yet, no scope of ours (the rule's scope applies); the IdP
-        token is the root (its jti, when it has a usable one, and its iat)."""
+        token is the root (its jti, when it has a usable one, its kid and its iat)."""
         chain = (identity.jti,) if identity.jti else ()
         return cls(identity.sub, identity.tenant_id, identity.roles, (), identity.exp, chain=chain,
-                   root_iat=identity.iat)
+                   root_iat=identity.iat, chain_kids=_nameable_kids(identity.kid))
 
     @property
     def actor_chain(self) -> list[str]:
@@ -500,6 +504,13 @@ class Subject:
             chain.append(str(act.get("sub", "")))
             act = act.get("act")
         return chain
+
+
+def _nameable_kids(*kids: str) -> tuple[str, ...]:
+    """The kids a kid revocation can name (the revocation API's syntax, as for jtis): what
+    ``tg_chain_kids`` carries. Another kid could never be revoked, so it is left out rather
+    than minted into a token every verifier would refuse."""
+    return tuple(k for k in kids if is_jti(k))
 
 
 @dataclass(frozen=True, slots=True)
@@ -634,6 +645,7 @@ class TokenExchanger:
             jti=uuid.uuid4().hex,
             chain=subject.chain,
             root_iat=subject.root_iat,
+            chain_kids=subject.chain_kids,
         )
         expires_in = int(min(int(now) + int(lifetime), int(subject.exp)) - int(now))
         return ExchangeResult(token, request.issued_token_type, expires_in, granted)
@@ -668,7 +680,7 @@ class TokenExchanger:
         refused here rather than minted and refused (or worse, unstoppable) downstream.
         """
         if not is_subject_id(subject.sub):
-            raise InvalidRequest("the subject's sub is not 1..256 printable ASCII characters",
+            raise InvalidRequest("the subject's sub is not 1..256 printable ASCII characters without '#'",
                                  reason="claim_invalid")
         if not is_tenant_name(subject.tenant_id):
             raise InvalidRequest("the subject's tenant is not a tenant name", reason="claim_invalid")

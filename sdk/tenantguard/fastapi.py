@@ -50,7 +50,15 @@ from .asgi import DuplicateHeader, single_header
 from .clients.wire import CheckResult
 from .context import NoTenantContext, RequestContext, reset_context, set_context
 from .errors import ClaimInvalid, TenantGuardError, TokenError, TokenMissing, Unavailable
-from .tokens import CHAIN_CLAIM, ROOT_IAT_CLAIM, Claims, TokenVerifier, decode_unverified, token_digest
+from .tokens import (
+    CHAIN_CLAIM,
+    CHAIN_KIDS_CLAIM,
+    ROOT_IAT_CLAIM,
+    Claims,
+    TokenVerifier,
+    decode_unverified,
+    token_digest,
+)
 
 log = logging.getLogger("tenantguard.fastapi")
 
@@ -148,7 +156,8 @@ def claims_of_verified(token: str) -> Claims:
                       scope=tuple(s for s in str(payload.get("scope") or "").split(" ") if s),
                       act=act if isinstance(act, dict) else None, kid=str(header.get("kid", "")), raw=payload,
                       chain=tuple(payload.get(CHAIN_CLAIM) or ()),
-                      root_iat=float(payload[ROOT_IAT_CLAIM]) if ROOT_IAT_CLAIM in payload else None)
+                      root_iat=float(payload[ROOT_IAT_CLAIM]) if ROOT_IAT_CLAIM in payload else None,
+                      chain_kids=tuple(payload.get(CHAIN_KIDS_CLAIM) or ()))
     except (KeyError, TypeError, ValueError):
         raise ClaimInvalid("verified token has unexpected claims") from None
 

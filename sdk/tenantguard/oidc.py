@@ -25,6 +25,7 @@ checks the signature bytes.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import ipaddress
 import json
 import logging
@@ -340,8 +341,9 @@ class JwksCache:
 class ExternalIdentity:
     """A user verified by a tenant's IdP, mapped onto our claims.
 
-    ``iat`` and ``jti`` travel into tokens exchanged from it (``tg_root_iat``, ``tg_chain``),
-    so revoking the IdP token's jti or its subject reaches them too.
+    ``iat``, ``jti`` and ``kid`` travel into tokens exchanged from it (``tg_root_iat``,
+    ``tg_chain``, ``tg_chain_kids``), so revoking the IdP token's jti, its key or its subject
+    reaches them too.
     """
 
     sub: str
@@ -352,6 +354,7 @@ class ExternalIdentity:
     claims: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     iat: float = 0.0
     jti: str | None = None  # only a jti we can carry and revoke (see tokens.is_jti)
+    kid: str = ""  # the IdP key that signed it: carried into tg_chain_kids, so revoking it reaches them
 
 
 def _unverified_issuer(jws: CompactJWS) -> str | None:
@@ -418,7 +421,7 @@ class EdgeVerifier:
         if key.alg != alg:
             raise AlgorithmNotAllowed(f"token alg {alg} does not match its key's alg {key.alg}")
         verify_signature(jws, key.public_key, key.alg)
-        identity = self._identity(jws.payload, tenant, self._clock())
+        identity = dataclasses.replace(self._identity(jws.payload, tenant, self._clock()), kid=kid)
         self._check_revoked(identity, kid)
         return identity
 
@@ -446,7 +449,7 @@ class EdgeVerifier:
         """Tenant kill switch, subject revocations and the IdP token's jti apply to IdP tokens too."""
         jti = identity.claims.get("jti")
         why = self.revocations.reason(jti=jti if isinstance(jti, str) else "", kid=kid, tenant=identity.tenant_id,
-                                      sub=identity.sub, iat=identity.iat)
+                                      sub=identity.sub, iat=identity.iat - self.config.leeway)  # as TokenVerifier
         if why is not None:
             raise TokenRevoked(why)
 

@@ -4,8 +4,8 @@ The plane pushes revocations to every sidecar; this is the local set they land i
 Checks are set/dict lookups so they can run on every decision, including cache hits.
 Subject and tenant revocations carry a cut-off time: tokens issued before it are dead,
 tokens issued after it (a re-login, a lifted kill switch) live. For an exchanged token
-"issued" means when its root token was (``tg_root_iat``), and its ancestors' jtis count
-as its own: a revocation reaches every token derived from the revoked one.
+"issued" means when its root token was (``tg_root_iat``), and its ancestors' jtis and kids
+count as its own: a revocation reaches every token derived from the revoked one.
 """
 
 from __future__ import annotations
@@ -55,12 +55,14 @@ class RevocationList:
             self.version += 1
 
     def reason(
-        self, *, jti: str, kid: str, tenant: str, sub: str, iat: float, chain: Iterable[str] = ()
+        self, *, jti: str, kid: str, tenant: str, sub: str, iat: float, chain: Iterable[str] = (),
+        chain_kids: Iterable[str] = (),
     ) -> str | None:
         """Why a token with these claims is revoked, or None when it is not.
 
-        ``chain`` holds the jtis of the tokens it was exchanged from; ``iat`` is its root
-        token's ``iat`` for an exchanged token (the caller passes ``Claims.origin_iat``).
+        ``chain`` holds the jtis of the tokens it was exchanged from and ``chain_kids`` the
+        kids of the keys that signed them; ``iat`` is its root token's ``iat`` for an
+        exchanged token (the caller passes ``Claims.origin_iat``).
         """
         if jti in self.jtis:
             return "jti revoked"
@@ -69,6 +71,9 @@ class RevocationList:
                 return "a token it was exchanged from is revoked"
         if kid in self.kids:
             return "signing key revoked"
+        for ancestor_kid in chain_kids:
+            if ancestor_kid in self.kids:
+                return "the key that signed a token it was exchanged from is revoked"
         cut = self.tenants.get(tenant)
         if cut is not None and iat <= cut:
             return "tenant revoked"

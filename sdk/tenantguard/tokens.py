@@ -15,9 +15,12 @@ are the claims signed, with one meaning. Every time claim is a finite number of 
 seconds within bounds.
 
 An exchanged token names its ancestry: ``tg_chain`` lists the jtis of the tokens it was
-exchanged from (root first) and ``tg_root_iat`` is the root token's ``iat``. Revoking any
-ancestor's jti refuses it, and subject and tenant cut-offs compare the root's ``iat``, so
-a revocation reaches every token derived from the revoked one, on cache hits too.
+exchanged from (root first), ``tg_chain_kids`` the kids of the keys that signed them (root
+first) and ``tg_root_iat`` is the root token's ``iat``. Revoking any ancestor's jti or kid
+refuses it, and subject and tenant cut-offs compare the root's ``iat``, so a revocation
+reaches every token derived from the revoked one, on cache hits too. Tokens minted before
+``tg_chain_kids`` existed are still accepted; a kid revocation reaches them only through
+their own kid.
 """
 
 from __future__ import annotations
@@ -94,6 +97,7 @@ _CONTEXT_TYPES = frozenset({"jwt", "application/jwt"})  # RFC 7519 5.1, compared
 TOKEN_JSON_DEPTH = 32  # act may nest 16 deep (VerifyOptions bound); IdP claims a few levels
 CHAIN_CLAIM = "tg_chain"  # jtis of the tokens this one was exchanged from, root first
 ROOT_IAT_CLAIM = "tg_root_iat"  # iat of the root token (the login), for subject/tenant cut-offs
+CHAIN_KIDS_CLAIM = "tg_chain_kids"  # kids of the keys that signed the tokens this one was exchanged from
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +120,7 @@ class Claims:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     chain: tuple[str, ...] = ()  # jtis of the tokens this one was exchanged from, root first
     root_iat: float | None = None  # iat of the root token; None for a root token
+    chain_kids: tuple[str, ...] = ()  # kids that signed the tokens this one was exchanged from, root first
 
     @property
     def origin_iat(self) -> float:
@@ -170,11 +175,13 @@ def mint(
     jti: str | None = None,
     chain: Sequence[str] | None = None,
     root_iat: float | None = None,
+    chain_kids: Sequence[str] | None = None,
 ) -> str:
     """Sign a context token; ``not_after`` caps ``exp`` (an exchanged token never outlives its source).
 
     ``chain`` and ``root_iat`` are for exchanged tokens (both or neither): the jtis of the
-    tokens it descends from and the root token's ``iat`` (never later than this ``iat``).
+    tokens it descends from and the root token's ``iat`` (never later than this ``iat``);
+    ``chain_kids`` (with them) the kids of the keys that signed those tokens.
     """
     if not 0 < lifetime <= MAX_LIFETIME:
         raise ConfigError(f"token lifetime must be in (0, {MAX_LIFETIME:.0f}] seconds, got {lifetime}")
@@ -208,6 +215,10 @@ def mint(
     if chain is not None and root_iat is not None:
         payload[CHAIN_CLAIM] = list(chain)
         payload[ROOT_IAT_CLAIM] = min(int(root_iat), iat)
+        if chain_kids is not None:
+            payload[CHAIN_KIDS_CLAIM] = list(chain_kids)
+    elif chain_kids is not None:
+        raise ConfigError("chain_kids belong to an exchanged token (with chain and root_iat)")
     return jwt.encode(payload, key.private_key, algorithm=key.alg, headers={"kid": key.kid, "typ": "JWT"})
 
 
@@ -395,8 +406,11 @@ def is_jti(value: Any) -> bool:
 
 
 def is_subject_id(value: Any) -> bool:
-    """A ``sub`` a subject revocation can name: the same syntax as :func:`is_jti`."""
-    return is_jti(value)
+    """A ``sub`` a subject revocation can name (the syntax of :func:`is_jti`) that names a
+    principal: no ``#``. The decision core asks the relations about ``user:<sub>``, and
+    ``user:boss#manager`` is a userset ("boss's managers"): a user who could choose the
+    sub ``boss#manager`` (an IdP's username claim) would hold whatever that userset holds."""
+    return is_jti(value) and "#" not in value
 
 
 def is_tenant_name(value: Any) -> bool:
@@ -482,10 +496,15 @@ class TokenVerifier:
         self._check_revoked(claims)
 
     def _check_revoked(self, claims: Claims) -> None:
-        """The token's jti, its ancestors' jtis, its key; subject/tenant cut-offs against the root's iat."""
+        """The token's jti and key, its ancestors' jtis and keys; subject/tenant cut-offs against the root's iat.
+
+        The cut-offs are compared with the root's ``iat`` less the leeway: this verifier takes
+        an ``iat`` up to ``leeway`` seconds in the future (an issuer's clock that far ahead), so
+        a token stamped that much after a cut-off may have been issued before it.
+        """
         why = self.revocations.reason(
-            jti=claims.jti, kid=claims.kid, tenant=claims.tenant_id, sub=claims.sub, iat=claims.origin_iat,
-            chain=claims.chain,
+            jti=claims.jti, kid=claims.kid, tenant=claims.tenant_id, sub=claims.sub,
+            iat=claims.origin_iat - self.options.leeway, chain=claims.chain, chain_kids=claims.chain_kids,
         )
         if why is not None:
             raise TokenRevoked(why)
@@ -542,7 +561,7 @@ class TokenVerifier:
         if not isinstance(tenant, str) or not tenant:
             raise ClaimMissing("token has no tenant_id")
         if not is_subject_id(sub):
-            raise ClaimInvalid(f"sub must be 1..{MAX_JTI_LENGTH} printable ASCII characters without spaces")
+            raise ClaimInvalid(f"sub must be 1..{MAX_JTI_LENGTH} printable ASCII characters without spaces or '#'")
         if not is_tenant_name(tenant):
             raise ClaimInvalid(f"tenant_id must match {NAME_PATTERN}")
         if not is_jti(jti):
@@ -560,7 +579,7 @@ class TokenVerifier:
         may_act = payload.get("may_act")
         if may_act is not None and not isinstance(may_act, dict):
             raise ClaimInvalid("may_act must be an object")
-        chain, root_iat = _ancestry(payload, iat=iat, act_depth=depth)
+        chain, root_iat, chain_kids = _ancestry(payload, iat=iat, act_depth=depth)
         return Claims(
             iss=iss,
             sub=sub,
@@ -578,6 +597,7 @@ class TokenVerifier:
             raw=payload,
             chain=chain,
             root_iat=root_iat,
+            chain_kids=chain_kids,
         )
 
     def invalidate(self) -> None:
@@ -620,15 +640,21 @@ def _checked_act_depth(act: Any, bound: int) -> int:
     return depth
 
 
-def _ancestry(payload: Mapping[str, Any], *, iat: float, act_depth: int) -> tuple[tuple[str, ...], float | None]:
-    """``tg_chain`` and ``tg_root_iat``, checked; ``((), None)`` for a root token.
+def _ancestry(payload: Mapping[str, Any], *, iat: float,
+              act_depth: int) -> tuple[tuple[str, ...], float | None, tuple[str, ...]]:
+    """``tg_chain``, ``tg_root_iat`` and ``tg_chain_kids``, checked; ``((), None, ())`` for a root token.
 
-    Each exchange adds one actor and one ancestor, so the chain is never longer than the
+    Each exchange adds one actor and one ancestor, so neither list is ever longer than the
     actor chain (and so bounded by ``max_act_depth``); the root is never younger than this token.
+    ``tg_chain_kids`` may be absent (a token minted before it existed: it keeps working, but
+    a kid revocation reaches it through its own kid only); present, it needs the other two.
     """
     has_chain, has_root = CHAIN_CLAIM in payload, ROOT_IAT_CLAIM in payload
+    has_kids = CHAIN_KIDS_CLAIM in payload
     if not has_chain and not has_root:
-        return (), None
+        if has_kids:
+            raise ClaimMissing(f"{CHAIN_KIDS_CLAIM} needs {CHAIN_CLAIM} and {ROOT_IAT_CLAIM}")
+        return (), None, ()
     if not has_chain or not has_root:
         raise ClaimMissing(f"{CHAIN_CLAIM} and {ROOT_IAT_CLAIM} go together")
     chain = payload[CHAIN_CLAIM]
@@ -636,10 +662,15 @@ def _ancestry(payload: Mapping[str, Any], *, iat: float, act_depth: int) -> tupl
         raise ClaimInvalid(f"{CHAIN_CLAIM} must be a list of jtis (strings of 1..{MAX_JTI_LENGTH} characters)")
     if len(chain) > act_depth:
         raise ClaimInvalid(f"{CHAIN_CLAIM} is longer than the actor chain")
+    kids = payload.get(CHAIN_KIDS_CLAIM, [])
+    if not isinstance(kids, list) or not all(is_jti(k) for k in kids):
+        raise ClaimInvalid(f"{CHAIN_KIDS_CLAIM} must be a list of kids (strings of 1..{MAX_JTI_LENGTH} characters)")
+    if len(kids) > act_depth:
+        raise ClaimInvalid(f"{CHAIN_KIDS_CLAIM} is longer than the actor chain")
     root_iat = required_timestamp(payload, ROOT_IAT_CLAIM)
     if root_iat > iat:
         raise ClaimInvalid(f"{ROOT_IAT_CLAIM} is later than iat")
-    return tuple(chain), root_iat
+    return tuple(chain), root_iat, tuple(kids)
 
 
 def decode_unverified(token: str, *, max_bytes: int = 2 * MAX_TOKEN_BYTES) -> dict[str, Any]:

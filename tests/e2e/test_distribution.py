@@ -170,6 +170,36 @@ def test_revoking_the_parent_jti_through_the_plane_refuses_the_token_exchanged_f
     assert r.status_code == 200 and r.json()["allow"] is True, r.text
 
 
+def test_revoking_a_kid_through_the_plane_refuses_the_tokens_exchanged_from_what_it_signed(
+        cluster: Cluster) -> None:
+    """A second edge key signs alice's token; orders exchanges it for billing (signed by orders'
+    own key, which stays trusted). The edge key's kid is revoked at the plane: billing, which
+    never saw the parent, refuses the derived token (cached there) because its tg_chain_kids
+    names the revoked kid. Before, it lived on until its exp."""
+    seq = cluster.write("acme/project:p10#member@user:alice")
+    leaked = SigningKey.generate()
+    with cluster.plane_http() as client:
+        r = client.post("/v1/trust/issuers", json={"jwk": {**leaked.public_jwk(), "iss": "edge"}})
+    assert r.status_code == 200, r.text
+    parent = cluster.token("alice", "orders", key=leaked, age=1)
+    eventually(lambda: cluster.exchange("orders", parent, "billing", scope="invoices:read").status_code == 200,
+               "orders trusts the second edge key")
+    derived = cluster.exchange("orders", parent, "billing", scope="invoices:read").json()["access_token"]
+    assert jwt.decode(derived, options={"verify_signature": False})["tg_chain_kids"] == [leaked.kid]
+    for _ in range(2):  # the second answer comes from billing's verified-token cache
+        r = cluster.check("billing", derived, project="p10", at_least=seq)
+        assert r.status_code == 200 and r.json()["allow"] is True, r.text
+
+    cluster.revoke(kind="kid", kid=leaked.kid)
+    eventually(lambda: cluster.check("billing", derived, project="p10").status_code == 401,
+               "billing refuses the token exchanged from one the revoked kid signed")
+    assert cluster.check("billing", derived, project="p10").json()["error"] == "token_revoked"
+    assert leaked.kid not in {k["kid"] for k in cluster.jwks()["keys"]}
+    other = cluster.exchange("orders", cluster.token("alice", "orders", age=1), "billing", scope="invoices:read")
+    r = cluster.check("billing", other.json()["access_token"], project="p10")  # the edge's own key lives on
+    assert r.status_code == 200 and r.json()["allow"] is True, r.text
+
+
 def test_a_wrong_join_secret_is_refused_and_the_key_never_published(cluster: Cluster, tmp_path: Path) -> None:
     """exports presents a wrong join secret. It still serves (bundle, trust from NATS), keeps retrying,
     and its key never reaches the JWKS. It also had a local trust file: the plane's set replaced it."""

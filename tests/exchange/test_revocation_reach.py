@@ -23,7 +23,15 @@ from tenantguard.keys import SigningKey, TrustSet
 from tenantguard.oidc import EdgeConfig, EdgeTenant, EdgeVerifier
 from tenantguard.policytest import load_bundle_dir
 from tenantguard.revocations import RevocationList
-from tenantguard.tokens import CHAIN_CLAIM, ROOT_IAT_CLAIM, Claims, TokenVerifier, VerifyOptions, mint
+from tenantguard.tokens import (
+    CHAIN_CLAIM,
+    CHAIN_KIDS_CLAIM,
+    ROOT_IAT_CLAIM,
+    Claims,
+    TokenVerifier,
+    VerifyOptions,
+    mint,
+)
 from tenantguard.topology import sidecar_issuer
 
 from ..sidecar.conftest import REPO
@@ -186,6 +194,76 @@ def test_no_exchange_under_the_kill_switch_even_for_tokens_issued_after_the_cut_
     assert m.exchange("orders", fresh, "billing")
 
 
+def test_revoking_a_kid_reaches_tokens_exchanged_from_tokens_it_signed(revision: PolicyRevision) -> None:
+    """The gap docs/security.md listed: the edge key is revoked, the user's token is refused at
+    orders, but the token orders' sidecar had exchanged from it (signed by orders' own key)
+    lived on at billing until its exp. Now the chain names its ancestors' kids."""
+    m = Mesh(revision)
+    root = m.user()
+    derived = m.exchange("orders", root, "billing")
+    assert payload(derived)[CHAIN_KIDS_CLAIM] == [m.edge_key.kid]
+    assert m.verify("billing", derived).chain_kids == (m.edge_key.kid,)  # cached at billing now
+    hits = m.verifiers["billing"].cache_hits
+    m.everywhere("revoke_kid", m.edge_key.kid)
+    assert m.refused("orders", root) == "signing key revoked"
+    assert m.refused("billing", derived) == "the key that signed a token it was exchanged from is revoked"
+    assert m.verifiers["billing"].cache_hits == hits + 1  # refused on the cache hit
+    fresh = TokenVerifier(m.verifiers["billing"].trust, VerifyOptions(audience="billing"),
+                          revocations=m.revocations["billing"], clock=m.clock)
+    with pytest.raises(errors.TokenRevoked):
+        fresh.verify(derived)  # and on a cache miss
+
+
+def test_a_revoked_sidecar_kid_reaches_every_hop_below_it_and_nothing_above(revision: PolicyRevision) -> None:
+    """edge token -> (edge sidecar) -> orders token -> (orders sidecar) -> billing token.
+    Revoking the edge sidecar's key refuses the orders token (its own kid) and the billing
+    token (an ancestor's kid); revoking the orders sidecar's key leaves everything above it alone."""
+    m = Mesh(revision)
+    root = m.user("edge")
+    for_orders = m.exchange("edge", root, "orders")
+    for_billing = m.exchange("orders", for_orders, "billing")
+    assert payload(for_billing)[CHAIN_KIDS_CLAIM] == [m.edge_key.kid, m.keys["edge"].kid]
+    m.everywhere("revoke_kid", m.keys["orders"].kid)
+    m.refused("billing", for_billing)
+    assert m.verify("orders", for_orders).sub == "alice" and m.verify("edge", root).sub == "alice"
+
+    m2 = Mesh(revision)
+    root = m2.user("edge")
+    for_orders = m2.exchange("edge", root, "orders")
+    for_billing = m2.exchange("orders", for_orders, "billing")
+    assert m2.verify("billing", for_billing).sub == "alice"
+    m2.everywhere("revoke_kid", m2.keys["edge"].kid)
+    assert m2.verify("edge", root).sub == "alice"  # signed by the edge issuer's key, not the revoked one
+    m2.refused("orders", for_orders)
+    assert m2.refused("billing", for_billing) == "the key that signed a token it was exchanged from is revoked"
+    with pytest.raises(ex.InvalidRequest) as err:
+        m2.exchange("orders", for_orders, "billing")
+    assert err.value.reason == "token_revoked"
+
+
+def test_a_token_minted_before_chain_kids_is_accepted_and_reached_through_its_own_kid(
+        revision: PolicyRevision) -> None:
+    """Old sidecars mint tg_chain without tg_chain_kids: such a token still verifies (a rollout
+    must not break live traffic); a kid revocation reaches it only through its own kid, and a
+    new sidecar exchanging it carries that kid on."""
+    m = Mesh(revision)
+    root = m.user("edge")
+    r = payload(root)
+    old_style = mint(m.keys["edge"], issuer=sidecar_issuer("edge"), sub="alice", tenant_id="acme",
+                     audience="orders", roles=["editor"], act={"sub": "svc:edge"}, now=m.clock.now,
+                     chain=[r["jti"]], root_iat=r["iat"])
+    assert CHAIN_KIDS_CLAIM not in payload(old_style)
+    assert m.verify("orders", old_style).chain_kids == ()
+    onward = m.exchange("orders", old_style, "billing")
+    assert payload(onward)[CHAIN_KIDS_CLAIM] == [m.keys["edge"].kid]
+    m.everywhere("revoke_kid", m.edge_key.kid)
+    assert m.verify("orders", old_style).sub == "alice"  # what the old format loses (docs/security.md)
+    assert m.verify("billing", onward).sub == "alice"  # and so its descendants
+    m.everywhere("revoke_kid", m.keys["edge"].kid)
+    m.refused("orders", old_style)
+    m.refused("billing", onward)
+
+
 def test_the_chain_cannot_be_edited_without_the_key(revision: PolicyRevision) -> None:
     m = Mesh(revision)
     parent = m.user()
@@ -208,6 +286,13 @@ def test_the_chain_cannot_be_edited_without_the_key(revision: PolicyRevision) ->
     ({ROOT_IAT_CLAIM: "later"}, errors.ClaimInvalid),  # after the token's own iat
     ({ROOT_IAT_CLAIM: "drop"}, errors.ClaimMissing),  # one without the other
     ({CHAIN_CLAIM: "drop"}, errors.ClaimMissing),
+    ({CHAIN_KIDS_CLAIM: "k1"}, errors.ClaimInvalid),
+    ({CHAIN_KIDS_CLAIM: [1]}, errors.ClaimInvalid),
+    ({CHAIN_KIDS_CLAIM: [""]}, errors.ClaimInvalid),
+    ({CHAIN_KIDS_CLAIM: ["k k"]}, errors.ClaimInvalid),
+    ({CHAIN_KIDS_CLAIM: None}, errors.ClaimInvalid),
+    ({CHAIN_KIDS_CLAIM: ["a", "b"]}, errors.ClaimInvalid),  # longer than the actor chain (one hop)
+    ({CHAIN_CLAIM: "drop", ROOT_IAT_CLAIM: "drop"}, errors.ClaimMissing),  # kids without the chain
 ])
 def test_malformed_ancestry_signed_with_the_real_sidecar_key(revision: PolicyRevision, edit: dict[str, Any],
                                                              error: type[errors.TokenError]) -> None:
@@ -276,6 +361,23 @@ def test_revoking_the_idp_tokens_jti_reaches_every_token_exchanged_from_it(revis
         asyncio.run(edge.aclose())
 
 
+def test_revoking_the_idp_key_reaches_every_token_exchanged_from_its_tokens(revision: PolicyRevision,
+                                                                          idp: LocalIdP) -> None:
+    m, edge = edge_mesh(revision, idp)
+    try:
+        idp_token = idp.realms["acme"].token(groups=["editor"])  # no jti: only its kid can reach it
+        idp_kid = jwt.get_unverified_header(idp_token)["kid"]
+        for_orders = m.exchange("edge", idp_token, "orders", ex.TOKEN_TYPE_ID_TOKEN)
+        for_billing = m.exchange("orders", for_orders, "billing")
+        assert payload(for_billing)[CHAIN_KIDS_CLAIM] == [idp_kid, m.keys["edge"].kid]
+        m.verify("billing", for_billing)
+        m.everywhere("revoke_kid", idp_kid)
+        m.refused("orders", for_orders)
+        m.refused("billing", for_billing)
+    finally:
+        asyncio.run(edge.aclose())
+
+
 def test_a_subject_cut_off_after_the_idp_login_reaches_exchanged_tokens(revision: PolicyRevision,
                                                                         idp: LocalIdP) -> None:
     m, edge = edge_mesh(revision, idp)
@@ -289,5 +391,21 @@ def test_a_subject_cut_off_after_the_idp_login_reaches_exchanged_tokens(revision
         assert payload(for_billing)["iat"] > idp_iat + 10
         m.everywhere("revoke_subject", "acme", "alice", idp_iat + 10)
         assert m.refused("billing", for_billing) == "subject revoked"
+    finally:
+        asyncio.run(edge.aclose())
+
+
+def test_an_idp_token_stamped_in_the_future_within_the_leeway_is_still_cut_off(revision: PolicyRevision,
+                                                                                idp: LocalIdP) -> None:
+    """The edge verifier's sibling of the context-token case (test_kill_switch_semantics): an IdP
+    clock 4 s ahead, 5 s of leeway, the subject cut off at the IdP token's real issue time."""
+    m, edge = edge_mesh(revision, idp)
+    try:
+        now = int(time.time())
+        ahead = idp.realms["acme"].token(groups=["editor"], iat=now + 4)
+        assert asyncio.run(edge.verify(ahead)).sub == "alice"
+        m.everywhere("revoke_subject", "acme", "alice", now + 1)
+        with pytest.raises(errors.TokenRevoked):
+            asyncio.run(edge.verify(ahead))
     finally:
         asyncio.run(edge.aclose())

@@ -120,7 +120,7 @@ def test_concurrent_writes_share_a_batch_and_each_caller_gets_the_token_of_the_b
     assert sorted(objects) == sorted(["doc:warm", *(f"doc:c{i}" for i in range(n))])  # each exactly once
     assert [batch.seq for batch, _ in stored] == list(range(1, len(stored) + 1))
     keys = [key for _, pairs in stored for key, _ in pairs]
-    assert sorted(keys) == sorted(key_hash(f"co-{i}") for i in range(n))  # every key carried, once
+    assert sorted(keys) == sorted(key_hash(f"co-{i}", ["acme"]) for i in range(n))  # every key carried, once
     assert plane.status()["group_commit"]["batches"] == len(stored)
 
 
@@ -158,7 +158,7 @@ def test_members_that_cannot_share_a_batch_wait_for_the_next_one(world: World) -
     assert _objects(stored[token["a"]][0]) == ["doc:a", *big_b]  # arrival order inside the batch
     assert _objects(stored[token["c"]][0]) == [*big_c, "doc:a"]
     assert [c.op for c in stored[token["c"]][0].changes][-1] == "delete"
-    assert [k for _, pairs in stored.values() for k, _ in pairs] == [key_hash("key-a")]  # committed once
+    assert [k for _, pairs in stored.values() for k, _ in pairs] == [key_hash("key-a", ["acme"])]  # committed once
     check = plane.client().get("/v1/relations/check", params={
         "tenant": "acme", "object": "doc:a", "relation": "member", "subject": "user:alice"})
     assert check.json()["allowed"] is False  # written, then deleted: in order

@@ -21,7 +21,7 @@ def _batch(seq: int, obj: str) -> ChangeBatch:
 
 
 def _signed(key: SigningKey, batch: ChangeBatch, now: float) -> tuple[bytes, OwnBatch]:
-    keys = ((key_hash(f"key-{batch.seq}"), changes_digest(batch.changes)),)
+    keys = ((key_hash(f"key-{batch.seq}", ["acme"]), changes_digest(batch.changes)),)
     data = sign_batch(key, batch, keys=keys, now=now)
     return data, OwnBatch(data, batch, keys, int(now * 1000) / 1000)
 
@@ -37,7 +37,7 @@ def test_an_own_batch_leaves_the_state_exactly_as_verifying_it_would() -> None:
         asyncio.run(reader.apply_relations(SUBJECT, seq, data, {}))  # verified, parsed
     assert writer.index.digest() == reader.index.digest() and writer.index.applied_seq == 3
     for seq in (1, 2, 3):
-        k = key_hash(f"key-{seq}")
+        k = key_hash(f"key-{seq}", ["acme"])
         assert writer.keys.lookup(k) == reader.keys.lookup(k) is not None
 
 

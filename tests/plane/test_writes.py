@@ -69,6 +69,40 @@ def test_a_retried_revocation_is_published_once(world: World, plane: PlaneProces
     _as_documented(plane, "/v1/revocations", plane.client().post("/v1/revocations", json={"kind": 5}))  # as FastAPI's
 
 
+def test_a_revocation_key_reused_with_a_member_left_out_or_added_is_refused(world: World,
+                                                                           plane: PlaneProcess) -> None:
+    """Key reuse is compared exactly both ways. It used to be one way: every member the retry
+    stated had to match the stored record, so a retry that LEFT OUT ``issued_before`` (a
+    different request: "cut off now" instead of "cut off at X") replayed the first answer."""
+    stamped = {"kind": "tenant", "tenant": "acme", "issued_before": int(time.time()) - 60}
+    first = plane.client().post("/v1/revocations", json=stamped, headers={"Idempotency-Key": "rev-exact-1"})
+    assert first.status_code == 200, first.text
+    shorter = {k: v for k, v in stamped.items() if k != "issued_before"}
+    for door in (shorter, {**shorter, "jti": None}):  # the hot door, then the route (a null member)
+        again = plane.client().post("/v1/revocations", json=door, headers={"Idempotency-Key": "rev-exact-1"})
+        assert again.status_code == 422 and again.json()["error"] == "idempotency_key_reused", again.text
+        assert again.json()["detail"]["seq"] == first.json()["seq"]
+    same = plane.client().post("/v1/revocations", json={**stamped, "sub": None},  # null members are left out
+                               headers={"Idempotency-Key": "rev-exact-1"})
+    assert same.status_code == 200 and same.headers["Idempotent-Replayed"] == "true", same.text
+
+    # the other way: the first request left issued_before to the plane; a retry stating the very
+    # cut-off the plane chose is another request too
+    plain = {"kind": "subject", "tenant": "acme", "sub": "erin"}
+    first = plane.client().post("/v1/revocations", json=plain, headers={"Idempotency-Key": "rev-exact-2"})
+    assert first.status_code == 200, first.text
+    chosen = first.json()["revocation"]["issued_before"]
+    again = plane.client().post("/v1/revocations", json={**plain, "issued_before": chosen},
+                                headers={"Idempotency-Key": "rev-exact-2"})
+    assert again.status_code == 422 and again.json()["error"] == "idempotency_key_reused", again.text
+    retry = plane.client().post("/v1/revocations", json=dict(reversed(list(plain.items()))),
+                                headers={"Idempotency-Key": "rev-exact-2"})
+    assert retry.status_code == 200 and retry.json()["revocation"] == first.json()["revocation"], retry.text
+    events = [verify_event(m.data, world.event_trust(), expected_type=REVOCATION)
+              for m in read_stream(world.nats.url, topo.STREAM_REVOCATIONS)]
+    assert [e.seq for e in events] == [1, 2]  # nothing published twice
+
+
 def test_revocation_times_are_integers_never_coerced(plane: PlaneProcess) -> None:
     """``exp: true`` used to be read as 1 (a jti revocation that expired in 1970, so never in
     force) and ``"exp": "123"`` as 123: a time is a non-negative JSON integer or a 400."""
