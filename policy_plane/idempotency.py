@@ -47,6 +47,7 @@ MAX_KEYS: Final = 500_000
 HASH_BYTES: Final = 16
 _KEY_PREFIX: Final = b"tenantguard.idempotency-key.v1\n"
 _SCOPED_PREFIX: Final = b"tenantguard.idempotency-key.v2\n"
+_REVOCATION_PREFIX: Final = b"tenantguard.revocation-idempotency-key.v1\n"
 _VALUE: Final = struct.Struct(">qd")  # seq, issued_at; the changes digest follows
 
 
@@ -58,6 +59,14 @@ def key_hash(key: str, tenants: Iterable[str]) -> str:
     """
     scope = ",".join(sorted(set(tenants)))
     return hashlib.sha256(_SCOPED_PREFIX + scope.encode() + b"\n" + key.encode()).digest()[:HASH_BYTES].hex()
+
+
+def revocation_msg_id(key: str) -> str:
+    """The ``Nats-Msg-Id`` a revocation written with ``key`` is published under: hashed like a
+    relation key (the revocations stream is read by every sidecar identity, and the key is the
+    caller's to choose), in a namespace of its own. JetStream's duplicate window still makes
+    one key one publish."""
+    return "rv:" + hashlib.sha256(_REVOCATION_PREFIX + key.encode()).digest()[:HASH_BYTES].hex()
 
 
 def legacy_key_hash(key: str) -> str:

@@ -36,7 +36,7 @@ from .decisions.explain import Explainer
 from .errors import IdempotencyKeyReused, NotReady
 from .follower import Follower
 from .groupcommit import GroupCommitter, Member
-from .idempotency import changes_digest, key_hash, legacy_key_hash
+from .idempotency import changes_digest, key_hash, legacy_key_hash, revocation_msg_id
 from .metrics import PlaneMetrics
 from .migrate import carry_legacy_relations
 from .publisher import Publisher
@@ -386,7 +386,7 @@ class Plane:
             chosen.append(self.state.revocations_seq + 1)
             return sign_event(self.config.event_key, REVOCATION, payload, chosen[-1])
 
-        commit = await self.writers["revocations"].commit(build, msg_id=key)
+        commit = await self.writers["revocations"].commit(build, msg_id=None if key is None else revocation_msg_id(key))
         if commit.duplicate:
             stored = await self.publisher.stored(topo.STREAM_REVOCATIONS, commit.stream_seq)
             event = verify_event(stored.data, self.state.event_trust, expected_type=REVOCATION)

@@ -70,7 +70,7 @@ support_request(patch) := object.union(
 		"subject": {
 			"type": "user",
 			"id": "sam",
-			"properties": {"tenant_id": "tg-support", "roles": ["support"]},
+			"properties": {"tenant_id": "tg_support", "roles": ["support"]},
 		},
 		"action": {"name": "invoices:read"},
 		"resource": {"type": "invoice", "id": "inv-9", "properties": {"tenant_id": "globex"}},

@@ -129,7 +129,7 @@ test_act_as_still_respects_the_token_scope if {
 }
 
 test_act_as_grant_can_list_tenants if {
-	grants := [{"role": "support", "home_tenant": "tg-support", "tenants": ["initech"], "actions": ["invoices:read"]}]
+	grants := [{"role": "support", "home_tenant": "tg_support", "tenants": ["initech"], "actions": ["invoices:read"]}]
 	not decision.allow with input as fx.support_request({}) with data.tenantguard.config.act_as as grants
 	decision.allow with input as fx.support_request({
 		"resource": {"properties": {"tenant_id": "initech"}},

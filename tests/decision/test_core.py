@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from tenantguard.decision import (
 from tenantguard.engine import RegorusEngine
 from tenantguard.keys import SigningKey
 from tenantguard.relations import RelationIndex
-from tenantguard.tokens import Claims
+from tenantguard.tokens import Claims, is_tenant_name
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -131,7 +132,7 @@ def test_kill_switch_denies_the_whole_tenant(core: DecisionCore) -> None:
 
 
 def test_act_as_requires_the_policy_grant_a_reason_and_a_confirmation(core: DecisionCore) -> None:
-    support = claims(sub="sam", tenant="tg-support", roles=("support",))
+    support = claims(sub="sam", tenant="tg_support", roles=("support",))
     body = question(tenant="acme", context={"act_as": {"tenant_id": "acme", "reason": "ticket 4711"}})
     d = decide(core, body, support)
     assert not d.allow and d.act_as and d.high_risk  # cross-tenant access is high risk
@@ -141,7 +142,7 @@ def test_act_as_requires_the_policy_grant_a_reason_and_a_confirmation(core: Deci
     assert d.allow and d.act_as
     no_reason = question(tenant="acme", context={"act_as": {"tenant_id": "acme", "reason": " "}})
     assert not decide(core, no_reason, support).allow
-    not_support = claims(sub="eve", tenant="tg-support", roles=("editor",))
+    not_support = claims(sub="eve", tenant="tg_support", roles=("editor",))
     assert not decide(core, body, not_support).allow
 
 
@@ -233,3 +234,12 @@ def test_a_failing_log_sink_never_changes_the_decision(core: DecisionCore) -> No
 
     core.on_decision = boom
     assert decide(core, question(), claims()).allow
+
+
+def test_every_tenant_the_example_bundle_names_can_be_a_tokens_tenant() -> None:
+    """The act-as grant named its home tenant ``tg-support``, which no verified token can carry
+    (tenant names are ``[a-z][a-z0-9_]*``): the grant could never apply to a real caller."""
+    config = json.loads((Path(__file__).resolve().parents[2] / "bundles/tenantguard/data.json").read_text())
+    grants = config["tenantguard"]["config"]["act_as"]
+    named = [g["home_tenant"] for g in grants] + [t for g in grants for t in g["tenants"] if t != "*"]
+    assert named and all(is_tenant_name(t) for t in named), named

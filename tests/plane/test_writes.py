@@ -98,9 +98,12 @@ def test_a_revocation_key_reused_with_a_member_left_out_or_added_is_refused(worl
     retry = plane.client().post("/v1/revocations", json=dict(reversed(list(plain.items()))),
                                 headers={"Idempotency-Key": "rev-exact-2"})
     assert retry.status_code == 200 and retry.json()["revocation"] == first.json()["revocation"], retry.text
-    events = [verify_event(m.data, world.event_trust(), expected_type=REVOCATION)
-              for m in read_stream(world.nats.url, topo.STREAM_REVOCATIONS)]
+    stored = read_stream(world.nats.url, topo.STREAM_REVOCATIONS)
+    events = [verify_event(m.data, world.event_trust(), expected_type=REVOCATION) for m in stored]
     assert [e.seq for e in events] == [1, 2]  # nothing published twice
+    for message in stored:  # every sidecar identity reads this stream: the caller's keys never appear
+        seen = repr(message.headers).encode() + message.data
+        assert b"rev-exact" not in seen and message.headers.get("Nats-Msg-Id", "").startswith("rv:"), message
 
 
 def test_revocation_times_are_integers_never_coerced(plane: PlaneProcess) -> None:
