@@ -152,6 +152,8 @@ class Explainer:
                             "now": tenant is not None and tenant in revoked.tenants},
             "revocation": {"jti_revoked_now": bool(token.get("jti")) and token.get("jti") in revoked.jtis,
                            "kid_revoked_now": bool(token.get("kid")) and token.get("kid") in revoked.kids,
+                           "ancestor_revoked_now": any(j in revoked.jtis for j in token.get("chain") or ())
+                           or any(k in revoked.kids for k in token.get("chain_kids") or ()),
                            "token": token or None},
             "tenant_match": {"act_as": record.get("act_as", False),
                              "denied_tenant_mismatch": "tenant_mismatch" in record["reasons"]},

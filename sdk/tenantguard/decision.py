@@ -239,15 +239,22 @@ class DecisionRecord:
 RECORD_VERSION = 2
 
 
-def token_reference(claims: Claims) -> dict[str, str]:
-    """Which token a decision was made for: its ``jti``, issuer and key id; never the token."""
-    return {"jti": claims.jti, "iss": claims.iss, "kid": claims.kid}
+def token_reference(claims: Claims) -> dict[str, Any]:
+    """Which token a decision was made for: its ``jti``, issuer and key id, and for an exchanged
+    token its ancestors' jtis and kids (``chain``, ``chain_kids``: what a revocation reaching it
+    names, so explain can tell); never the token."""
+    out: dict[str, Any] = {"jti": claims.jti, "iss": claims.iss, "kid": claims.kid}
+    if claims.chain:
+        out["chain"] = list(claims.chain)
+    if claims.chain_kids:
+        out["chain_kids"] = list(claims.chain_kids)
+    return out
 
 
 def recorded_token(claims: Claims) -> dict[str, Any]:
-    """``input.token`` in a record: :func:`token_reference` plus ``scope`` when the token has
-    one (policies read ``input.token.scope``; a scope is not a credential)."""
-    out: dict[str, Any] = token_reference(claims)
+    """``input.token`` in a record: the token's ``jti``, issuer and key id, plus ``scope`` when the
+    token has one (policies read ``input.token.scope``; a scope is not a credential)."""
+    out: dict[str, Any] = {"jti": claims.jti, "iss": claims.iss, "kid": claims.kid}
     scope = claims.raw.get("scope")
     if scope is not None:
         out["scope"] = scope

@@ -165,9 +165,27 @@ def test_revoking_the_parent_jti_through_the_plane_refuses_the_token_exchanged_f
                "billing refuses the token exchanged from the revoked one")
     assert cluster.check("billing", derived, project="p9").json()["error"] == "token_revoked"
     assert cluster.check("orders", parent, project="p9").json()["error"] == "token_revoked"
+    revocation = _explained_revocation(cluster, derived)  # explain says so for billing's earlier allow
+    assert revocation["ancestor_revoked_now"] is True and revocation["jti_revoked_now"] is False
+    assert revocation["token"]["chain"] == [parent_claims["jti"]]
     other = cluster.exchange("orders", cluster.token("alice", "orders", age=1), "billing", scope="invoices:read")
     r = cluster.check("billing", other.json()["access_token"], project="p9")  # alice's other tokens live
     assert r.status_code == 200 and r.json()["allow"] is True, r.text
+
+
+def _explained_revocation(cluster: Cluster, token: str) -> dict[str, Any]:
+    """The plane's explain of billing's first recorded decision for ``token``: its revocation part."""
+    jti = jwt.decode(token, options={"verify_signature": False})["jti"]
+    with cluster.plane_http() as client:
+        def recorded() -> list[dict[str, Any]] | None:
+            found: list[dict[str, Any]] = client.get("/v1/decisions", params={"jti": jti}).json()["decisions"]
+            return found or None
+
+        record = eventually(recorded, "billing's decision record at the plane")[-1]
+        r = client.get(f"/v1/decisions/{record['decision_id']}/explain")
+    assert r.status_code == 200, r.text
+    revocation: dict[str, Any] = r.json()["builtin_checks"]["revocation"]
+    return revocation
 
 
 def test_revoking_a_kid_through_the_plane_refuses_the_tokens_exchanged_from_what_it_signed(
@@ -195,6 +213,9 @@ def test_revoking_a_kid_through_the_plane_refuses_the_tokens_exchanged_from_what
                "billing refuses the token exchanged from one the revoked kid signed")
     assert cluster.check("billing", derived, project="p10").json()["error"] == "token_revoked"
     assert leaked.kid not in {k["kid"] for k in cluster.jwks()["keys"]}
+    revocation = _explained_revocation(cluster, derived)  # what the operator sees for billing's allow
+    assert revocation["ancestor_revoked_now"] is True and revocation["kid_revoked_now"] is False
+    assert revocation["token"]["chain_kids"] == [leaked.kid]
     other = cluster.exchange("orders", cluster.token("alice", "orders", age=1), "billing", scope="invoices:read")
     r = cluster.check("billing", other.json()["access_token"], project="p10")  # the edge's own key lives on
     assert r.status_code == 200 and r.json()["allow"] is True, r.text

@@ -123,8 +123,10 @@ def validate_record(record: Any, *, service: str, tenant: str | None) -> dict[st
     if token is not None:
         if not isinstance(token, Mapping):
             raise RecordRefused("malformed", "token must be an object or null")
+        ancestry = {k: _strings(token, k, 16, 256) for k in ("chain", "chain_kids") if token.get(k) is not None}
         token = {k: _str(token, k, 256) for k in ("jti", "iss", "kid")}
         token = {k: REDACTED if v is not None and holds_token(v) else v for k, v in token.items()}
+        token.update({k: [REDACTED if holds_token(v) else v for v in vs] for k, vs in ancestry.items()})
     document = record.get("input")
     if document is not None and not isinstance(document, Mapping):
         raise RecordRefused("malformed", "input must be an object or null")
