@@ -20,7 +20,7 @@ import uvicorn
 from fastapi import Request, Response
 from starlette.types import Scope
 from tenantguard.asgi import header
-from tenantguard.serving import bind_tcp
+from tenantguard.serving import bind_tcp, event_loop_runner
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
 from authz_sidecar.app import SidecarApp
@@ -71,6 +71,4 @@ async def main(world_dir: Path, memo: bool) -> None:
 
 
 if __name__ == "__main__":
-    from authz_sidecar.server import _event_loop_runner
-
-    _event_loop_runner()(main(Path(sys.argv[1]), memo="--no-memo" not in sys.argv[2:]))
+    event_loop_runner()(main(Path(sys.argv[1]), memo="--no-memo" not in sys.argv[2:]))
