@@ -77,8 +77,11 @@ async def token(request: Request) -> JSONResponse:
     one while a proxy or a log reads the last."""
     sidecar: Sidecar = request.app.state.sidecar
     try:
-        sidecar.exchange.authenticate_client(_client_authorization(request))
-        form = ExchangeRequest.from_form(_form_pairs(request.headers.get("content-type"), await request.body()))
+        credentials = _client_authorization(request)
+        sidecar.exchange.authenticate_client(credentials)
+        pairs = _form_pairs(request.headers.get("content-type"), await request.body())
+        _one_authentication_method(credentials, pairs)
+        form = ExchangeRequest.from_form(pairs)
         result = await sidecar.exchange.exchange(form)
     except ExchangeError as exc:
         log.info("token exchange refused: %s (%s)", exc.code, exc.reason or "-")
@@ -88,6 +91,18 @@ async def token(request: Request) -> JSONResponse:
         return JSONResponse({"error": "server_error", "error_description": "internal error"},
                             status_code=500, headers=NO_STORE)
     return JSONResponse(result.to_wire(), headers=NO_STORE)
+
+
+FORM_CREDENTIALS = frozenset({"client_secret", "client_assertion", "client_assertion_type"})
+
+
+def _one_authentication_method(credentials: str | None, pairs: list[tuple[str, str]]) -> None:
+    """RFC 6749 2.3: "The client MUST NOT use more than one authentication method in each request":
+    HTTP Basic and credentials in the form together are invalid_request (was: the form's ignored)."""
+    basic = (credentials or "").partition(" ")[0].lower() == "basic"
+    if basic and any(name in FORM_CREDENTIALS and value for name, value in pairs):
+        raise InvalidRequest("use one client authentication method: HTTP Basic or the form, not both",
+                             reason="two_authentication_methods")
 
 
 def _client_authorization(request: Request) -> str | None:
