@@ -54,7 +54,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
 
 
 @pytest.fixture(scope="module", params=["grpc", "http"])
-def stack(request: pytest.FixtureRequest, world: World, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenStack]:
+def stack(request: pytest.FixtureRequest, world: World,
+          tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenStack]:
     mode: str = request.param
     sidecar = start_sidecar(world.args())
     upstream = start_upstream()
