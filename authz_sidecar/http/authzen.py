@@ -12,10 +12,19 @@ from tenantguard.errors import InvalidInput
 
 from ..runtime import Sidecar
 from .models import ErrorBody, EvaluationRequest, EvaluationResponse, EvaluationsRequest, EvaluationsResponse
-from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc, require_local_or_credential
+from .wire import (
+    Reply,
+    as_route,
+    authorization,
+    json_reply,
+    parse_authzen,
+    request_body_doc,
+    require_local_or_credential,
+)
 
 router = APIRouter(tags=["authzen"])
-ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 413: {"model": ErrorBody}, 415: {"model": ErrorBody}}
+# no 415: AuthZEN 1.0 has none (wire.parse_authzen)
+ERRORS = {400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 413: {"model": ErrorBody}}
 EVALUATION_PATH = "/access/v1/evaluation"
 EVALUATIONS_PATH = "/access/v1/evaluations"
 _ENTITIES = ("subject", "action", "resource", "context")
@@ -43,27 +52,40 @@ async def evaluation_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """``evaluation`` below, as a framework-free door (see ``wire.Door``)."""
     caller = sidecar.caller(authorization(scope))
     require_local_or_credential(scope, caller.claims, caller.pep)
-    question = parse_json(scope, body, EvaluationRequest)
+    question = parse_authzen(scope, body, EvaluationRequest, limit=sidecar.config.max_body_bytes)
+    _require_resource_id(question.resource.id)
     decision = sidecar.decide(question.model_dump(exclude_none=True), caller.claims, door="authzen",
                               tenant=caller.tenant)
     return json_reply(_render(decision), headers=_request_id(scope))
 
 
-def _merged(defaults: dict[str, Any], items: list[dict[str, Any]], *, token: bool) -> list[dict[str, Any]]:
-    """Each evaluation over the top-level defaults (AuthZEN 1.0 "Default values": a member an entry
-    names replaces the default whole). A member missing from an entry and from the
-    defaults makes the whole request a 400, before anything is decided (the spec's MUST);
-    ``subject`` may be missing when a context token supplies it."""
+def _require_resource_id(resource_id: object) -> None:
+    """AuthZEN 1.0 "Resource": ``id`` is REQUIRED in an access evaluation (the certification
+    scenario's c-2-4-2 sends a resource without one and expects 400; it was decided). The native
+    door keeps type-level questions; search requests omit the id of what they search."""
+    if not isinstance(resource_id, str) or not resource_id:
+        raise InvalidInput("resource.id is required (AuthZEN 1.0)", field="resource.id")
+
+
+def _merged(defaults: dict[str, Any], item: dict[str, Any], index: int, *, token: bool) -> dict[str, Any]:
+    """One evaluation over the top-level defaults (AuthZEN 1.0 "Default values": a member an entry
+    names replaces the default whole); :class:`InvalidInput` when a required member is in neither
+    (``subject`` may be missing when a context token supplies it)."""
     required = ("action", "resource") if token else ("subject", "action", "resource")
-    merged = []
-    for index, item in enumerate(items):
-        question = {**defaults, **item}
-        missing = [name for name in required if name not in question]
-        if missing:
-            raise InvalidInput(f"evaluations[{index}] has no {', '.join(missing)} and the request no default for it",
-                               field=f"evaluations[{index}]")
-        merged.append(question)
-    return merged
+    question = {**defaults, **item}
+    missing = [name for name in required if name not in question]
+    if missing:
+        raise InvalidInput(f"evaluations[{index}] has no {', '.join(missing)} and the request no default for it",
+                           field=f"evaluations[{index}]")
+    _require_resource_id(question["resource"].get("id"))
+    return question
+
+
+def _failed(exc: InvalidInput) -> dict[str, Any]:
+    """A boxcar entry that could not be asked: a deny with the error in its context (AuthZEN 1.0
+    "Errors": errors in individual evaluations are denials at the payload level, the HTTP status
+    stays 200; the certification scenario's c-3-4-1 expects exactly this)."""
+    return {"decision": False, "context": {"error": {"status": 400, "message": exc.message}}}
 
 
 async def evaluations_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
@@ -71,9 +93,10 @@ async def evaluations_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply
     caller = sidecar.caller(authorization(scope))
     claims, tenant = caller.claims, caller.tenant
     require_local_or_credential(scope, claims, caller.pep)
-    question = parse_json(scope, body, EvaluationsRequest)
+    question = parse_authzen(scope, body, EvaluationsRequest, limit=sidecar.config.max_body_bytes)
     defaults = question.model_dump(exclude_none=True, include=set(_ENTITIES))
     if not question.evaluations:  # no array: behaves as a single evaluation
+        _require_resource_id(defaults.get("resource", {}).get("id"))
         decision = sidecar.decide(defaults, claims, door="authzen", tenant=tenant)
         return json_reply(_render(decision), headers=_request_id(scope))
     if len(question.evaluations) > sidecar.config.max_evaluations:
@@ -82,11 +105,12 @@ async def evaluations_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply
     with_context = question.options.tenantguard_context if question.options else False
     items = [item.model_dump(exclude_none=True) for item in question.evaluations]
     results: list[dict[str, Any]] = []
-    for merged in _merged(defaults, items, token=claims is not None):
-        try:
+    for index, item in enumerate(items):
+        try:  # one bad entry (a member missing, a malformed one) is that entry's deny, not the whole call's
+            merged = _merged(defaults, item, index, token=claims is not None)
             rendered = _render(sidecar.decide(merged, claims, door="authzen", tenant=tenant), context=with_context)
-        except InvalidInput as exc:  # one bad entry is that entry's deny, not the whole call's
-            rendered = {"decision": False, "context": {"error": {"status": 400, "message": exc.message}}}
+        except InvalidInput as exc:
+            rendered = _failed(exc)
         results.append(rendered)
         if semantic == "deny_on_first_deny" and not rendered["decision"]:
             break

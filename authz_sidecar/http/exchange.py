@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
+from tenantguard.asgi import decoded_body
 from tenantguard.errors import InvalidInput
 from tenantguard.exchange import (
     GRANT_TYPE_TOKEN_EXCHANGE,
@@ -53,11 +54,15 @@ def _oauth_error(exc: ExchangeError) -> JSONResponse:
     return JSONResponse(exc.to_oauth(), status_code=exc.http_status, headers=headers)
 
 
-def _form_pairs(content_type: str | None, body: bytes) -> list[tuple[str, str]]:
-    media_type = (content_type or "").split(";", 1)[0].strip().lower()
+def _form_pairs(request: Request, body: bytes, limit: int) -> list[tuple[str, str]]:
+    media_type = (request.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
     if media_type != FORM_TYPE:
         raise InvalidRequest(f"the token request must be {FORM_TYPE}")
-    return parse_form(body)
+    try:  # a gzip body inflated within the bound, any other coding named (was: "form body must be ASCII")
+        plain = decoded_body(request.scope, body, limit)
+    except InvalidInput as exc:
+        raise InvalidRequest(exc.message, reason=exc.code) from None
+    return parse_form(plain)
 
 
 @router.post(
@@ -79,7 +84,7 @@ async def token(request: Request) -> JSONResponse:
     try:
         credentials = _client_authorization(request)
         sidecar.exchange.authenticate_client(credentials)
-        pairs = _form_pairs(request.headers.get("content-type"), await request.body())
+        pairs = _form_pairs(request, await request.body(), sidecar.config.max_body_bytes)
         _one_authentication_method(credentials, pairs)
         form = ExchangeRequest.from_form(pairs)
         result = await sidecar.exchange.exchange(form)

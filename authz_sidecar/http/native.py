@@ -18,7 +18,7 @@ async def check_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """The route below, as a framework-free door (see ``wire.Door``)."""
     claims = sidecar.authenticate(authorization(scope))
     require_local_or_credential(scope, claims, None)
-    question = parse_json(scope, body, CheckRequest)
+    question = parse_json(scope, body, CheckRequest, limit=sidecar.config.max_body_bytes)
     wire = question.model_dump(exclude_none=True, exclude={"at_least"})
     if question.at_least is not None and not await sidecar.wait_for_seq(question.at_least,
                                                                         question_tenant(wire, claims)):

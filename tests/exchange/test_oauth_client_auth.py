@@ -9,6 +9,7 @@ spelling, so authlib's ``client_secret_basic`` failed with ``invalid_client`` fo
 from __future__ import annotations
 
 import base64
+import gzip
 import os
 from collections.abc import Iterator
 from urllib.parse import quote_plus
@@ -92,3 +93,17 @@ def test_two_authentication_methods_are_invalid_request(orders: SidecarProcess, 
     assert response.json()["error"] == "invalid_request" and "two_authentication_methods" in \
         response.json()["error_description"]
     assert response.headers["cache-control"] == "no-store"
+
+
+@pytest.mark.parametrize(("encoding", "status"), [("gzip", 200), ("br", 400)])
+def test_a_content_encoding_is_decoded_or_named(orders: SidecarProcess, world: World, encoding: str,
+                                                status: int) -> None:
+    """A gzip form is read as the plain one; another coding is an OAuth invalid_request naming it
+    (both were "form body must be ASCII")."""
+    body = str(httpx.QueryParams(form(world))).encode()
+    content = gzip.compress(body) if encoding == "gzip" else body
+    response = httpx.post(f"{orders.base_url}/oauth2/token", content=content, headers={
+        **basic("orders", SECRET), "content-type": "application/x-www-form-urlencoded", "content-encoding": encoding})
+    assert response.status_code == status, response.text
+    if status != 200:
+        assert response.json()["error"] == "invalid_request" and encoding in response.json()["error_description"]
