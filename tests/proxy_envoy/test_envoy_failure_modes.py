@@ -9,9 +9,12 @@ answers an oversized body with its own 413, which Envoy enforces as a denial.
 
 from __future__ import annotations
 
+import shutil
 import socket
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -109,3 +112,24 @@ def test_a_large_body_on_an_allowed_route_is_still_decided(stack: OpenStack, siz
         assert status == 200 and len(stack.upstream.seen) == before + 1, (status, body[:200])
     else:
         assert status == 413 and len(stack.upstream.seen) == before, (status, body[:200])
+
+
+CURL = shutil.which("curl")
+
+
+@pytest.mark.skipif(CURL is None, reason="curl (with HTTP/2) is missing")
+@pytest.mark.parametrize(("path", "status"), [("/tenants/acme/orders", 200), ("/tenants/globex/orders", 403)])
+def test_http2_downstream_gets_the_same_decisions(stack: OpenStack, tmp_path: Path, path: str, status: int) -> None:
+    """An HTTP/2 client (h2c prior knowledge, curl with nghttp2): the pseudo-headers Envoy turns into the
+    check's method, path and host lead to the same decision as HTTP/1.1, body and all."""
+    assert CURL is not None
+    body = tmp_path / "body"
+    body.write_bytes(b"\xff" * (2 * 1024 * 1024 if stack.mode == "grpc" else 1024))
+    before = len(stack.upstream.seen)
+    result = subprocess.run([CURL, "-s", "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
+                             "--http2-prior-knowledge", "-X", "POST", "--data-binary", f"@{body}",
+                             "-H", f"authorization: Bearer {token(stack.world)}", "-H", "host: billing.internal",
+                             stack.envoy.url + path], capture_output=True, text=True, timeout=60, check=False)
+    version, code = result.stdout.split()
+    assert (version, int(code)) == ("2", status), result.stdout + result.stderr
+    assert len(stack.upstream.seen) == before + (1 if status == 200 else 0)
