@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
 from tenantguard.asgi import header
 from tenantguard.decision import Decision
-from tenantguard.errors import InvalidInput
+from tenantguard.errors import InvalidInput, NotFound
 
 from ..runtime import Sidecar
 from .models import ErrorBody, EvaluationRequest, EvaluationResponse, EvaluationsRequest, EvaluationsResponse
@@ -158,4 +158,15 @@ async def configuration(request: Request) -> dict[str, str]:
     """PDP metadata. URLs come from ``--public-url`` (else the bound address), never from
     the request's ``Host`` header, which any caller can set (metadata poisoning)."""
     sidecar: Sidecar = request.app.state.sidecar
+    return configuration_document(sidecar.public_url)
+
+
+@router.get(CONFIGURATION_PATH + "/{suffix:path}")  # type: ignore[untyped-decorator]
+async def configuration_for_path(suffix: str, request: Request) -> dict[str, str]:
+    """The same metadata where a PEP looks for a PDP identifier with a path (``--public-url
+    https://pdp.example.com/todo`` -> ``/.well-known/authzen-configuration/todo``, AuthZEN 1.0
+    "PDP Metadata"); any other suffix names another PDP: 404."""
+    sidecar: Sidecar = request.app.state.sidecar
+    if not sidecar.public_path or "/" + suffix.rstrip("/") != sidecar.public_path:
+        raise NotFound(f"no PDP metadata for /{suffix[:100]} here")
     return configuration_document(sidecar.public_url)

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from tenantguard.asgi import decoded_body
-from tenantguard.errors import InvalidInput
+from tenantguard.errors import InvalidInput, NotFound
 from tenantguard.exchange import (
     GRANT_TYPE_TOKEN_EXCHANGE,
     ISSUED_TOKEN_TYPES,
@@ -161,6 +161,17 @@ def authorization_server_metadata(sidecar: Sidecar) -> dict[str, Any]:
 async def metadata(request: Request) -> dict[str, Any]:
     """RFC 8414 authorization server metadata; URLs from ``--public-url`` (else the bound address)."""
     return authorization_server_metadata(request.app.state.sidecar)
+
+
+@router.get(METADATA_PATH + "/{suffix:path}")  # type: ignore[untyped-decorator]
+async def metadata_for_path(suffix: str, request: Request) -> dict[str, Any]:
+    """The same metadata where RFC 8414 3.1 puts it for an issuer with a path (``--public-url
+    https://pdp.example.com/todo`` -> ``/.well-known/oauth-authorization-server/todo``; authlib's
+    discovery asks there); any other suffix names another issuer: 404."""
+    sidecar: Sidecar = request.app.state.sidecar
+    if not sidecar.public_path or "/" + suffix.rstrip("/") != sidecar.public_path:
+        raise NotFound(f"no authorization server metadata for /{suffix[:100]} here")
+    return authorization_server_metadata(sidecar)
 
 
 @router.get("/v1/propagation")  # type: ignore[untyped-decorator]

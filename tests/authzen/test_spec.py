@@ -242,3 +242,35 @@ def test_an_action_search_missing_an_input_is_a_400(single_tenant: SidecarProces
     response = httpx.post(f"{single_tenant.base_url}/access/v1/search/action", json=body)
     assert response.status_code == 400, response.text
     assert response.json()["error"] == "invalid_request"
+
+
+def test_metadata_is_found_where_a_pep_derives_it_for_a_pdp_with_a_path(todo_world: TodoWorld) -> None:
+    """AuthZEN 1.0 "PDP Metadata" (and RFC 8414 3.1 for the token endpoint's): the well-known string is
+    inserted between host and path, so for ``https://pdp.example.com/todo`` a PEP asks
+    ``/.well-known/authzen-configuration/todo`` (authlib ``get_well_known_url(..., external=True)``:
+    ``/.well-known/oauth-authorization-server/todo``). Both were 404; other suffixes still are."""
+    from authlib.oauth2.rfc8414 import get_well_known_url
+
+    public = "https://pdp.example.com/todo"
+    proc = start_sidecar(todo_world.args("--tenant", "acme", "--public-url", public + "/"))
+    drain(proc)
+    try:
+        authzen = httpx.get(f"{proc.base_url}/.well-known/authzen-configuration/todo")
+        oauth_path = get_well_known_url(public, external=True).removeprefix("https://pdp.example.com")
+        oauth = httpx.get(proc.base_url + oauth_path)
+        others = [httpx.get(f"{proc.base_url}/.well-known/{name}/{suffix}").status_code
+                  for name in ("authzen-configuration", "oauth-authorization-server")
+                  for suffix in ("other", "todo/x", "tod")]
+        plain = httpx.get(f"{proc.base_url}/.well-known/authzen-configuration").json()
+    finally:
+        proc.stop()
+    assert authzen.status_code == 200 and authzen.json() == plain
+    assert authzen.json()["policy_decision_point"] == public  # identical to the identifier it was derived from
+    assert oauth.status_code == 200 and oauth.json()["issuer"] == public
+    assert others == [404] * 6
+
+
+def test_without_a_public_path_no_suffix_is_served(single_tenant: SidecarProcess) -> None:
+    for name in ("authzen-configuration", "oauth-authorization-server"):
+        response = httpx.get(f"{single_tenant.base_url}/.well-known/{name}/tenant1")
+        assert response.status_code == 404 and response.json()["error"] == "not_found"
