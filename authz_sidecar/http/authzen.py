@@ -53,17 +53,21 @@ async def evaluation_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     caller = sidecar.caller(authorization(scope))
     require_local_or_credential(scope, caller.claims, caller.pep)
     question = parse_authzen(scope, body, EvaluationRequest, limit=sidecar.config.max_body_bytes)
-    _require_resource_id(question.resource.id)
+    _require_resource_id(question.resource.id, token=caller.claims is not None)
     decision = sidecar.decide(question.model_dump(exclude_none=True), caller.claims, door="authzen",
                               tenant=caller.tenant)
     return json_reply(_render(decision), headers=_request_id(scope))
 
 
-def _require_resource_id(resource_id: object) -> None:
+def _require_resource_id(resource_id: object, *, token: bool) -> None:
     """AuthZEN 1.0 "Resource": ``id`` is REQUIRED in an access evaluation (the certification
-    scenario's c-2-4-2 sends a resource without one and expects 400; it was decided). The native
-    door keeps type-level questions; search requests omit the id of what they search."""
-    if not isinstance(resource_id, str) or not resource_id:
+    scenario's c-2-4-2 sends a resource without one and expects 400; it was decided).
+
+    Only for AuthZEN PEPs, which state the subject: a caller presenting a context token already
+    uses tenantguard's extension (the subject comes from the token), and keeps the type-level
+    questions ``/v1/check`` answers ("may I create an invoice?"), so the SDK's ``check`` and
+    ``check_many`` (which sends the boxcar) agree. Search requests omit the searched id anyway."""
+    if not token and (not isinstance(resource_id, str) or not resource_id):
         raise InvalidInput("resource.id is required (AuthZEN 1.0)", field="resource.id")
 
 
@@ -77,7 +81,7 @@ def _merged(defaults: dict[str, Any], item: dict[str, Any], index: int, *, token
     if missing:
         raise InvalidInput(f"evaluations[{index}] has no {', '.join(missing)} and the request no default for it",
                            field=f"evaluations[{index}]")
-    _require_resource_id(question["resource"].get("id"))
+    _require_resource_id(question["resource"].get("id"), token=token)
     return question
 
 
@@ -96,7 +100,7 @@ async def evaluations_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply
     question = parse_authzen(scope, body, EvaluationsRequest, limit=sidecar.config.max_body_bytes)
     defaults = question.model_dump(exclude_none=True, include=set(_ENTITIES))
     if not question.evaluations:  # no array: behaves as a single evaluation
-        _require_resource_id(defaults.get("resource", {}).get("id"))
+        _require_resource_id(defaults.get("resource", {}).get("id"), token=claims is not None)
         decision = sidecar.decide(defaults, claims, door="authzen", tenant=tenant)
         return json_reply(_render(decision), headers=_request_id(scope))
     if len(question.evaluations) > sidecar.config.max_evaluations:
