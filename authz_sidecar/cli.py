@@ -10,6 +10,7 @@ from tenantguard.natsconn import HELP as NATS_HELP
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
 from .config import (
+    DEFAULT_GRPC_MAX_MESSAGE_BYTES,
     DEFAULT_GRPC_PORT,
     DEFAULT_HTTP_PORT,
     DEFAULT_MAX_BODY_BYTES,
@@ -63,6 +64,10 @@ def serve(
                                                help="Answer callers that are not on loopback")] = False,
     alg: Annotated[list[str] | None, typer.Option(envvar=ENV + "ALG", help="Accepted token algorithm; repeat")] = None,
     max_body_bytes: Annotated[int, typer.Option(envvar=ENV + "MAX_BODY_BYTES")] = DEFAULT_MAX_BODY_BYTES,
+    grpc_max_message_bytes: Annotated[int, typer.Option(envvar=ENV + "GRPC_MAX_MESSAGE_BYTES", help=(
+        "Largest ext_authz Check message read (1 MiB..1 GiB); keep it above Envoy's headers plus "
+        "with_request_body.max_request_bytes: a larger Check is a gRPC error, which failure_mode_allow: true "
+        "lets through"))] = DEFAULT_GRPC_MAX_MESSAGE_BYTES,
     decision_memo: Annotated[int, typer.Option(
         envvar=ENV + "DECISION_MEMO", help="Policy verdicts kept for repeated questions (dropped whenever the bundle "
         "or the relations change; clock/random/network policies never use it); 0 = evaluate every time")
@@ -155,7 +160,8 @@ def serve(
         ops_port=None if ops_port < 0 else ops_port, ops_host=ops_host,
         require_token=require_token, tenant=tenant, pep_keys_file=pep_keys, public_url=public_url,
         loopback_only=not allow_remote,
-        algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes, decision_memo_size=decision_memo,
+        algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes,
+        grpc_max_message_bytes=grpc_max_message_bytes, decision_memo_size=decision_memo,
         decision_log_sample_allow=decision_log_sample_allow, decision_log_sample_deny=decision_log_sample_deny,
         decision_log_masks=tuple(decision_log_mask or ()), sidecar_id=sidecar_id,
         exchange_lifetime=exchange_lifetime, exchange_max_act_depth=exchange_max_act_depth,

@@ -18,6 +18,10 @@ from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 DEFAULT_HTTP_PORT = 8181
 DEFAULT_GRPC_PORT = 9191
 DEFAULT_MAX_BODY_BYTES = 64 * 1024
+# The largest Check the gRPC door reads. A larger one is a gRPC error (RESOURCE_EXHAUSTED), which Envoy
+# turns into an allow under failure_mode_allow: true: keep it above what Envoy may send (headers up to
+# max_request_headers_kb, the body up to with_request_body.max_request_bytes).
+DEFAULT_GRPC_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 DEFAULT_MAX_EVALUATIONS = 64
 DEFAULT_DECISION_LOG_QUEUE = 10_000
 DEFAULT_MAX_STALENESS = 30.0
@@ -50,6 +54,7 @@ class SidecarConfig:
     algorithms: frozenset[str] = field(default_factory=lambda: frozenset({"EdDSA"}))
     leeway: float = 5.0
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    grpc_max_message_bytes: int = DEFAULT_GRPC_MAX_MESSAGE_BYTES
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS
     max_wait_ms: int = 500
     decision_log_queue: int = DEFAULT_DECISION_LOG_QUEUE
@@ -88,6 +93,8 @@ class SidecarConfig:
             raise ConfigError("--ops-port must differ from --port and --grpc-port")
         if not 1024 <= self.max_body_bytes <= 16 * 1024 * 1024:
             raise ConfigError("max_body_bytes must be within 1 KiB..16 MiB")
+        if not 1024 * 1024 <= self.grpc_max_message_bytes <= 1024 * 1024 * 1024:
+            raise ConfigError("grpc_max_message_bytes must be within 1 MiB..1 GiB")
         if not 1 <= self.max_evaluations <= 1024:
             raise ConfigError("max_evaluations must be within 1..1024")
         if not 0 <= self.decision_memo_size <= 1_000_000:

@@ -36,6 +36,7 @@ from google.rpc import code_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from tenantguard.errors import ConfigError, InvalidInput
 
+from .config import DEFAULT_GRPC_MAX_MESSAGE_BYTES
 from .envoy_authz import (
     CHALLENGE,
     DEFAULT_TENANT_PATH,
@@ -188,15 +189,23 @@ class GrpcDoor:
         await self.server.stop(grace=grace)
 
 
-async def start_grpc(sidecar: Sidecar, host: str, port: int) -> GrpcDoor:
+async def start_grpc(sidecar: Sidecar, host: str, port: int, *,
+                     max_message_bytes: int = DEFAULT_GRPC_MAX_MESSAGE_BYTES) -> GrpcDoor:
     """Start the Check service and the standard health service on ``host:port`` (0 = any free port).
 
     ``grpc.so_reuseport`` is off: gRPC turns SO_REUSEPORT on by default, and then a second
     sidecar (or a stale one from an earlier run) binds the same port without error and the
     kernel spreads Envoy's checks across both, each deciding from its own policy and data.
     A taken port is a :class:`~tenantguard.errors.ConfigError` naming it, as for HTTP.
+
+    ``max_message_bytes`` bounds one Check. It was 1 MiB: a client's 2 MiB body under Envoy's
+    ``with_request_body`` made the Check a RESOURCE_EXHAUSTED error before any decision, and
+    Envoy with ``failure_mode_allow: true`` let a request the sidecar denies through (with
+    ``false``: ``status_on_error`` instead of the sidecar's 403). The door never reads the body;
+    the bound only has to exceed what Envoy is configured to send.
     """
-    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1 << 20), ("grpc.so_reuseport", 0)])
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", max_message_bytes),
+                                      ("grpc.so_reuseport", 0)])
     pb_grpc.add_AuthorizationServicer_to_server(ExtAuthzServicer(sidecar), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -34,6 +34,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from tenantguard.bundle import Bundle, BundleStore, TrustSetVerifier, verify_bundle
 from tenantguard.decision import (
@@ -458,6 +459,13 @@ class Sidecar:
         if self.config.public_url is not None:
             return self.config.public_url.rstrip("/")
         return self.bound_url or "http://localhost"
+
+    @property
+    def public_path(self) -> str:
+        """The path of :attr:`public_url` (``/todo`` for ``https://pdp.example.com/todo/``; '' for none):
+        discovery documents are also served at ``/.well-known/<name>`` + this path (RFC 8414 3.1,
+        AuthZEN 1.0 "PDP Metadata": the well-known string is inserted between host and path)."""
+        return urlsplit(self.public_url).path.rstrip("/")
 
     def stale_decision(self, wire: Mapping[str, Any], claims: Claims | None, door: str, wanted: int,
                        tenant: str | None = None) -> Decision:

@@ -126,7 +126,8 @@ async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event,
             ops_sock = bind_tcp(config.ops_host, config.ops_port)
             ops = await _start_http(create_ops_app(sidecar), ops_sock, "{}:{}".format(*ops_sock.getsockname()[:2]))
         if config.grpc_port is not None:
-            door = await start_grpc(sidecar, config.host, config.grpc_port)
+            door = await start_grpc(sidecar, config.host, config.grpc_port,
+                                   max_message_bytes=config.grpc_max_message_bytes)
     except BaseException:  # a port that is taken: stop what started, so only the typed error is printed
         await _stop_http([h for h in (http, ops) if h is not None])
         raise

@@ -19,7 +19,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
-from tenantguard.errors import InvalidInput
+from tenantguard.asgi import decoded_body
+from tenantguard.errors import InvalidInput, NotFound
 from tenantguard.exchange import (
     GRANT_TYPE_TOKEN_EXCHANGE,
     ISSUED_TOKEN_TYPES,
@@ -53,11 +54,15 @@ def _oauth_error(exc: ExchangeError) -> JSONResponse:
     return JSONResponse(exc.to_oauth(), status_code=exc.http_status, headers=headers)
 
 
-def _form_pairs(content_type: str | None, body: bytes) -> list[tuple[str, str]]:
-    media_type = (content_type or "").split(";", 1)[0].strip().lower()
+def _form_pairs(request: Request, body: bytes, limit: int) -> list[tuple[str, str]]:
+    media_type = (request.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
     if media_type != FORM_TYPE:
         raise InvalidRequest(f"the token request must be {FORM_TYPE}")
-    return parse_form(body)
+    try:  # a gzip body inflated within the bound, any other coding named (was: "form body must be ASCII")
+        plain = decoded_body(request.scope, body, limit)
+    except InvalidInput as exc:
+        raise InvalidRequest(exc.message, reason=exc.code) from None
+    return parse_form(plain)
 
 
 @router.post(
@@ -77,8 +82,11 @@ async def token(request: Request) -> JSONResponse:
     one while a proxy or a log reads the last."""
     sidecar: Sidecar = request.app.state.sidecar
     try:
-        sidecar.exchange.authenticate_client(_client_authorization(request))
-        form = ExchangeRequest.from_form(_form_pairs(request.headers.get("content-type"), await request.body()))
+        credentials = _client_authorization(request)
+        sidecar.exchange.authenticate_client(credentials)
+        pairs = _form_pairs(request, await request.body(), sidecar.config.max_body_bytes)
+        _one_authentication_method(credentials, pairs)
+        form = ExchangeRequest.from_form(pairs)
         result = await sidecar.exchange.exchange(form)
     except ExchangeError as exc:
         log.info("token exchange refused: %s (%s)", exc.code, exc.reason or "-")
@@ -88,6 +96,18 @@ async def token(request: Request) -> JSONResponse:
         return JSONResponse({"error": "server_error", "error_description": "internal error"},
                             status_code=500, headers=NO_STORE)
     return JSONResponse(result.to_wire(), headers=NO_STORE)
+
+
+FORM_CREDENTIALS = frozenset({"client_secret", "client_assertion", "client_assertion_type"})
+
+
+def _one_authentication_method(credentials: str | None, pairs: list[tuple[str, str]]) -> None:
+    """RFC 6749 2.3: "The client MUST NOT use more than one authentication method in each request":
+    HTTP Basic and credentials in the form together are invalid_request (was: the form's ignored)."""
+    basic = (credentials or "").partition(" ")[0].lower() == "basic"
+    if basic and any(name in FORM_CREDENTIALS and value for name, value in pairs):
+        raise InvalidRequest("use one client authentication method: HTTP Basic or the form, not both",
+                             reason="two_authentication_methods")
 
 
 def _client_authorization(request: Request) -> str | None:
@@ -141,6 +161,17 @@ def authorization_server_metadata(sidecar: Sidecar) -> dict[str, Any]:
 async def metadata(request: Request) -> dict[str, Any]:
     """RFC 8414 authorization server metadata; URLs from ``--public-url`` (else the bound address)."""
     return authorization_server_metadata(request.app.state.sidecar)
+
+
+@router.get(METADATA_PATH + "/{suffix:path}")  # type: ignore[untyped-decorator]
+async def metadata_for_path(suffix: str, request: Request) -> dict[str, Any]:
+    """The same metadata where RFC 8414 3.1 puts it for an issuer with a path (``--public-url
+    https://pdp.example.com/todo`` -> ``/.well-known/oauth-authorization-server/todo``; authlib's
+    discovery asks there); any other suffix names another issuer: 404."""
+    sidecar: Sidecar = request.app.state.sidecar
+    if not sidecar.public_path or "/" + suffix.rstrip("/") != sidecar.public_path:
+        raise NotFound(f"no authorization server metadata for /{suffix[:100]} here")
+    return authorization_server_metadata(sidecar)
 
 
 @router.get("/v1/propagation")  # type: ignore[untyped-decorator]

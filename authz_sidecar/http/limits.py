@@ -6,6 +6,6 @@ the paths a kubelet or a metrics scraper must reach.
 
 from __future__ import annotations
 
-OPEN_PATHS = frozenset({"/health", "/ready", "/metrics"})
+OPEN_PATHS = frozenset({"/health", "/health/live", "/health/ready", "/ready", "/metrics"})
 # The token endpoint's clients read RFC 6749 errors, including the guard's refusals.
 OAUTH_PATHS = frozenset({"/oauth2/token"})

@@ -18,7 +18,7 @@ async def check_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """The route below, as a framework-free door (see ``wire.Door``)."""
     claims = sidecar.authenticate(authorization(scope))
     require_local_or_credential(scope, claims, None)
-    question = parse_json(scope, body, CheckRequest)
+    question = parse_json(scope, body, CheckRequest, limit=sidecar.config.max_body_bytes)
     wire = question.model_dump(exclude_none=True, exclude={"at_least"})
     # the tenant whose relations the decision reads (--tenant binds a tokenless caller's)
     tenant = question_tenant(wire, claims, sidecar.config.tenant)

@@ -93,7 +93,8 @@ def opa_error_reply(exc: TenantGuardError, scope: Scope | None = None) -> Reply:
     request_id = header(scope, b"x-request-id") if scope is not None else None
     framework = error_response(exc, realm=REALM, request_id=request_id)
     headers = [(k, v) for k, v in framework.raw_headers if k not in (b"content-length", b"content-type")]
-    body = {"code": OPA_CODES.get(exc.http_status, "internal_error"), **exc.to_dict()}
+    opa_code = getattr(exc, "opa_code", None) or OPA_CODES.get(exc.http_status, "internal_error")
+    body = {"code": opa_code, **exc.to_dict()}
     return json_reply(body, status=exc.http_status, headers=headers)
 
 
@@ -101,7 +102,7 @@ def opa_error(exc: TenantGuardError, request: Request) -> Response:
     return opa_error_reply(exc, request.scope).response()
 
 
-OPA_PATH_PREFIXES = ("/v1/data", "/v1/policies", "/v1/query", "/v1/compile", "/v1/config")
+OPA_PATH_PREFIXES = ("/v1/data", "/v0/data", "/v1/policies", "/v1/query", "/v1/compile", "/v1/config")
 
 
 def is_opa_path(path: str) -> bool:

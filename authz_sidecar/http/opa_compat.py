@@ -28,6 +28,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
 from tenantguard import __version__
+from tenantguard.asgi import decoded_body
 from tenantguard.decision import Decision
 from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.jsonlimits import loads_object
@@ -35,7 +36,16 @@ from tenantguard.jsonlimits import loads_object
 from ..runtime import Sidecar
 from .models import OpaDataRequest
 from .opa_api import BUNDLE_NAME, OPA_ERRORS, opa_error_reply
-from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc, require_local_or_credential
+from .wire import (
+    Reply,
+    as_route,
+    authorization,
+    json_reply,
+    parse_json,
+    request_body_doc,
+    require_json,
+    require_local_or_credential,
+)
 
 router = APIRouter(tags=["opa-compatible"])
 ERRORS = OPA_ERRORS
@@ -110,8 +120,8 @@ def _no_input_decision(sidecar: Sidecar) -> Decision:
 
 
 def _answer(sidecar: Sidecar, scope: Scope, input_doc: dict[str, Any] | None, options: DataOptions,
-            timers: dict[str, int] | None) -> dict[str, Any]:
-    path = _path_of(scope)
+            timers: dict[str, int] | None, path: str | None = None) -> dict[str, Any]:
+    path = _path_of(scope) if path is None else path
     if len(path) > MAX_PATH:
         raise InvalidInput("path too long")
     member = _member(sidecar, path)
@@ -159,7 +169,7 @@ async def data_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     query = scope.get("query_string", b"")
     try:
         if not query:  # the hot path: no options, no timers
-            document = parse_json(scope, body, OpaDataRequest)
+            document = parse_json(scope, body, OpaDataRequest, limit=sidecar.config.max_body_bytes)
             answer = _answer(sidecar, scope, document.input, NO_OPTIONS, None)
             if document.input is None:
                 answer["warning"] = {"code": "api_usage_warning", "message": NO_INPUT_WARNING}
@@ -167,7 +177,7 @@ async def data_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
         options = DataOptions.parse(query)
         timers: dict[str, int] | None = {} if options.metrics else None
         start = time.perf_counter_ns()
-        document = parse_json(scope, body, OpaDataRequest)
+        document = parse_json(scope, body, OpaDataRequest, limit=sidecar.config.max_body_bytes)
         if timers is not None:
             timers["timer_rego_input_parse_ns"] = time.perf_counter_ns() - start
         answer = _answer(sidecar, scope, document.input, options, timers)
@@ -202,6 +212,67 @@ async def data_get(sidecar: Sidecar, scope: Scope) -> Reply:
         return _reply(answer, options, timers, [])
     except TenantGuardError as exc:
         return opa_error_reply(exc, scope)
+
+
+# --------------------------------------------------------------------------- v0 Data API, default decision
+
+V0_DATA_ROOT = "/v0/data"
+
+
+class UndefinedDocument(TenantGuardError):
+    """OPA's 404 for an undefined document where the answer has no ``result`` wrapper to leave out."""
+
+    code = "undefined_document"
+    opa_code = "undefined_document"  # OPA's own code for it (types.CodeUndefinedDocument)
+    http_status = 404
+
+
+def _raw_input(sidecar: Sidecar, scope: Scope, body: bytes) -> dict[str, Any]:
+    """The body itself is the input (OPA's v0 Data API and ``POST /``): bounded I-JSON, an object."""
+    require_json(scope)
+    return loads_object(decoded_body(scope, body, sidecar.config.max_body_bytes))
+
+
+def _raw_reply(sidecar: Sidecar, scope: Scope, body: bytes, path: str, what: str) -> Reply:
+    """The decision document (or member) itself, as OPA answers these APIs: no ``result`` wrapper,
+    a 404 ``undefined_document`` for an undefined member."""
+    try:
+        options = DataOptions.parse(scope.get("query_string", b""))
+        answer = _answer(sidecar, scope, _raw_input(sidecar, scope, body), NO_OPTIONS, None, path)
+        if "result" not in answer:
+            raise UndefinedDocument(f"document missing or undefined: {what}")
+        if options.pretty:
+            return Reply(json.dumps(answer["result"], indent=2).encode())
+        return Reply(json.dumps(answer["result"], separators=(",", ":")).encode())
+    except TenantGuardError as exc:
+        return opa_error_reply(exc, scope)
+
+
+async def v0_data_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
+    """OPA's v0 Data API (webhooks, older integrations): ``POST /v0/data/{path}`` with the input as the
+    body, answered with the document itself; an undefined document is 404 ``undefined_document``."""
+    path = str(scope["path"])[len(V0_DATA_ROOT):]
+    return _raw_reply(sidecar, scope, body, path, "data." + path.strip("/").replace("/", "."))
+
+
+async def default_decision_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
+    """OPA's ``POST /`` ("Execute a Simple Query", the OPA SDKs' default-policy call): the input as the
+    body, the configured default decision (``/v1/config``: this sidecar's decision document) as the
+    answer. It was a 404 while ``/v1/config`` named the decision as the default."""
+    entry = sidecar.decision_entrypoint
+    return _raw_reply(sidecar, scope, body, "/" + entry.removeprefix("data.").replace(".", "/"), entry)
+
+
+@router.post(V0_DATA_ROOT + "/{path:path}", responses=ERRORS)  # type: ignore[untyped-decorator]
+async def post_v0_data(path: str, request: Request) -> Response:
+    """OPA's ``POST /v0/data/{path}``: the body is the input, the answer the document itself."""
+    return await as_route(v0_data_door, request)
+
+
+@router.post("/", responses=ERRORS)  # type: ignore[untyped-decorator]
+async def post_default_decision(request: Request) -> Response:
+    """OPA's ``POST /``: the decision document for the input in the body (OPA's default decision)."""
+    return await as_route(default_decision_door, request)
 
 
 _PARAMS = [

@@ -55,6 +55,24 @@ async def health(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok"})
 
 
+@probes.get("/health/live")  # type: ignore[untyped-decorator]
+async def health_live(request: Request) -> JSONResponse:
+    """OPA's custom health path as liveness probes copied from OPA's docs use it: 200 ``{}`` while the
+    process answers (OPA evaluates ``data.system.health.live`` there; a sidecar has no such rule)."""
+    return JSONResponse({})
+
+
+@probes.get("/health/ready")  # type: ignore[untyped-decorator]
+async def health_ready(request: Request) -> JSONResponse:
+    """OPA's custom readiness path: 200 ``{}`` when ``/ready`` is 200, else OPA's 500 with ``error``
+    (OPA answers a failed health check 500, not 503)."""
+    sidecar: Sidecar = request.app.state.sidecar
+    if sidecar.ready:
+        return JSONResponse({})
+    return JSONResponse({"error": "health check (ready) failed",
+                         "message": sidecar.not_ready_reason() or "not ready"}, status_code=500)
+
+
 @probes.get("/ready")  # type: ignore[untyped-decorator]
 async def ready(request: Request) -> JSONResponse:
     """Ready only once a verified bundle is active (before that every decision would deny), the plane

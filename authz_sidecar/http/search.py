@@ -33,7 +33,16 @@ from .models import (
     SearchResponse,
     SubjectSearchRequest,
 )
-from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc, require_local_or_credential
+from .wire import (
+    Reply,
+    as_route,
+    authorization,
+    json_reply,
+    parse_authzen,
+    parse_json,
+    request_body_doc,
+    require_local_or_credential,
+)
 
 router = APIRouter(tags=["search"])
 ERRORS = {code: {"model": ErrorBody} for code in (400, 401, 409, 413, 415, 422)}
@@ -84,7 +93,8 @@ async def _run(sidecar: Sidecar, scope: Scope, kind: str, body: bytes, model: ty
         caller = sidecar.caller(credential) if pep_keys else Caller(sidecar.authenticate(credential),
                                                                     sidecar.config.tenant)
         require_local_or_credential(scope, caller.claims, caller.pep)
-        parsed = parse_json(scope, body, model)
+        parse = parse_authzen if pep_keys else parse_json  # the AuthZEN searches: 400 for media
+        parsed = parse(scope, body, model, limit=sidecar.config.max_body_bytes)
         at_least = getattr(parsed, "at_least", None)
         tenant = question_tenant(parsed.model_dump(exclude_none=True), caller.claims, caller.tenant)
         if at_least is not None and not await sidecar.wait_for_seq(at_least, tenant):

@@ -48,6 +48,8 @@ def plain_json(scope: Scope, body: bytes) -> Any:
     framework's ``JsonBodies`` admits); else :class:`ToFramework`, which refuses it."""
     if not body or not is_json_media_type(header(scope, b"content-type")):
         raise ToFramework
+    if (header(scope, b"content-encoding") or "identity").strip().lower() != "identity":
+        raise ToFramework  # JsonBodies refuses any coding: never read the body as if it had none
     try:
         return loads(body)
     except TenantGuardError:

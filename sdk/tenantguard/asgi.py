@@ -12,6 +12,7 @@ import functools
 import ipaddress
 import json
 import logging
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +24,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .errors import InvalidInput, TenantGuardError, TokenError, TokenMissing, UnsupportedMediaType
+from .errors import InvalidInput, PayloadTooLarge, TenantGuardError, TokenError, TokenMissing, UnsupportedMediaType
 from .jsonlimits import MAX_DEPTH, is_json_media_type, loads
 
 log = logging.getLogger(__name__)
@@ -286,6 +287,9 @@ class JsonBodies:
         body = await read_body(receive, 2**62) or b""  # already bounded by the guard outside
         if body:
             try:
+                coding = (single_header(scope, b"content-encoding") or "identity").strip().lower()
+                if coding != "identity":  # never read compressed bytes as JSON text ("not UTF-8")
+                    raise UnsupportedMediaType(f"content-encoding {coding[:40]} is not supported here (send none)")
                 content_type = header(scope, b"content-type")
                 if not is_json_media_type(content_type):
                     raise UnsupportedMediaType("send the body as application/json")
@@ -370,3 +374,28 @@ def content_length(scope: Scope) -> int | None:
             except ValueError:
                 return None
     return None
+
+
+def decoded_body(scope: Scope, body: bytes, limit: int) -> bytes:
+    """``body`` with its ``Content-Encoding`` undone: none or ``identity`` as is, ``gzip`` (OPA's
+    clients may send it: OPA decodes it on every endpoint) inflated to at most ``limit`` bytes.
+
+    Why here and bounded: the request guard bounds the bytes on the wire, a gzip bomb is
+    bounded only by its inflated size. Any other coding (or two) is 415 ``unsupported_media_type``
+    naming it, never a body read as if it were plain (which gave "JSON text is not UTF-8").
+    """
+    coding = (single_header(scope, b"content-encoding") or "").strip().lower()
+    if coding in ("", "identity"):
+        return body
+    if coding not in ("gzip", "x-gzip"):
+        raise UnsupportedMediaType(f"content-encoding {coding[:40]} is not supported (send gzip or none)")
+    inflater = zlib.decompressobj(wbits=31)  # gzip container only
+    try:
+        plain = inflater.decompress(body, limit + 1)
+    except zlib.error:
+        raise InvalidInput("the body is not valid gzip") from None
+    if len(plain) > limit:
+        raise PayloadTooLarge(f"request body exceeds {limit} bytes once decompressed")
+    if not inflater.eof or inflater.unused_data:
+        raise InvalidInput("the gzip body is truncated or carries trailing data")
+    return plain

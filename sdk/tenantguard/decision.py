@@ -573,9 +573,12 @@ class DecisionCore:
             return claims.tenant_id, f"{claims.subject_type}:{claims.sub}"
         if not isinstance(stated_tenant, str) or not stated_tenant:
             raise _Denied("tenant_unknown")
-        if "#" in subject["id"]:  # "eng#member" would ask as the userset group:eng#member (tokens: is_subject_id)
+        stated_id = subject.get("id")
+        if not isinstance(stated_id, str) or not stated_id:  # a request built without from_wire's checks
+            raise _Denied("subject_unknown")
+        if "#" in stated_id:  # "eng#member" would ask as the userset group:eng#member (tokens: is_subject_id)
             raise _Denied("subject_invalid")
-        return stated_tenant, f"{subject.get('type') or TOKEN_SUBJECT_TYPE}:{subject['id']}"
+        return stated_tenant, f"{subject.get('type') or TOKEN_SUBJECT_TYPE}:{stated_id}"
 
     @staticmethod
     def _view(relations: RelationSource, tenant: str, request: DecisionRequest) -> TenantRelations:

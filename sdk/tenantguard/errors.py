@@ -68,6 +68,13 @@ class InvalidInput(TenantGuardError):
     grpc_status = GRPC_INVALID_ARGUMENT
 
 
+class NotFound(TenantGuardError):
+    """Nothing is served at this path (the framework's own 404 body, from a route that decided so)."""
+
+    code = "not_found"
+    http_status = 404
+
+
 class PayloadTooLarge(InvalidInput):
     code = "payload_too_large"
     http_status = 413

@@ -336,11 +336,21 @@ def check_client_basic(authorization: str | None, *, client_id: str, secret: byt
         user, sep, password = base64.b64decode(encoded.strip(), validate=True).decode("utf-8").partition(":")
     except (binascii.Error, UnicodeDecodeError):
         raise InvalidClient("malformed HTTP Basic credentials") from None
-    # RFC 6749 2.3.1: client id and secret are form-urlencoded before Basic encoding.
-    id_ok = hmac.compare_digest(unquote_plus(user).encode(), client_id.encode())
-    secret_ok = hmac.compare_digest(unquote_plus(password).encode(), secret)
+    # RFC 6749 2.3.1 has the client form-urlencode id and secret before Basic encoding; most
+    # clients do not (authlib, requests, httpx, curl -u send them as they are), so a secret with
+    # '+', '%' or ' ' failed for them. Either spelling of the one configured secret is accepted;
+    # both comparisons always run, in constant time.
+    id_ok = _either_spelling(user, client_id.encode())
+    secret_ok = _either_spelling(password, secret)
     if not (sep and id_ok and secret_ok):
         raise InvalidClient("client authentication failed")
+
+
+def _either_spelling(sent: str, expected: bytes) -> bool:
+    """``sent`` equals ``expected`` as sent or once form-urldecoded (constant time, both compared)."""
+    as_sent = hmac.compare_digest(sent.encode(), expected)
+    decoded = hmac.compare_digest(unquote_plus(sent).encode(), expected)
+    return as_sent | decoded
 
 
 def read_client_secret(path: str | os.PathLike[str]) -> bytes:

