@@ -38,7 +38,7 @@ EMPTY = {"allow": True, "reasons": [], "decision_id": "0" * 32, "bundle_revision
 async def empty_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     """Same header read, parsing and rendering as the decision doors; no decision."""
     header(scope, b"authorization")
-    parse_json(body, CheckRequest).model_dump(exclude_none=True)
+    parse_json(scope, body, CheckRequest, limit=sidecar.config.max_body_bytes).model_dump(exclude_none=True)
     return json_reply(EMPTY)
 
 

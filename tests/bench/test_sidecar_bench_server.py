@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 from envoy.service.auth.v3 import attribute_context_pb2 as ac
 from envoy.service.auth.v3 import external_auth_pb2 as pb
 
@@ -27,7 +28,12 @@ def test_the_benchmark_server_answers_http_and_grpc(tmp_path: Path) -> None:
     try:
         assert server.stdout is not None
         ports = json.loads(server.stdout.readline())
-        bench_sidecar.assert_allowed(f"http://127.0.0.1:{ports['http']}", token)
+        http = f"http://127.0.0.1:{ports['http']}"
+        bench_sidecar.assert_allowed(http, token)
+        for floor in ("/bench/empty", "/bench/framework"):  # the floor rows the benchmark compares against
+            answer = httpx.post(http + floor, json=bench_sidecar.QUESTION, timeout=10,
+                                headers={"Authorization": f"Bearer {token}"})
+            assert answer.status_code == 200 and answer.json()["allow"] is True, (floor, answer.text)
         request = ac.AttributeContext.HttpRequest(method="GET", path="/tenants/acme/invoices/inv-1", host="billing",
                                                   headers={"authorization": f"Bearer {token}"})
         bench_sidecar.assert_envoy_allowed(f"127.0.0.1:{ports['grpc']}", pb.CheckRequest(
