@@ -288,7 +288,7 @@ class Plane:
             raise NotReady("the plane is still rebuilding its state from JetStream")
         if self.state.relations_broken is not None:
             raise NotReady(f"relations state is inconsistent: {self.state.relations_broken}")
-        if not self.publisher.connected:
+        if not self.publisher.connected and not self.publisher.moving:
             raise Unavailable("not connected to NATS")
         if self.lagging:
             raise NotReady(f"this replica lags behind JetStream ({', '.join(sorted(self.lagging))}); "
@@ -411,6 +411,7 @@ class Plane:
             "follower_restarts": {name: f.restarts for name, f in self.followers.items() if f.restarts},
             "uptime_seconds": round(time.time() - self.started_at, 3),
             "nats": {"connected": self.publisher.connected, "disconnects": self.publisher.disconnects,
+                     "lame_duck_moves": self.publisher.lame_duck_moves,
                      "server": self.publisher.server, **self.publisher.connection.redacted()},
             "relations": {"seq": s.index.applied_seq, "count": s.index.count(),
                           "stream_seq": self.followers["relations"].last_stream_seq, "broken": s.relations_broken,
@@ -432,6 +433,7 @@ class Plane:
             | {"relations": sum(w.conflicts for k, w in self._cell_writers.items() if k.startswith("relations:"))}
             | {f"bundles:{k}": w.conflicts for k, w in self._bundle_writers.items()},
             "longest_conflict_streak": self._longest_conflict_streak(),
+            "republished": sum(w.republished for w in self._all_writers()),
             "decisions": self.decisions.stats(),
             "rollout": s.rollout.to_wire() if s.rollout else None,
             "rollout_reconcile": self.bundles.reconciled.to_wire(),
@@ -440,9 +442,11 @@ class Plane:
             "heartbeats_sent": self.heartbeat.sent,
         }
 
+    def _all_writers(self) -> list[SequencedWriter]:
+        return [*self.writers.values(), *self._cell_writers.values(), *self._bundle_writers.values()]
+
     def _longest_conflict_streak(self) -> int:
-        writers = [*self.writers.values(), *self._cell_writers.values(), *self._bundle_writers.values()]
-        return max((w.streak for w in writers), default=0)
+        return max((w.streak for w in self._all_writers()), default=0)
 
     def _register_metrics(self) -> None:
         s = self.state
