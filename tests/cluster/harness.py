@@ -233,16 +233,24 @@ class Deployment:
         body: dict[str, Any] = httpx.get(f"{self.sidecars[service].url}/v1/relations/digest", timeout=5).json()
         return body
 
-    def token(self, sub: str, service: str, tenant: str = "acme") -> str:
-        return mint(self.edge, issuer="edge", sub=sub, tenant_id=tenant, audience=service, roles=["editor"],
+    def token(self, sub: str, service: str, tenant: str = "acme", roles: tuple[str, ...] = ("editor",)) -> str:
+        return mint(self.edge, issuer="edge", sub=sub, tenant_id=tenant, audience=service, roles=list(roles),
                     now=time.time() - 10)
 
     def check(self, service: str, sub: str, *, tenant: str = "acme", project: str = "p1",
-              timeout: float = 5.0) -> httpx.Response:
-        body = {"action": {"name": "invoices:read"},
-                "resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": tenant, "project": project}}}
+              timeout: float = 5.0, action: str = "invoices:read", roles: tuple[str, ...] = ("editor",),
+              at_least: int | None = None) -> httpx.Response:
+        body: dict[str, Any] = {
+            "action": {"name": action},
+            "resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": tenant, "project": project}}}
+        if at_least is not None:
+            body["at_least"] = at_least
         return httpx.post(f"{self.sidecars[service].url}/v1/check", json=body, timeout=timeout,
-                          headers={"Authorization": f"Bearer {self.token(sub, service, tenant)}"})
+                          headers={"Authorization": f"Bearer {self.token(sub, service, tenant, roles)}"})
+
+    def high_risk(self, service: str) -> httpx.Response:
+        """A high-risk action (``export_all``) by an admin member of p1: allowed only on a live, fresh feed."""
+        return self.check(service, "alice", action="export_all", roles=("admin",))
 
     # ------------------------------------------------------------------ convergence
 
