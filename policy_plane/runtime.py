@@ -283,16 +283,21 @@ class Plane:
         return (self.bootstrapped and self.publisher.connected and self.state.relations_broken is None
                 and not self.lagging)
 
-    def require_ready(self) -> None:
+    def require_ready(self, *needs: str) -> None:
+        """Refuse (503, retryable) what this replica cannot do now. ``needs``: the followers the
+        caller depends on (all when none is named): a relations write is not refused because the
+        bundles or trust follower lags (one follower being re-created after a node's recovery
+        made every write answer ``plane_not_ready``)."""
         if not self.bootstrapped:
             raise NotReady("the plane is still rebuilding its state from JetStream")
         if self.state.relations_broken is not None:
             raise NotReady(f"relations state is inconsistent: {self.state.relations_broken}")
         if not self.publisher.connected and not self.publisher.moving:
             raise Unavailable("not connected to NATS")
-        if self.lagging:
-            raise NotReady(f"this replica lags behind JetStream ({', '.join(sorted(self.lagging))}); "
-                           "another replica can take the write", lagging=self.lagging)
+        lagging = {name: behind for name, behind in self.lagging.items() if not needs or name in needs}
+        if lagging:
+            raise NotReady(f"this replica lags behind JetStream ({', '.join(sorted(lagging))}); "
+                           "another replica can take the write", lagging=lagging)
 
     # ------------------------------------------------------------------ writes
 
@@ -305,7 +310,7 @@ class Plane:
         ambiguous outcome: a timeout, a lost connection) returns that first write's
         sequence and publishes nothing, at any replica; the same key with other changes is refused.
         """
-        self.require_ready()
+        self.require_ready("relations")
         cell = self.cell_of_changes(changes)
         key = _checked_key(idempotency_key)
         written = await self.relations_committer(cell).submit(
@@ -340,7 +345,7 @@ class Plane:
 
     async def change_trust(self, change: Callable[[TrustSet], list[TrustedKey]]) -> tuple[int, bool]:
         """Apply ``change`` to the current trust set and publish the result; ``(seq, changed)``."""
-        self.require_ready()
+        self.require_ready("trust")
 
         def build() -> bytes:
             new = jwks_of(change(self.state.trust))
@@ -365,7 +370,7 @@ class Plane:
                      stated: dict[str, Any] | None = None) -> Written:
         """Publish one revocation; its sequence. ``stated`` (what the request said) is what a
         retry with the same ``idempotency_key`` must repeat to get the first outcome back."""
-        self.require_ready()
+        self.require_ready("revocations")
         chosen: list[int] = []
 
         def build() -> bytes:
