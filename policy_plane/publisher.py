@@ -315,8 +315,10 @@ class Publisher:
     # ------------------------------------------------------------------ publish and read
 
     async def publish(self, subject: str, data: bytes, *, expected_last_subject_seq: int | None = None,
-                      headers: dict[str, str] | None = None, msg_id: str | None = None) -> Stored:
+                      headers: dict[str, str] | None = None, msg_id: str | None = None,
+                      timeout: float | None = None) -> Stored:
         """Publish to JetStream; where it was stored, and whether JetStream had it already.
+        ``timeout``: how long to wait for the acknowledgement (default: the request timeout).
 
         ``msg_id`` makes the publish idempotent within the stream's duplicate window: a
         second publish with the same id stores nothing and answers the first one's
@@ -333,7 +335,7 @@ class Publisher:
         if msg_id is not None:
             hdrs[MSG_ID] = msg_id
         async with nats_boundary(f"publish {subject}"):
-            ack = await self.js.publish(subject, data, headers=hdrs or None)
+            ack = await self.js.publish(subject, data, timeout=timeout, headers=hdrs or None)
         return Stored(int(ack.seq), bool(ack.duplicate))
 
     async def stored(self, stream: str, stream_seq: int) -> StoredMsg:

@@ -146,9 +146,10 @@ class SequencedWriter:
             try:
                 if not self.publisher.connected and not self.publisher.moving:
                     raise Unavailable("not connected to NATS")  # gone past the grace: refuse at once
-                try:
+                try:  # a copy sent again waits no later than the commit's deadline (no hang past it)
                     return await self.publisher.publish(self.subject, data, expected_last_subject_seq=expected,
-                                                        headers=headers, msg_id=msg_id)
+                                                        headers=headers, msg_id=msg_id,
+                                                        timeout=max(0.1, deadline - loop.time()) if unknown else None)
                 except SequenceConflict:  # no Unavailable: commit() handles it, unless it is our own copy
                     if not unknown:
                         raise
