@@ -1,9 +1,14 @@
 """Chaos run: a 3-node JetStream cluster (R3), two plane replicas and three sidecars under load,
-while NATS nodes, the relations stream leader, plane replicas and sidecars are killed,
-stopped (SIGSTOP/SIGCONT) and restarted, and a tenant kill switch is tripped mid-fault.
+while NATS nodes, the relations stream leader, the meta leader, plane replicas and sidecars are
+killed, stopped (SIGSTOP/SIGCONT), restarted or sent into lame-duck mode, the whole cluster is
+restarted, and a tenant kill switch is tripped mid-fault.
 
     python -m tests.cluster.chaos --duration 120            # the long run; prints JSON
+    python -m tests.cluster.chaos --pause-hold 12           # SIGSTOP past JetStream's election timeouts
+    python -m tests.cluster.chaos --kinds meta-ldm,cluster-restart --duration 0
     pytest tests/cluster/test_chaos.py                       # the short run (one fault of each kind)
+
+Every kind and option: docs/testing.md ("A NATS cluster under faults").
 
 **Fault window.** Each fault has a window from the instant before the signal is sent
 until the deployment is whole again: the faulted process restarted or resumed, every
@@ -21,7 +26,7 @@ stored twice, a gap in the relations batches, digests of planes and sidecars tha
 not converge after the last fault, a 5xx outside the windows, a non-retryable refusal,
 a sidecar check that failed outside that sidecar's own fault windows, alice (a member)
 denied, the revoked tenant allowed at a sidecar after that sidecar first denied it, or
-a sidecar that never denied it.
+a sidecar that never denied it, or a high-risk action not denied while every node was down.
 """
 
 from __future__ import annotations
