@@ -262,9 +262,10 @@ class Publisher:
         holds their publish until it is attached again, and a writer sends one whose outcome is
         unknown again (writer.py). Past the grace (the cluster is gone) they are refused at once."""
         nc = self._nc
+        if nc is None or nc.is_closed or nc.is_connected:
+            return False  # reconnecting, or connecting to the next node (a state of its own in nats-py)
         left = self._left_at
-        return (nc is not None and nc.is_reconnecting and left is not None
-                and time.monotonic() - left < MOVE_GRACE)
+        return left is None or time.monotonic() - left < MOVE_GRACE
 
     async def _on_lame_duck(self) -> None:
         """Our node entered lame-duck mode (it is being shut down, ``nats-server --signal ldm``):
