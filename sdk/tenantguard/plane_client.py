@@ -35,7 +35,10 @@ from .errors import BundleRejected, ConfigError, TenantGuardError, Unavailable
 from .relations import RelationChange, Relationship
 from .urls import shown_url
 
-DEFAULT_TIMEOUT: Final = 10.0
+# Longer than the plane's own write deadline (twice its --request-timeout, 10 s by default): a write the
+# plane is still sending again (a node or stream leader being replaced) ends in its answer, a 200 or a
+# typed 503, not in a client-side timeout just before it (seen in the chaos runs at 10 s).
+DEFAULT_TIMEOUT: Final = 15.0
 DEFAULT_RETRY_FOR: Final = 20.0  # seconds a write is retried with its Idempotency-Key
 FIRST_RETRY_DELAY: Final = 0.1  # seconds before the first retry; doubled up to 2 s
 IDEMPOTENCY_KEY: Final = "Idempotency-Key"
