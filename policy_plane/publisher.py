@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -57,6 +58,7 @@ DUPLICATE_WINDOW: Final = 600.0  # seconds JetStream remembers a Nats-Msg-Id: re
 # earlier versions during a rolling upgrade)
 PING_INTERVAL: Final = 1.0  # seconds between client pings; a node that misses MAX_OUTSTANDING_PINGS is left
 MAX_OUTSTANDING_PINGS: Final = 3  # so a hung node (alive to TCP, answering nothing) is left within ~4 s
+MOVE_GRACE: Final = 5.0  # seconds a replica moving to another node still takes writes (see Publisher.moving)
 FOLLOW_PATIENCE: Final = 30.0  # seconds creating an ordered consumer is retried while NATS is unavailable
 FOLLOW_HEARTBEAT: Final = 0.5  # ordered consumers: two missed heartbeats (1 s) and nats-py resets them
 STREAM_SEQ_HINT: Final = "Tg-Stream-Seq"  # unsigned hint on snapshot manifests (see state.py)
@@ -186,6 +188,9 @@ class Publisher:
         self._nc: Client | None = None
         self._js: JetStreamContext | None = None
         self.disconnects = 0
+        self.lame_duck_moves = 0
+        self._left_at: float | None = None  # monotonic time the current reconnect began
+        self._moving: asyncio.Future[None] | None = None
 
     # ------------------------------------------------------------------ connection
 
@@ -199,7 +204,8 @@ class Publisher:
             self.connection, timeout=self.connect_timeout * 2, connect_timeout=max(1, int(self.connect_timeout)),
             allow_reconnect=True, max_reconnect_attempts=-1, reconnect_time_wait=1, error_cb=self._on_error,
             ping_interval=PING_INTERVAL, max_outstanding_pings=MAX_OUTSTANDING_PINGS,
-            disconnected_cb=self._on_disconnect, name=self.name)
+            disconnected_cb=self._on_disconnect, reconnected_cb=self._on_reconnect,
+            lame_duck_mode_cb=self._on_lame_duck, name=self.name)
         self._nc = nc
         self._js = nc.jetstream(timeout=self.request_timeout)
         log.info("connected to NATS at %s", self.server)
@@ -243,6 +249,35 @@ class Publisher:
 
     async def _on_disconnect(self) -> None:
         self.disconnects += 1
+        if self._left_at is None:
+            self._left_at = time.monotonic()
+
+    async def _on_reconnect(self) -> None:
+        self._left_at = None
+
+    @property
+    def moving(self) -> bool:
+        """Reconnecting to another node for less than ``MOVE_GRACE`` seconds (its node left in
+        lame-duck mode, died or hung). Writes are taken meanwhile rather than refused: nats-py
+        holds their publish until it is attached again, and a writer sends one whose outcome is
+        unknown again (writer.py). Past the grace (the cluster is gone) they are refused at once."""
+        nc = self._nc
+        if nc is None or nc.is_closed or nc.is_connected:
+            return False  # reconnecting, or connecting to the next node (a state of its own in nats-py)
+        left = self._left_at
+        return left is None or time.monotonic() - left < MOVE_GRACE
+
+    async def _on_lame_duck(self) -> None:
+        """Our node entered lame-duck mode (it is being shut down, ``nats-server --signal ldm``):
+        move to another node of the list now, while this one still routes, rather than when it
+        closes the connection. A write in flight meanwhile has an unknown outcome and is sent
+        again by its writer (writer.py); the followers resume where they were."""
+        self.lame_duck_moves += 1
+        log.info("NATS node %s entered lame-duck mode; moving to another node", self.server)
+        nc = self._nc
+        if nc is not None:
+            self._left_at = time.monotonic()
+            self._moving = asyncio.ensure_future(nc.force_reconnect())  # not from inside its read loop
 
     # ------------------------------------------------------------------ topology
 
@@ -281,13 +316,16 @@ class Publisher:
     # ------------------------------------------------------------------ publish and read
 
     async def publish(self, subject: str, data: bytes, *, expected_last_subject_seq: int | None = None,
-                      headers: dict[str, str] | None = None, msg_id: str | None = None) -> Stored:
+                      headers: dict[str, str] | None = None, msg_id: str | None = None,
+                      timeout: float | None = None) -> Stored:
         """Publish to JetStream; where it was stored, and whether JetStream had it already.
+        ``timeout``: how long to wait for the acknowledgement (default: the request timeout).
 
         ``msg_id`` makes the publish idempotent within the stream's duplicate window: a
         second publish with the same id stores nothing and answers the first one's
-        sequence (``duplicate``). JetStream checks the id before the expected sequence, so a
-        retry whose expectation is stale still finds its first outcome.
+        sequence (``duplicate``). With an expected sequence that the first one made stale,
+        nats-server 2.15 answers the conflict instead (the sequence is checked first): the
+        writer then reads what was stored after its expectation (:meth:`first_after`).
         """
         if len(data) > self.max_payload:
             raise PayloadTooLarge(f"event is {len(data)} bytes; NATS max_payload is {self.max_payload}",
@@ -298,7 +336,7 @@ class Publisher:
         if msg_id is not None:
             hdrs[MSG_ID] = msg_id
         async with nats_boundary(f"publish {subject}"):
-            ack = await self.js.publish(subject, data, headers=hdrs or None)
+            ack = await self.js.publish(subject, data, timeout=timeout, headers=hdrs or None)
         return Stored(int(ack.seq), bool(ack.duplicate))
 
     async def stored(self, stream: str, stream_seq: int) -> StoredMsg:
@@ -309,6 +347,15 @@ class Publisher:
             except nats.js.errors.NotFoundError:
                 raise Unavailable(f"{stream} message {stream_seq} is gone") from None
         return StoredMsg(int(raw.seq or 0), bytes(raw.data or b""), dict(raw.headers or {}))
+
+    async def first_after(self, stream: str, subject: str, stream_seq: int) -> StoredMsg | None:
+        """The first message on ``subject`` stored after ``stream_seq``, None when there is none."""
+        async with nats_boundary(f"read {stream} after message {stream_seq}"):
+            try:
+                raw = await self.js.get_msg(stream, stream_seq + 1, subject=subject, next=True)
+            except nats.js.errors.NotFoundError:
+                return None
+        return StoredMsg(int(raw.seq or 0), bytes(raw.data or b""), dict(raw.headers or {}), subject)
 
     async def publish_core(self, subject: str, data: bytes) -> None:
         """Fire-and-forget core NATS publish (heartbeats)."""

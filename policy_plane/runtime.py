@@ -284,16 +284,21 @@ class Plane:
         return (self.bootstrapped and self.publisher.connected and self.state.relations_broken is None
                 and not self.lagging)
 
-    def require_ready(self) -> None:
+    def require_ready(self, *needs: str) -> None:
+        """Refuse (503, retryable) what this replica cannot do now. ``needs``: the followers the
+        caller depends on (all when none is named): a relations write is not refused because the
+        bundles or trust follower lags (one follower being re-created after a node's recovery
+        made every write answer ``plane_not_ready``)."""
         if not self.bootstrapped:
             raise NotReady("the plane is still rebuilding its state from JetStream")
         if self.state.relations_broken is not None:
             raise NotReady(f"relations state is inconsistent: {self.state.relations_broken}")
-        if not self.publisher.connected:
+        if not self.publisher.connected and not self.publisher.moving:
             raise Unavailable("not connected to NATS")
-        if self.lagging:
-            raise NotReady(f"this replica lags behind JetStream ({', '.join(sorted(self.lagging))}); "
-                           "another replica can take the write", lagging=self.lagging)
+        lagging = {name: behind for name, behind in self.lagging.items() if not needs or name in needs}
+        if lagging:
+            raise NotReady(f"this replica lags behind JetStream ({', '.join(sorted(lagging))}); "
+                           "another replica can take the write", lagging=lagging)
 
     # ------------------------------------------------------------------ writes
 
@@ -307,7 +312,7 @@ class Plane:
         sequence and publishes nothing, at any replica; the same key with other changes is refused.
         A key is scoped to the tenants the changes touch (:func:`~.idempotency.key_hash`).
         """
-        self.require_ready()
+        self.require_ready("relations")
         cell = self.cell_of_changes(changes)
         key = _checked_key(idempotency_key)
         tenants = {c.rel.tenant for c in changes}
@@ -344,7 +349,7 @@ class Plane:
 
     async def change_trust(self, change: Callable[[TrustSet], list[TrustedKey]]) -> tuple[int, bool]:
         """Apply ``change`` to the current trust set and publish the result; ``(seq, changed)``."""
-        self.require_ready()
+        self.require_ready("trust")
 
         def build() -> bytes:
             new = jwks_of(change(self.state.trust))
@@ -375,7 +380,7 @@ class Plane:
         request stated (``issued_before``, say) differs from it as much as one that adds one,
         and both are 422 ``idempotency_key_reused``.
         """
-        self.require_ready()
+        self.require_ready("revocations")
         key = _checked_key(idempotency_key)
         said = stated if stated is not None else payload
         if key is not None:
@@ -425,6 +430,7 @@ class Plane:
             "follower_restarts": {name: f.restarts for name, f in self.followers.items() if f.restarts},
             "uptime_seconds": round(time.time() - self.started_at, 3),
             "nats": {"connected": self.publisher.connected, "disconnects": self.publisher.disconnects,
+                     "lame_duck_moves": self.publisher.lame_duck_moves,
                      "server": self.publisher.server, **self.publisher.connection.redacted()},
             "relations": {"seq": s.index.applied_seq, "count": s.index.count(),
                           "stream_seq": self.followers["relations"].last_stream_seq, "broken": s.relations_broken,
@@ -446,6 +452,7 @@ class Plane:
             | {"relations": sum(w.conflicts for k, w in self._cell_writers.items() if k.startswith("relations:"))}
             | {f"bundles:{k}": w.conflicts for k, w in self._bundle_writers.items()},
             "longest_conflict_streak": self._longest_conflict_streak(),
+            "republished": sum(w.republished for w in self._all_writers()),
             "decisions": self.decisions.stats(),
             "rollout": s.rollout.to_wire() if s.rollout else None,
             "rollout_reconcile": self.bundles.reconciled.to_wire(),
@@ -454,9 +461,11 @@ class Plane:
             "heartbeats_sent": self.heartbeat.sent,
         }
 
+    def _all_writers(self) -> list[SequencedWriter]:
+        return [*self.writers.values(), *self._cell_writers.values(), *self._bundle_writers.values()]
+
     def _longest_conflict_streak(self) -> int:
-        writers = [*self.writers.values(), *self._cell_writers.values(), *self._bundle_writers.values()]
-        return max((w.streak for w in writers), default=0)
+        return max((w.streak for w in self._all_writers()), default=0)
 
     def _register_metrics(self) -> None:
         s = self.state

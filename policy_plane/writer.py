@@ -17,6 +17,22 @@ applied the message, so the caller reads its own write.
 Within one replica a lock serialises writers of a subject: they would only conflict
 with each other.
 
+Unknown outcomes. A publish that fails with :class:`~tenantguard.errors.Unavailable` (no
+acknowledgement: the connection closed under it as its node went into lame-duck mode or died,
+no stream leader answered during an election, the request timed out) may or may not have been
+stored. It is sent again, the *same* bytes with the same expected sequence and the same
+``Nats-Msg-Id`` (the caller's idempotency key, else the SHA-256 of the signed bytes), until it
+is acknowledged or the commit's ``timeout`` runs out. One that was not stored is stored now.
+One that was is refused as a conflict (its own copy made the expectation stale; nats-server
+checks the sequence before the id) or answered as a duplicate: on a conflict after an unknown
+outcome the writer reads the first message stored after its expectation, and when those are
+its own bytes, that is its commit, at that sequence. Only a rival's message there makes it
+rebuild, as for any lost race, so a write is never stored twice nor answered at another
+sequence than the one it is stored at. A publisher that is not attached and no longer moving
+to another node (``Publisher.moving``: NATS is gone) ends this at once. Before this,
+each such failure reached the caller as a 503 (one per node leaving in lame-duck mode, one per
+stream-leader handover in the chaos runs).
+
 Compaction. On "newest wins" subjects (trust, bundle announces, snapshot manifests) the
 stream keeps history, so that a replayed old event can never become "the last one". After
 each commit the writer removes what precedes its own message on the subject: the newest
@@ -27,6 +43,7 @@ it, where every reader's "highest seq wins" rule ignores them.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,11 +52,12 @@ from typing import Any
 from tenantguard.errors import TenantGuardError, Unavailable
 
 from .follower import Follower
-from .publisher import Publisher, SequenceConflict
+from .publisher import Publisher, SequenceConflict, Stored
 
 log = logging.getLogger(__name__)
 
 DEFAULT_READBACK = 3.0  # seconds to wait for our own message to be consumed back
+REPUBLISH_PAUSE = 0.25  # seconds between sending one message again while its outcome is unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +96,7 @@ class SequencedWriter:
         self.timeout = timeout
         self.conflicts = 0  # sequence races lost
         self.streak = 0  # most races one commit lost in a row
+        self.republished = 0  # publishes sent again after an unknown outcome (see the module docstring)
         self._lock = asyncio.Lock()
 
     async def commit(self, build: Callable[[], bytes], *, headers: dict[str, str] | None = None,
@@ -98,9 +117,7 @@ class SequencedWriter:
                 expected = self.follower.last_on(self.subject)
                 data = build()  # no await between reading ``expected`` and the state ``build`` reads
                 try:
-                    stored = await self.publisher.publish(
-                        self.subject, data, expected_last_subject_seq=expected, headers=headers, msg_id=msg_id
-                    )
+                    stored = await self._publish(data, expected, headers, msg_id or content_id(data), deadline)
                 except SequenceConflict as conflict:
                     self.conflicts += 1
                     lost += 1
@@ -120,9 +137,45 @@ class SequencedWriter:
                     await self._compact(stored.stream_seq)
                 return Commit(stored.stream_seq, stored.duplicate)
 
+    async def _publish(self, data: bytes, expected: int, headers: dict[str, str] | None, msg_id: str,
+                       deadline: float) -> Stored:
+        """Publish ``data``; again, unchanged, while the outcome is unknown and time is left."""
+        loop = asyncio.get_running_loop()
+        unknown = False
+        while True:
+            try:
+                if not self.publisher.connected and not self.publisher.moving:
+                    raise Unavailable("not connected to NATS")  # gone past the grace: refuse at once
+                try:  # a copy sent again waits no later than the commit's deadline (no hang past it)
+                    return await self.publisher.publish(self.subject, data, expected_last_subject_seq=expected,
+                                                        headers=headers, msg_id=msg_id,
+                                                        timeout=max(0.1, deadline - loop.time()) if unknown else None)
+                except SequenceConflict:  # no Unavailable: commit() handles it, unless it is our own copy
+                    if not unknown:
+                        raise
+                    landed = await self.publisher.first_after(self.follower.stream, self.subject, expected)
+                    if landed is None or landed.data != data:
+                        raise
+                    log.info("%s: the message sent before the outcome was lost is stored at %d",
+                             self.subject, landed.stream_seq)
+                    return Stored(landed.stream_seq)
+            except Unavailable as exc:
+                unknown = True
+                if loop.time() + REPUBLISH_PAUSE >= deadline:
+                    raise
+                self.republished += 1
+                log.info("%s: %s; sending the same message again", self.subject, exc.message)
+            await asyncio.sleep(REPUBLISH_PAUSE)
+
     async def _compact(self, stream_seq: int) -> None:
         """Best effort: a failed purge leaves older genuine events that readers skip anyway."""
         try:
             await self.publisher.purge_before(self.follower.stream, self.subject, stream_seq)
         except TenantGuardError as exc:
             log.warning("could not compact %s before message %d: %s", self.subject, stream_seq, exc)
+
+
+def content_id(data: bytes) -> str:
+    """The ``Nats-Msg-Id`` of a message published without an idempotency key: its bytes' SHA-256
+    (signed bytes name their subject's ``seq``, so two different events never share it)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()

@@ -118,6 +118,7 @@ class Feed:
         self._on_disk_relations: dict[str, tuple[int, int]] = {}  # cell -> (seq, stream seq) paired with its snapshot
         self._behind_since: dict[str, float] = {}
         self.connects = 0
+        self.lame_duck_moves = 0
         self.status_reports = 0
         self.last_error: str | None = None
         sidecar.feed_state = "connecting"
@@ -286,6 +287,14 @@ class Feed:
                 if attached[0]:
                     lost.set()
 
+            async def on_lame_duck(attached: list[bool] = attached) -> None:
+                # the node is being shut down: leave now, while it still routes, for the next
+                # node of the list (decisions go on from memory meanwhile)
+                if attached[0]:
+                    self.lame_duck_moves += 1
+                    log.info("NATS node %s entered lame-duck mode; moving to another node", self.server)
+                    lost.set()
+
             try:
                 nc: Client = await natsconn.connect(
                     self.connection, servers=[server], timeout=timeout * 3, connect_timeout=timeout,
@@ -293,7 +302,7 @@ class Feed:
                     inbox_prefix=topology.sidecar_inbox(self.sidecar.config.service),
                     max_reconnect_attempts=1, reconnect_time_wait=0.05, ping_interval=self.options.ping_interval,
                     max_outstanding_pings=self.options.max_outstanding_pings,
-                    disconnected_cb=on_lost, closed_cb=on_lost, error_cb=on_error)
+                    disconnected_cb=on_lost, closed_cb=on_lost, lame_duck_mode_cb=on_lame_duck, error_cb=on_error)
             except NatsAuthorizationRefused:
                 raise
             except _RECOVERABLE as exc:
@@ -549,6 +558,7 @@ class Feed:
             "server": self.attached_server(),
             "nats": self.connection.redacted(),
             "connects": self.connects,
+            "lame_duck_moves": self.lame_duck_moves,
             "status_reports": self.status_reports,
             "relations": {"applied_seq": self.sidecar.relations.applied_seq,
                           "plane_seq": sum(f.plane_seq for f in self.cells.values()),

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
-from tenantguard.asgi import decoded_body
+from tenantguard.asgi import RETRY_AFTER, decoded_body
 from tenantguard.errors import InvalidInput, NotFound
 from tenantguard.exchange import (
     GRANT_TYPE_TOKEN_EXCHANGE,
@@ -51,6 +51,8 @@ def _oauth_error(exc: ExchangeError) -> JSONResponse:
     headers = dict(NO_STORE)
     if isinstance(exc, InvalidClient):
         headers["WWW-Authenticate"] = 'Basic realm="tenantguard-sidecar"'
+    if exc.retryable or exc.http_status == 503:  # temporarily_unavailable: no policy active yet
+        headers.update(RETRY_AFTER)
     return JSONResponse(exc.to_oauth(), status_code=exc.http_status, headers=headers)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from tenantguard.asgi import RETRY_AFTER
 
 from ..runtime import Sidecar
 from . import opa_api
@@ -81,7 +82,8 @@ async def ready(request: Request) -> JSONResponse:
     if sidecar.ready:
         return JSONResponse({"status": "ready", "bundle_revision": sidecar.bundle_revision})
     return JSONResponse({"status": "not_ready", "error": "not_ready",
-                         "message": sidecar.not_ready_reason() or "not ready"}, status_code=503)
+                         "message": sidecar.not_ready_reason() or "not ready"}, status_code=503,
+                        headers=RETRY_AFTER)
 
 
 @router.get("/v1/status")  # type: ignore[untyped-decorator]

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from tenantguard.asgi import RETRY_AFTER
 
 from .auth import plane_of
 
@@ -26,7 +27,8 @@ async def ready(request: Request) -> JSONResponse:
     if plane.ready:
         return JSONResponse({"status": "ready", "relations_seq": plane.state.index.applied_seq})
     return JSONResponse({"status": "not_ready", "error": "plane_not_ready", "bootstrapped": plane.bootstrapped,
-                         "nats_connected": plane.publisher.connected}, status_code=503)
+                         "nats_connected": plane.publisher.connected}, status_code=503,
+                        headers=RETRY_AFTER)
 
 
 @router.get("/v1/status")

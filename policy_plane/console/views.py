@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlencode
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
+from tenantguard.asgi import RETRY_AFTER
 from tenantguard.errors import InvalidInput, TenantGuardError, Unavailable
 
 from ..api.auth import plane_of
@@ -166,7 +167,9 @@ async def login(request: Request) -> Response:
         elif token and plane.config.operator is not None and await plane.config.operator.check(token):
             role = "operator"
     except Unavailable:  # the checks' queue is full (a flood of wrong tokens): retryable
-        return _login_page(request, "The plane is busy checking credentials; try again in a moment.", 503)
+        busy = _login_page(request, "The plane is busy checking credentials; try again in a moment.", 503)
+        busy.headers.update(RETRY_AFTER)
+        return busy
     if role is None:
         plane.metrics.auth_failures.labels("console").inc()
         return _login_page(request, "That is neither the admin nor the operator token.", 403)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from tenantguard.natsconn import HELP as NATS_HELP
 
 dev_app = typer.Typer(help="Run NATS, the policy plane and a sidecar locally until Ctrl-C.",
                       invoke_without_command=True, no_args_is_help=False)
@@ -23,7 +24,8 @@ BundleOption = Annotated[Path | None, typer.Option(
 @dev_app.callback(invoke_without_command=True)
 def dev(
     nats: Annotated[str | None, typer.Option(
-        "--nats", envvar="TG_DEV_NATS", help="Use this NATS server instead of starting a local one")] = None,
+        "--nats", envvar="TG_DEV_NATS",
+        help=NATS_HELP["servers"] + ": use it instead of starting a local nats-server")] = None,
     directory: Annotated[Path, typer.Option(
         "--dir", file_okay=False,
         help="Dev folder: keys, admin token, JetStream store, logs; one running dev per folder")

@@ -22,6 +22,7 @@ from typing import Final
 
 from rich.console import Console
 from rich.panel import Panel
+from tenantguard import natsconn
 from tenantguard.errors import ConfigError
 from tenantguard.keys import SigningKey
 from tenantguard.serving import bind_tcp
@@ -51,6 +52,8 @@ def run_dev(console: Console, *, root: Path, nats_url: str | None, port_base: in
 def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int | None,
          bundle_dir: Path | None) -> int:
     ports = _ports(port_base)
+    if nats_url is not None:
+        natsconn.parse_servers(nats_url)  # a malformed server list is refused before anything starts
     steps = Steps(console)
     stack = Stack(root, nats_url=nats_url, bundle_dir=bundle_dir)
     stack.check_bundle()
@@ -58,7 +61,8 @@ def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int |
     try:
         with steps.step("checking how sidecars register their keys"):
             stack.registration = KeyRegistration(sidecar_registers_itself())
-        with steps.step("NATS" + (f" at {shown_url(nats_url)}" if nats_url else " (embedded nats-server, free port)")):
+        where = f" at {_shown_nats(nats_url)}" if nats_url else " (embedded nats-server, free port)"
+        with steps.step("NATS" + where):
             stack.start_nats([SERVICE])
         with steps.step(f"policy plane keys and admin token in {root / 'plane'}"):
             stack.init_plane([SERVICE])
@@ -135,7 +139,7 @@ def _announce(console: Console, stack: Stack, root: Path, env_path: Path) -> Non
     lines = [
         f"[bold]plane[/]            {stack.plane_url}",
         f"[bold]sidecar {SERVICE}[/]   {sidecar.url}  (gRPC ext_authz {grpc})",
-        f"[bold]NATS[/]             {shown_url(stack.nats_url)}",
+        f"[bold]NATS[/]             {_shown_nats(stack.nats_url)}",
         f"[bold]admin token[/]      {stack.admin_token_file}",
         f"[bold]logs[/]             {root / 'logs'}",
         f"[bold]other shells[/]     source {_shown(env_path)}  (TG_PLANE_URL, TG_PLANE_TOKEN_FILE, TG_SIDECAR_URL)",
@@ -156,9 +160,14 @@ def _announce(console: Console, stack: Stack, root: Path, env_path: Path) -> Non
         console.print(f"  [cyan]{line}[/]", soft_wrap=True)
     console.print("[dim]Ctrl-C stops everything.[/]")
     ready = {"event": "ready", "plane": stack.plane_url, "sidecar_http": sidecar.url, "sidecar_grpc": grpc,
-             "nats": shown_url(stack.nats_url), "admin_token_file": str(stack.admin_token_file),
+             "nats": _shown_nats(stack.nats_url), "admin_token_file": str(stack.admin_token_file),
              "env_file": str(env_path), "pids": stack.pids()}
     print(json.dumps(ready), flush=True)  # one machine-readable line for scripts and tests
+
+
+def _shown_nats(servers: str) -> str:
+    """Every server of a list, each without its credentials (shown_url of the whole list hid all of it)."""
+    return ",".join(shown_url(s) for s in natsconn.parse_servers(servers))
 
 
 def _shown(path: Path) -> str:

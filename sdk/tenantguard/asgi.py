@@ -30,6 +30,9 @@ from .jsonlimits import MAX_DEPTH, is_json_media_type, loads
 log = logging.getLogger(__name__)
 
 MAX_PROBLEMS = 20
+# Every 503 a tenantguard service answers carries it (typed errors, readiness probes, the token
+# endpoint): the SDK, the CLI and proxies retry on it, and a 503 without it reads as "down, give up".
+RETRY_AFTER: dict[str, str] = {"Retry-After": "1"}
 _JSON_HEADER = (b"content-type", b"application/json")
 
 
@@ -77,8 +80,8 @@ def error_response(exc: TenantGuardError, *, realm: str, request_id: str | None 
         if isinstance(exc, TokenError) and not isinstance(exc, TokenMissing):
             challenge += f', error="invalid_token", error_description="{exc.code}"'
         headers["WWW-Authenticate"] = challenge
-    if exc.retryable:
-        headers["Retry-After"] = "1"
+    if exc.retryable or exc.http_status == 503:
+        headers.update(RETRY_AFTER)
     if request_id:
         headers["X-Request-ID"] = request_id
     return JSONResponse(exc.to_dict(), status_code=exc.http_status, headers=headers or None)

@@ -159,6 +159,15 @@ class NatsCluster:
         (``/healthz`` 200: it has caught up with the meta leader and its streams)."""
         self.nodes[i].start(timeout)
 
+    def lame_duck(self, i: int) -> None:
+        """Lame-duck mode for node ``i`` (``nats-server --signal ldm=PID``); it exits by itself at
+        the end of its ``lame_duck_duration`` (see :meth:`NatsServer.lame_duck`)."""
+        self.nodes[i].lame_duck()
+
+    def wait_exited(self, i: int, timeout: float = 60.0) -> None:
+        self._paused.discard(i)
+        self.nodes[i].wait_exited(timeout)
+
     def restart(self, i: int, timeout: float = 30.0) -> None:
         self.stop(i)
         self.start_node(i, timeout)

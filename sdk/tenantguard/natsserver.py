@@ -178,6 +178,8 @@ class NatsServer:
         server_name: str | None = None,
         cluster: NatsRoutes | None = None,
         monitor_port: int = 0,
+        lame_duck_duration: float | None = None,
+        lame_duck_grace_period: float | None = None,
     ) -> None:
         if not 0 <= port <= 65535:
             raise NatsServerError(f"port {port} is out of range (0 picks a free one)")
@@ -198,6 +200,8 @@ class NatsServer:
         self.cluster = cluster
         self._port = port
         self._fixed_monitor_port = monitor_port
+        self.lame_duck_duration = lame_duck_duration  # seconds; None: the server's default (2 minutes)
+        self.lame_duck_grace_period = lame_duck_grace_period  # seconds; None: the server's default (10 s)
         self._monitor_port = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.RLock()
@@ -275,6 +279,35 @@ class NatsServer:
             proc.wait()
             self._forget(proc)
 
+    def lame_duck(self) -> None:
+        """Put the server in lame-duck mode the way an operator does (``nats-server --signal
+        ldm=PID``): it stops accepting clients, hands its JetStream leaderships away, tells its
+        clients (INFO ``ldm``), closes their connections spread over ``lame_duck_duration``
+        after ``lame_duck_grace_period``, then exits. :meth:`wait_exited` waits for the end."""
+        with self._lock:
+            proc = self._proc
+            if proc is None or proc.poll() is not None:
+                raise NatsServerError("the server is not running")
+            done = subprocess.run([str(self.binary), "--signal", f"ldm={proc.pid}"], capture_output=True,
+                                  text=True, timeout=10, check=False)
+            if done.returncode != 0:
+                raise NatsServerError(f"nats-server --signal ldm failed: {done.stderr.strip()[:200]}")
+
+    def wait_exited(self, timeout: float) -> None:
+        """Wait for the process to end by itself (after lame-duck mode); kill it past ``timeout``."""
+        with self._lock:
+            proc = self._proc
+            if proc is None:
+                return
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                raise NatsServerError(f"the server did not exit within {timeout:g}s") from None
+            finally:
+                self._forget(proc)
+
     def restart(self, timeout: float = 10.0) -> Self:
         """Stop (if running) and start again on the same port and store directory."""
         with self._lock:
@@ -349,6 +382,10 @@ class NatsServer:
         ]
         if self.server_name is not None:
             lines.append(f"server_name: {json.dumps(self.server_name)}")
+        if self.lame_duck_duration is not None:
+            lines.append(f'lame_duck_duration: "{int(self.lame_duck_duration * 1000)}ms"')
+        if self.lame_duck_grace_period is not None:
+            lines.append(f'lame_duck_grace_period: "{int(self.lame_duck_grace_period * 1000)}ms"')
         if self.jetstream:
             lines += [
                 "jetstream {",

@@ -14,6 +14,10 @@ jittered backoff for up to ``retry_for`` seconds, while the answer is a retryabl
 (503: a NATS node or the stream leader being replaced, a replica not ready; 409
 ``sequence_conflict``) or no answer at all: the plane applies a write at most once per key,
 so a retry after a lost answer returns the first outcome instead of writing twice.
+
+``base_url`` may name several replicas (``http://plane-0:8080,http://plane-1:8080``, or a
+sequence): a write refused retryably or left unanswered is sent again, with its key, to the
+next one, so losing the replica a client talks to costs a retry, not the write.
 """
 
 from __future__ import annotations
@@ -27,11 +31,14 @@ from typing import Any, Final
 
 import httpx
 
-from .errors import BundleRejected, TenantGuardError, Unavailable
+from .errors import BundleRejected, ConfigError, TenantGuardError, Unavailable
 from .relations import RelationChange, Relationship
 from .urls import shown_url
 
-DEFAULT_TIMEOUT: Final = 10.0
+# Longer than the plane's own write deadline (twice its --request-timeout, 10 s by default): a write the
+# plane is still sending again (a node or stream leader being replaced) ends in its answer, a 200 or a
+# typed 503, not in a client-side timeout just before it (seen in the chaos runs at 10 s).
+DEFAULT_TIMEOUT: Final = 15.0
 DEFAULT_RETRY_FOR: Final = 20.0  # seconds a write is retried with its Idempotency-Key
 FIRST_RETRY_DELAY: Final = 0.1  # seconds before the first retry; doubled up to 2 s
 IDEMPOTENCY_KEY: Final = "Idempotency-Key"
@@ -192,6 +199,15 @@ def retryable(exc: TenantGuardError) -> bool:
 # --------------------------------------------------------------------------- identity
 
 
+def plane_urls(spec: str | Sequence[str]) -> tuple[str, ...]:
+    """One plane URL, or several replicas' (comma-separated or a sequence), in order, without repeats."""
+    items = spec.split(",") if isinstance(spec, str) else list(spec)
+    urls = tuple(dict.fromkeys(u.strip().rstrip("/") for u in items if u.strip()))
+    if not urls:
+        raise ConfigError("no policy plane URL given")
+    return urls
+
+
 def unreachable(base_url: str, exc: Exception) -> Unavailable:
     detail = str(exc).strip()
     return Unavailable(f"policy plane at {shown_url(base_url)} unreachable: {type(exc).__name__}"
@@ -260,23 +276,30 @@ def _headers(token: str | None, service: str | None) -> dict[str, str]:
 class PlaneClient:
     """Synchronous client. ``token``: the admin token, or a join secret with ``service``."""
 
-    def __init__(self, base_url: str, *, token: str | None = None, service: str | None = None,
+    def __init__(self, base_url: str | Sequence[str], *, token: str | None = None, service: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTransport | None = None,
                  retry_for: float = DEFAULT_RETRY_FOR,
                  on_retry: Callable[[TenantGuardError, float], None] | None = None) -> None:
         """``on_retry(error, seconds_left)`` is called before the first retry of a call, so a CLI
-        can say why it waits instead of sitting silent for ``retry_for`` seconds."""
-        self.base_url = base_url
-        self._http = httpx.Client(base_url=base_url, timeout=timeout, headers=_headers(token, service),
-                                  transport=transport, verify=True)
+        can say why it waits instead of sitting silent for ``retry_for`` seconds. ``base_url``:
+        one replica, or several (see the module docstring)."""
+        self.base_urls = plane_urls(base_url)
+        self._at = 0
+        self._http = httpx.Client(timeout=timeout, headers=_headers(token, service), transport=transport,
+                                  verify=True)
         self.retry_for = retry_for
         self.on_retry = on_retry
         self.retries = 0  # attempts sent again, over the client's life
 
+    @property
+    def base_url(self) -> str:
+        """The replica the next request goes to."""
+        return self.base_urls[self._at]
+
     def send(self, call: Call) -> Any:
         try:
-            response = self._http.request(call.method, call.path, params=call.params or None, json=call.json,
-                                          content=call.content, headers=call.headers or None)
+            response = self._http.request(call.method, self.base_url + call.path, params=call.params or None,
+                                          json=call.json, content=call.content, headers=call.headers or None)
         except httpx.HTTPError as exc:
             raise unreachable(self.base_url, exc) from None
         if _ask_identity(response):
@@ -286,7 +309,7 @@ class PlaneClient:
     def _identify(self, call: Call, status: int) -> None:
         """Raise :class:`NotAPlane` unless the service behind ``base_url`` is the plane."""
         try:
-            probe = self._http.get(IDENTITY_PATH)
+            probe = self._http.get(self.base_url + IDENTITY_PATH)
             what = describe_service(probe.status_code, _json(probe))
         except httpx.HTTPError:
             what = describe_service(None, None)
@@ -306,6 +329,7 @@ class PlaneClient:
                     raise
                 if delay == FIRST_RETRY_DELAY and self.on_retry is not None:
                     self.on_retry(exc, max(0.0, deadline - time.monotonic()))
+                self._at = (self._at + 1) % len(self.base_urls)  # the same key, at the next replica
             time.sleep(random.uniform(delay / 2, delay))  # noqa: S311 - jitter, not a secret
             delay = min(2.0, delay * 2)
             self.retries += 1

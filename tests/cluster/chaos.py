@@ -1,9 +1,14 @@
 """Chaos run: a 3-node JetStream cluster (R3), two plane replicas and three sidecars under load,
-while NATS nodes, the relations stream leader, plane replicas and sidecars are killed,
-stopped (SIGSTOP/SIGCONT) and restarted, and a tenant kill switch is tripped mid-fault.
+while NATS nodes, the relations stream leader, the meta leader, plane replicas and sidecars are
+killed, stopped (SIGSTOP/SIGCONT), restarted or sent into lame-duck mode, the whole cluster is
+restarted, and a tenant kill switch is tripped mid-fault.
 
     python -m tests.cluster.chaos --duration 120            # the long run; prints JSON
+    python -m tests.cluster.chaos --pause-hold 12           # SIGSTOP past JetStream's election timeouts
+    python -m tests.cluster.chaos --kinds meta-ldm,cluster-restart --duration 0
     pytest tests/cluster/test_chaos.py                       # the short run (one fault of each kind)
+
+Every kind and option: docs/testing.md ("A NATS cluster under faults").
 
 **Fault window.** Each fault has a window from the instant before the signal is sent
 until the deployment is whole again: the faulted process restarted or resumed, every
@@ -21,7 +26,7 @@ stored twice, a gap in the relations batches, digests of planes and sidecars tha
 not converge after the last fault, a 5xx outside the windows, a non-retryable refusal,
 a sidecar check that failed outside that sidecar's own fault windows, alice (a member)
 denied, the revoked tenant allowed at a sidecar after that sidecar first denied it, or
-a sidecar that never denied it.
+a sidecar that never denied it, or a high-risk action not denied while every node was down.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 from tenantguard import topology as topo
 from tenantguard.errors import TenantGuardError
 from tenantguard.plane_client import PlaneClient
@@ -51,7 +57,9 @@ from .workload import Checker, Window, WriteLoad, in_any, summary_ms
 
 SHORT = ("leader-kill", "nats-pause", "plane-kill", "plane-pause", "sidecar-kill", "sidecar-pause")
 LONG = ("nats-kill", "leader-kill", "nats-pause", "leader-pause", "nats-restart", "plane-kill", "plane-pause",
-        "plane-restart", "sidecar-kill", "sidecar-pause", "sidecar-restart")
+        "plane-restart", "sidecar-kill", "sidecar-pause", "sidecar-restart", "nats-ldm", "leader-ldm",
+        "cluster-restart")
+KINDS = frozenset(LONG) | {"meta-kill", "meta-pause", "meta-ldm"}
 REVOKED_TENANT = "globex"
 
 
@@ -60,10 +68,12 @@ class Chaos:
     dep: Deployment
     rng: random.Random
     hold: float = 2.0  # seconds a fault lasts before the process is restarted or resumed
+    pause_hold: float | None = None  # seconds a NATS node stays SIGSTOPped (None: ``hold``)
     gap: float = 1.0  # quiet seconds between faults (writes go on)
     windows: list[Window] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     revocation: dict[str, Any] = field(default_factory=dict)
+    closed_while_gone: list[dict[str, Any]] = field(default_factory=list)  # high-risk probes, cluster down
 
     # ------------------------------------------------------------------ one fault
 
@@ -72,18 +82,36 @@ class Chaos:
         window = Window(kind, "", time.monotonic())
         what, _, how = kind.partition("-")
         stopped = 0.0
-        if what in ("nats", "leader"):
-            node = dep.nats.stream_leader(topo.STREAM_RELATIONS) if what == "leader" else None
+        if what == "cluster":  # every node down (SIGTERM) together, then up together
+            window.target = "all nodes"
+            window.start = time.monotonic()
+            for node in range(len(dep.nats.nodes)):
+                dep.nats.stop(node)
+            self._hold(during, self._probe_high_risk)
+            dep.nats.start(timeout=90)
+        elif what in ("nats", "leader", "meta"):
+            node = None
+            if what == "leader":
+                node = dep.nats.stream_leader(topo.STREAM_RELATIONS)
+            elif what == "meta":
+                node = dep.nats.index_of(dep.nats.wait_healthy(timeout=60))
             if node is None:
                 node = self.rng.choice(dep.nats.running())
             window.target = f"n{node}"
             window.start = time.monotonic()
-            {"kill": dep.nats.kill, "pause": dep.nats.pause, "restart": dep.nats.stop}[how](node)
-            self._hold(during)
-            if how == "pause":
-                dep.nats.resume(node)
-            else:
+            if how == "ldm":  # lame-duck mode: the node leaves by itself (30 s at most), then comes back
+                dep.nats.lame_duck(node)
+                dep.nats.wait_exited(node, timeout=90)
+                if during is not None:
+                    during()
                 dep.nats.start_node(node, timeout=60)
+            else:
+                {"kill": dep.nats.kill, "pause": dep.nats.pause, "restart": dep.nats.stop}[how](node)
+                self._hold(during, hold=self.pause_hold if how == "pause" else None)
+                if how == "pause":
+                    dep.nats.resume(node)
+                else:
+                    dep.nats.start_node(node, timeout=60)
         elif what == "plane":
             i = self.rng.randrange(len(dep.planes))
             window.target = f"plane{i}"
@@ -114,11 +142,28 @@ class Chaos:
             bring_back()
         return stopped
 
-    def _hold(self, during: Callable[[], None] | None) -> None:
-        end = time.monotonic() + self.hold
+    def _hold(self, during: Callable[[], None] | None, then: Callable[[], None] | None = None,
+              hold: float | None = None) -> None:
+        end = time.monotonic() + (self.hold if hold is None else hold)
         if during is not None:
             during()
+        if then is not None:
+            then()
         time.sleep(max(0.0, end - time.monotonic()))
+
+    def _probe_high_risk(self) -> None:
+        """With every node down, a high-risk action must fail closed at every sidecar (its feed is
+        not live), while the plain checks go on from memory (the Checkers)."""
+        for service in sorted(self.dep.sidecars):
+            started = time.monotonic()
+            try:
+                r = self.dep.high_risk(service)
+                body = r.json()
+                outcome = {"status": r.status_code, "allow": body.get("allow"), "reasons": body.get("reasons")}
+            except (httpx.HTTPError, ValueError) as exc:
+                outcome = {"status": 0, "error": type(exc).__name__}
+            self.closed_while_gone.append({"service": service, **outcome,
+                                           "took_s": round(time.monotonic() - started, 3)})
 
     def wait_whole(self, steps: dict[str, float], start: float) -> None:
         dep = self.dep
@@ -172,13 +217,14 @@ class Chaos:
 
 
 def run(root: Path, *, duration: float, kinds: tuple[str, ...], seed: int = 1, hold: float = 2.0,
-        gap: float = 1.0, writers: int = 4) -> dict[str, Any]:
+        gap: float = 1.0, writers: int = 4, pause_hold: float | None = None) -> dict[str, Any]:
     """Run the chaos; return the measurements and the verdict (``violations``)."""
     dep = Deployment(root)
     started = time.monotonic()
     try:
         dep.start()
-        report = run_on(dep, duration=duration, kinds=kinds, seed=seed, hold=hold, gap=gap, writers=writers)
+        report = run_on(dep, duration=duration, kinds=kinds, seed=seed, hold=hold, gap=gap, writers=writers,
+                        pause_hold=pause_hold)
         report["setup_s"] = round(time.monotonic() - started - report["run_s"], 1)
         return report
     finally:
@@ -188,7 +234,8 @@ def run(root: Path, *, duration: float, kinds: tuple[str, ...], seed: int = 1, h
 
 
 def run_on(dep: Deployment, *, duration: float, kinds: tuple[str, ...], seed: int = 1, hold: float = 2.0,
-           gap: float = 1.0, writers: int = 4, write_pause: float = 0.01) -> dict[str, Any]:
+           gap: float = 1.0, writers: int = 4, write_pause: float = 0.01,
+           pause_hold: float | None = None) -> dict[str, Any]:
     """The chaos on a running deployment (which it leaves running, whole again)."""
     rng = random.Random(seed)
     started = time.monotonic()
@@ -197,7 +244,7 @@ def run_on(dep: Deployment, *, duration: float, kinds: tuple[str, ...], seed: in
     for service in dep.sidecars:  # the revoked tenant is allowed everywhere before the switch
         eventually(lambda s=service: dep.check(s, "gina", tenant=REVOKED_TENANT, project="g1").json()["allow"],
                    f"{service} allows gina before the kill switch")
-    chaos = Chaos(dep, rng, hold=hold, gap=gap)
+    chaos = Chaos(dep, rng, hold=hold, gap=gap, pause_hold=pause_hold)
     load = WriteLoad(dep, threads=writers, prefix=f"chaos{seed}", pause=write_pause).start()
     checkers = {s: Checker(dep, s).start() for s in dep.sidecars}
     load.wait_acked(5)
@@ -233,6 +280,7 @@ def run_on(dep: Deployment, *, duration: float, kinds: tuple[str, ...], seed: in
         "convergence_after_writers_stopped_s": round(converged_at - writers_stopped, 2),
         "relations": converged,
         "revocation": {k: v for k, v in chaos.revocation.items() if k != "at"},
+        "high_risk_while_cluster_gone": chaos.closed_while_gone,
         "notes": chaos.notes,
     })
     return report
@@ -278,6 +326,9 @@ def _verdict(dep: Deployment, chaos: Chaos, load: WriteLoad, checkers: dict[str,
                               "after the kill switch had reached it")
         if checker.globex_denied_at is None:
             violations.append(f"{service}: never denied {REVOKED_TENANT}")
+    for probe in chaos.closed_while_gone:
+        if probe.get("allow") is not False:
+            violations.append(f"high-risk action not denied while the cluster was gone: {probe}")
     if chaos.revocation.get("failed"):
         violations.append(f"kill switch never acknowledged: {chaos.revocation}")
 
@@ -320,11 +371,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--writers", type=int, default=4)
     parser.add_argument("--root", type=Path, help="where processes keep stores and logs (default: a temp dir)")
     parser.add_argument("--short", action="store_true", help="the short sequence of the test suite")
+    parser.add_argument("--kinds", help=f"comma-separated fault kinds, in this order (default: {','.join(LONG)}; "
+                        f"also {','.join(sorted(KINDS - set(LONG)))})")
+    parser.add_argument("--pause-hold", type=float, help="seconds a NATS node stays SIGSTOPped (default: --hold); "
+                        "past 10 it outlasts JetStream's election timeouts (4-9 s) and lost-quorum interval")
     args = parser.parse_args(argv)
     root = args.root or Path(tempfile.mkdtemp(prefix="tg-chaos-"))
-    kinds = SHORT if args.short else LONG
+    kinds = SHORT if args.short else tuple(args.kinds.split(",")) if args.kinds else LONG
+    unknown = set(kinds) - KINDS - set(SHORT)
+    if unknown:
+        parser.error(f"unknown fault kinds: {', '.join(sorted(unknown))}")
     report = run(root, duration=0 if args.short else args.duration, kinds=kinds, seed=args.seed, hold=args.hold,
-                 gap=args.gap, writers=args.writers)
+                 gap=args.gap, writers=args.writers, pause_hold=args.pause_hold)
     print(json.dumps(report, indent=2, default=str))
     if not report["violations"] and args.root is None:
         shutil.rmtree(root, ignore_errors=True)

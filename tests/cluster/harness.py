@@ -34,6 +34,12 @@ from tests.e2e.cluster import TENANTGUARD, Proc, _rel, eventually, launch
 
 SERVICES = ("orders", "billing", "reports")
 PLANE_CLIENT = "tenantguard-plane/"  # + replica id: the plane's NATS client name
+# a process start bounds a hang only: on two cores shared with other work (load 13) a plane
+# restarted in a chaos run took 43 s to import and connect, and was killed at the old 60 s
+START_TIMEOUT = 180.0
+# lame-duck mode at nats-server's shortest (30 s, not its default 2 minutes): a node asked to
+# leave (``--signal ldm``) closes its clients between 1 and 30 s after, then exits
+LAME_DUCK = {"lame_duck_grace_period": 1.0, "lame_duck_duration": 30.0}
 
 
 def signal_proc(proc: Proc, sig: signal.Signals) -> None:
@@ -61,9 +67,10 @@ class Deployment:
     started: list[Proc] = field(default_factory=list)
     edge: SigningKey = field(default_factory=SigningKey.generate)
     launches: int = 0
+    nats_options: dict[str, Any] = field(default_factory=lambda: dict(LAME_DUCK))
 
     def __post_init__(self) -> None:
-        self.nats = NatsCluster(self.root / "nats", self.nodes)
+        self.nats = NatsCluster(self.root / "nats", self.nodes, **self.nats_options)
 
     # ------------------------------------------------------------------ paths and material
 
@@ -146,7 +153,7 @@ class Deployment:
 
     def _launch_plane(self, i: int) -> Proc:
         self.launches += 1
-        proc = launch(f"plane{i}-{self.launches}", self.plane_args(), self.logs, timeout=60)
+        proc = launch(f"plane{i}-{self.launches}", self.plane_args(), self.logs, timeout=START_TIMEOUT)
         self.started.append(proc)
         return proc
 
@@ -208,7 +215,8 @@ class Deployment:
 
     def start_sidecar(self, service: str) -> Proc:
         self.launches += 1
-        proc = launch(f"sidecar-{service}-{self.launches}", self.sidecar_args(service), self.logs, timeout=60)
+        proc = launch(f"sidecar-{service}-{self.launches}", self.sidecar_args(service), self.logs,
+                      timeout=START_TIMEOUT)
         self.started.append(proc)
         self.sidecars[service] = proc
         return proc
@@ -225,16 +233,24 @@ class Deployment:
         body: dict[str, Any] = httpx.get(f"{self.sidecars[service].url}/v1/relations/digest", timeout=5).json()
         return body
 
-    def token(self, sub: str, service: str, tenant: str = "acme") -> str:
-        return mint(self.edge, issuer="edge", sub=sub, tenant_id=tenant, audience=service, roles=["editor"],
+    def token(self, sub: str, service: str, tenant: str = "acme", roles: tuple[str, ...] = ("editor",)) -> str:
+        return mint(self.edge, issuer="edge", sub=sub, tenant_id=tenant, audience=service, roles=list(roles),
                     now=time.time() - 10)
 
     def check(self, service: str, sub: str, *, tenant: str = "acme", project: str = "p1",
-              timeout: float = 5.0) -> httpx.Response:
-        body = {"action": {"name": "invoices:read"},
-                "resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": tenant, "project": project}}}
+              timeout: float = 5.0, action: str = "invoices:read", roles: tuple[str, ...] = ("editor",),
+              at_least: int | None = None) -> httpx.Response:
+        body: dict[str, Any] = {
+            "action": {"name": action},
+            "resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": tenant, "project": project}}}
+        if at_least is not None:
+            body["at_least"] = at_least
         return httpx.post(f"{self.sidecars[service].url}/v1/check", json=body, timeout=timeout,
-                          headers={"Authorization": f"Bearer {self.token(sub, service, tenant)}"})
+                          headers={"Authorization": f"Bearer {self.token(sub, service, tenant, roles)}"})
+
+    def high_risk(self, service: str) -> httpx.Response:
+        """A high-risk action (``export_all``) by an admin member of p1: allowed only on a live, fresh feed."""
+        return self.check(service, "alice", action="export_all", roles=("admin",))
 
     # ------------------------------------------------------------------ convergence
 

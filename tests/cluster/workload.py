@@ -98,7 +98,8 @@ class WriteLoad:
 
     def _run(self, t: int) -> None:
         rng = random.Random(f"{self.prefix}-{t}")
-        client = httpx.Client(timeout=10, headers={"Authorization": f"Bearer {self.dep.admin_token}"})
+        # as PlaneClient: past the plane's 10 s write deadline, so its answer arrives rather than a timeout
+        client = httpx.Client(timeout=15, headers={"Authorization": f"Bearer {self.dep.admin_token}"})
         n = 0
         try:
             while not self._stop.is_set() and (self.limit is None or n < self.limit):

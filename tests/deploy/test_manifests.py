@@ -882,6 +882,36 @@ def test_nats_is_a_three_node_jetstream_cluster() -> None:
     assert sts["spec"]["podManagementPolicy"] == "Parallel"
 
 
+def _seconds(value: str) -> float:
+    match = re.fullmatch(r"(\d+)(ms|s|m)", value.strip().strip('"'))
+    assert match, f"a duration nats-server reads: {value!r}"
+    return int(match.group(1)) * {"ms": 0.001, "s": 1, "m": 60}[match.group(2)]
+
+
+def test_a_terminated_nats_pod_enters_lame_duck_mode_first() -> None:
+    """A rolling update or a drained node must move clients off the node while it still routes
+    their messages: before the SIGTERM (a plain exit: every client of the node loses its
+    connection at once, JetStream leaders vanish) the preStop hook signals lame-duck mode to the
+    PID in nats.conf's pid_file, on a writable volume, and the pod's grace period outlasts it."""
+    sts = _one("StatefulSet", "nats")
+    pod = _pod_spec(sts)
+    (container,) = pod["containers"]
+    pid_file = re.search(r"^pid_file\s*[:=]\s*(\S+)", _nats_conf(), re.M)
+    assert pid_file, "nats.conf names no pid_file: nothing for the preStop hook to signal"
+    mount = _mount_for(container, PurePosixPath(pid_file.group(1)))
+    assert not mount.get("readOnly"), "nats-server must be able to write its PID file"
+    assert "emptyDir" in _volume(pod, mount["name"]) or mount["name"] == "data"
+    command = " ".join(container["lifecycle"]["preStop"]["exec"]["command"])
+    assert f"--signal ldm={pid_file.group(1)}" in command, command
+    duration = re.search(r"^lame_duck_duration\s*[:=]\s*(\S+)", _nats_conf(), re.M)
+    grace = re.search(r"^lame_duck_grace_period\s*[:=]\s*(\S+)", _nats_conf(), re.M)
+    assert duration and grace
+    assert _seconds(grace.group(1)) < _seconds(duration.group(1))
+    held = re.search(r"sleep (\d+)", command)
+    assert held and int(held.group(1)) >= _seconds(duration.group(1)), "the hook must hold the SIGTERM back"
+    assert pod["terminationGracePeriodSeconds"] > int(held.group(1))
+
+
 def test_nats_conf_is_valid_for_nats_server(tmp_path: Path) -> None:
     binary = str(find_nats_server())
     root = _deploy_with_secrets(tmp_path)

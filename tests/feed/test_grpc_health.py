@@ -56,7 +56,9 @@ async def test_health_turns_serving_when_the_bundle_arrives_over_nats(
         async with grpc.aio.insecure_channel(running.grpc) as channel, \
                 httpx.AsyncClient(base_url=running.base_url, timeout=5) as http:
             # nothing published yet: both say not ready
-            assert (await http.get("/ready")).status_code == 503
+            not_ready = await http.get("/ready")  # typed, and says when to ask again: every 503 does
+            assert not_ready.status_code == 503 and not_ready.json()["error"] == "not_ready", not_ready.text
+            assert not_ready.headers["Retry-After"] == "1"
             assert await health_status(channel) == NOT_SERVING
             assert await health_status(channel, SERVICE_NAME) == NOT_SERVING
 

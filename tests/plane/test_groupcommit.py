@@ -208,6 +208,13 @@ def test_when_nats_dies_every_waiting_write_fails_typed_and_nothing_acknowledged
     for answer in failed:  # typed, retryable: the outcome of each is unknown to its caller
         assert answer.status_code == 503, answer.text
         assert answer.json()["error"] in ("unavailable", "plane_not_ready") and answer.headers["Retry-After"]
+    probe = plane.client(token=None)
+    deadline = time.monotonic() + 30  # readiness follows the lost connection within a few pings
+    while (ready := probe.get("/ready")).status_code == 200:
+        assert time.monotonic() < deadline, "the plane still says ready with NATS gone"
+        time.sleep(0.1)
+    assert ready.status_code == 503 and ready.json()["error"] == "plane_not_ready", ready.text
+    assert ready.headers["Retry-After"] == "1", "a 503 without Retry-After reads as 'down, give up'"
 
     world.nats.start()
     plane.wait_until(lambda s: s["ready"], timeout=60)

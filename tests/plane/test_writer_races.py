@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from tenantguard import topology as topo
+from tenantguard.errors import Unavailable
 from tenantguard.natsserver import NatsServer
 
 from policy_plane.follower import Follower
@@ -95,3 +96,101 @@ async def test_a_replica_that_never_wins_gives_up_at_its_deadline_with_a_retryab
     await follower.catch_up(SUBJECT, 5.0)
     assert applied == [b"rival batch"] * len(applied) and len(applied) >= writer.conflicts
 
+
+
+class AckLost(Contested):
+    """Our publisher, whose next ``lost`` publishes reach JetStream (stored) but whose answers
+    are lost on the way back, and whose next ``unsent`` publishes fail before leaving (as when
+    the node closes the connection in lame-duck mode, or no stream leader answers yet)."""
+
+    def __init__(self, url: str, rival: Publisher) -> None:
+        super().__init__(url, rival)
+        self.lost = 0
+        self.unsent = 0
+
+    async def publish(self, subject: str, data: bytes, **options: Any) -> Stored:
+        if self.unsent > 0:
+            self.unsent -= 1
+            raise Unavailable(f"publish {subject}: NATS unavailable (NoStreamResponseError)")
+        stored = await super().publish(subject, data, **options)
+        if self.lost > 0:
+            self.lost -= 1
+            raise Unavailable(f"publish {subject}: NATS unavailable (TimeoutError)")
+        return stored
+
+
+@pytest.fixture
+async def lossy(tmp_path: Path) -> AsyncIterator[tuple[AckLost, Follower, list[bytes]]]:
+    with NatsServer(tmp_path / "nats") as server:
+        rival = Publisher(server.url)
+        await rival.connect()
+        ours = AckLost(server.url, rival)
+        await ours.connect()
+        await ours.ensure_topology()
+        applied: list[bytes] = []
+
+        async def apply(subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
+            applied.append(data)
+
+        follower = Follower(ours, topo.STREAM_RELATIONS, topo.SUBJECT_RELATIONS_ALL, apply)
+        await follower.start()
+        try:
+            yield ours, follower, applied
+        finally:
+            await follower.stop()
+            await ours.close()
+            await rival.close()
+
+
+async def test_a_publish_whose_answer_was_lost_is_sent_again_and_stored_once(
+        lossy: tuple[AckLost, Follower, list[bytes]]) -> None:
+    """Before: the lost answer reached the caller as a 503 (the write was stored all the same)."""
+    ours, follower, applied = lossy
+    writer = SequencedWriter(ours, follower, SUBJECT, timeout=10.0)
+    ours.lost = 2  # the second copy is refused (its own first copy is there): it reads what is stored
+    commit = await writer.commit(lambda: b"our batch")
+    assert (commit.stream_seq, commit.applied) == (1, True)  # the first attempt's own sequence
+    assert writer.republished == 1 and writer.conflicts == 0
+    assert applied == [b"our batch"]  # stored once, at the sequence answered
+
+
+async def test_a_publish_that_never_left_is_sent_again_after_a_rival_got_there_first(
+        lossy: tuple[AckLost, Follower, list[bytes]]) -> None:
+    """Unsent, then the expectation goes stale: the conflict is handled as any lost race."""
+    ours, follower, applied = lossy
+    writer = SequencedWriter(ours, follower, SUBJECT, timeout=10.0)
+    ours.unsent, ours.rival_wins = 3, 1
+    commit = await writer.commit(lambda: b"our batch")
+    assert commit.stream_seq == 2 and writer.republished == 3 and writer.conflicts == 1
+    assert applied == [b"rival batch", b"our batch"]
+
+
+async def test_a_keyless_batch_whose_answer_was_lost_is_not_rebuilt_and_stored_twice(
+        lossy: tuple[AckLost, Follower, list[bytes]]) -> None:
+    """A rebuilt batch carries a new seq, so new bytes and a new Nats-Msg-Id: had the conflict
+    that our own stored copy causes been taken for a rival's, the changes would be stored twice
+    and answered at the second copy's sequence."""
+    ours, follower, applied = lossy
+    writer = SequencedWriter(ours, follower, SUBJECT, timeout=10.0)
+    builds = 0
+
+    def build() -> bytes:
+        nonlocal builds
+        builds += 1
+        return f"batch built {builds} times".encode()
+
+    ours.lost = 1
+    commit = await writer.commit(build)
+    assert builds == 1 and commit.stream_seq == 1 and writer.conflicts == 0
+    assert applied == [b"batch built 1 times"]
+
+
+async def test_an_outcome_that_stays_unknown_fails_retryably_at_the_deadline(
+        lossy: tuple[AckLost, Follower, list[bytes]]) -> None:
+    ours, follower, applied = lossy
+    writer = SequencedWriter(ours, follower, SUBJECT, timeout=1.0)
+    ours.unsent = 10**9
+    with pytest.raises(Unavailable) as refused:
+        await writer.commit(lambda: b"our batch")
+    assert refused.value.retryable and refused.value.http_status == 503
+    assert applied == [] and writer.republished >= 1

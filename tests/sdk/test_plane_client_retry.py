@@ -64,3 +64,29 @@ def test_retries_stop_at_retry_for() -> None:
     with _client(answers, seen, retry_for=0.5) as client, pytest.raises(Unavailable):
         client.write(CHANGE)
     assert 1 < len(seen) < 50
+
+
+def test_a_write_moves_to_the_next_replica_of_the_list_with_its_key() -> None:
+    """Losing the replica a client talks to costs a retry at another, not the write."""
+    seen: list[httpx.Request] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.host == "plane-0":
+            raise httpx.ConnectError("refused")  # that replica is gone
+        return httpx.Response(200, json={"consistency_token": 9})
+
+    with PlaneClient("http://plane-0:8080, http://plane-1:8080/", token="t",
+                     transport=httpx.MockTransport(handle)) as client:
+        assert client.base_urls == ("http://plane-0:8080", "http://plane-1:8080")
+        assert client.write(CHANGE) == 9
+        assert client.base_url == "http://plane-1:8080"  # and it stays there
+    assert [r.url.host for r in seen] == ["plane-0", "plane-1"]
+    assert len({r.headers["Idempotency-Key"] for r in seen}) == 1
+    assert str(seen[1].url) == "http://plane-1:8080/v1/relations"
+
+
+def test_an_empty_plane_list_is_a_config_error() -> None:
+    with pytest.raises(TenantGuardError) as caught:
+        PlaneClient(" , ", token="t")
+    assert caught.value.code == "config_invalid"

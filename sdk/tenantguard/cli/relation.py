@@ -23,7 +23,8 @@ app = typer.Typer(help="Write, delete, list and check relationship tuples throug
                   no_args_is_help=True)
 
 PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL",
-                                       help=f"Policy plane base URL ({DEV_ENV_HINT})")]
+                                       help="Policy plane base URL, or several replicas' comma-separated (a "
+                                            f"write refused or unanswered is retried at the next) ({DEV_ENV_HINT})")]
 TokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
                                             help=f"File holding the admin bearer token ({DEV_ENV_HINT})")]
 RetryForOpt = Annotated[float, typer.Option(
