@@ -138,7 +138,8 @@ def _start_services(stack: Stack, run_dir: Path, db: DemoDatabase | None) -> dic
     for name, extra in plan:
         nxt = ["--next", services[calls[name]].url] if name in calls else []
         argv = [*base, name, "--sidecar", stack.sidecars[name].url, *nxt, *extra]
-        services[name] = stack.add_child(start_child(f"service-{name}", argv, run_dir / "logs" / f"{name}.log"))
+        services[name] = start_child(f"service-{name}", argv, run_dir / "logs" / f"{name}.log",
+                                     track=stack.children)
     return services
 
 

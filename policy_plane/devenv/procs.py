@@ -106,8 +106,14 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
 
 
 def start_child(name: str, argv: Sequence[str], log_path: Path, *, timeout: float = 30.0,
-                env: dict[str, str] | None = None) -> Child:
-    """Run ``argv`` in a new session and return once it printed its ``listening`` line."""
+                env: dict[str, str] | None = None, track: Children | None = None) -> Child:
+    """Run ``argv`` in a new session and return once it printed its ``listening`` line.
+
+    ``track`` holds the child from the moment it runs, not from when it announced itself:
+    a child started in a worker thread (the sidecars start in parallel) keeps starting when
+    Ctrl-C reaches the main thread, and one handed back only after the run's cleanup had
+    stopped "every" process was left running in its own session, holding its ports.
+    """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("a", encoding="utf-8")
     try:
@@ -119,6 +125,8 @@ def start_child(name: str, argv: Sequence[str], log_path: Path, *, timeout: floa
         log.close()
         raise ChildFailed(f"cannot run {argv[0]}: {exc.strerror}") from None
     child = Child(name, proc, log_path)
+    if track is not None:
+        track.add(child)
     try:
         event, _ = wait_for_announcement(proc, "listening", timeout, sink=_log_writer(log))
         if event is None:
@@ -126,6 +134,8 @@ def start_child(name: str, argv: Sequence[str], log_path: Path, *, timeout: floa
         child.announced = event
     except BaseException as exc:
         child.stop(grace=2.0)
+        if track is not None:
+            track.discard(child)
         if not isinstance(exc, Exception):
             raise  # Ctrl-C while waiting: the caller's cleanup runs, not a "did not start" error
         raise ChildFailed(f"{name} did not start (exit {proc.returncode}); {log_path} ends with:\n"
@@ -180,6 +190,11 @@ class Children:
         with self._lock:
             self._children.append(child)
         return child
+
+    def discard(self, child: Child) -> None:
+        """Forget a child that already stopped (one that failed to start)."""
+        with self._lock:
+            self._children = [c for c in self._children if c is not child]
 
     def pids(self) -> dict[str, int]:
         with self._lock:

@@ -192,7 +192,7 @@ class Stack:
                 "--admin-token-file", str(self.admin_token_file), "--port", str(port), "--heartbeat-seconds", "1",
                 *(["--nats-nkey-seed-file", str(self.nats_seed_file("plane"))] if self.nats is not None else []),
                 *[arg for s in services for arg in ("--join-secret", f"{s}={self.join_secret_file(s)}")]]
-        self.plane = self.children.add(start_child("plane", argv, self.log("plane")))
+        self.plane = start_child("plane", argv, self.log("plane"), track=self.children)
         _until(lambda: httpx.get(f"{self.plane_url}/ready", timeout=2).status_code == 200, "the plane to be ready")
         return self.plane_url
 
@@ -224,8 +224,8 @@ class Stack:
         with ThreadPoolExecutor(max(1, len(specs))) as pool:
             results = list(pool.map(attempt, specs))
         for spec, result in zip(specs, results, strict=True):
-            if isinstance(result, Child):
-                self.sidecars[spec.service] = self.children.add(result)
+            if isinstance(result, Child):  # tracked by self.children since it was spawned
+                self.sidecars[spec.service] = result
         failed = [r for r in results if not isinstance(r, Child)]
         if failed:
             raise failed[0]
@@ -241,11 +241,8 @@ class Stack:
                 "--state-dir", str(self.root / "sidecars" / spec.service),
                 "--port", str(spec.port), "--grpc-port", str(spec.grpc_port),
                 *self.registration.sidecar_args(self.plane_url, self.join_secret_file(spec.service)), *spec.extra]
-        return start_child(f"sidecar-{spec.service}", argv, self.log(f"sidecar-{spec.service}"))
-
-    def add_child(self, child: Child) -> Child:
-        """Track a process started elsewhere (a demo service) so it is stopped with the rest."""
-        return self.children.add(child)
+        return start_child(f"sidecar-{spec.service}", argv, self.log(f"sidecar-{spec.service}"),
+                           track=self.children)
 
     # ------------------------------------------------------------------ changes
 

@@ -158,6 +158,31 @@ def _scope_tuple(scope: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(scope)
 
 
+def _check_mintable(issuer: str, sub: str, tenant_id: str, audience: str | Sequence[str], roles: list[str],
+                    scopes: tuple[str, ...]) -> None:
+    """Refuse to sign claims every verifier refuses (the rules of ``TokenVerifier._claims``).
+
+    A token with ``tenant_id`` "ACME" or a ``sub`` with a space would be signed, handed
+    out, and then fail at every sidecar with ``claim_invalid``: say so where it is made.
+    """
+    if not isinstance(issuer, str) or not issuer:
+        raise ClaimInvalid("iss must be a non-empty string")
+    if not is_subject_id(sub):
+        raise ClaimInvalid(f"sub {sub!r:.80} must be 1..{MAX_JTI_LENGTH} printable ASCII characters "
+                           "without spaces or '#'")
+    if not is_tenant_name(tenant_id):
+        raise ClaimInvalid(f"tenant_id {tenant_id!r:.80} must match {NAME_PATTERN} (lowercase, e.g. 'acme')")
+    audiences = [audience] if isinstance(audience, str) else list(audience)
+    if not audiences or not all(isinstance(a, str) and a for a in audiences):
+        raise ClaimInvalid("aud must name at least one service (non-empty strings)")
+    if not all(isinstance(r, str) for r in roles):
+        raise ClaimInvalid("roles must be strings")
+    bad = next((s for s in scopes if not is_scope_token(s)), None)
+    if bad is not None:
+        raise ClaimInvalid(f"scope {bad!r:.80} is not an RFC 6749 scope token "
+                           "(printable ASCII without spaces, quotes or backslashes)")
+
+
 def mint(
     key: SigningKey,
     *,
@@ -176,8 +201,13 @@ def mint(
     chain: Sequence[str] | None = None,
     root_iat: float | None = None,
     chain_kids: Sequence[str] | None = None,
+    check_claims: bool = True,
 ) -> str:
     """Sign a context token; ``not_after`` caps ``exp`` (an exchanged token never outlives its source).
+
+    Claims every verifier refuses (``tenant_id`` "ACME", a ``sub`` with a space or ``#``, a
+    scope with a quote) raise :class:`ClaimInvalid` here; ``check_claims=False`` signs them
+    anyway, for tests that show a verifier refusing a well-signed token.
 
     ``chain`` and ``root_iat`` are for exchanged tokens (both or neither): the jtis of the
     tokens it descends from and the root token's ``iat`` (never later than this ``iat``);
@@ -187,6 +217,9 @@ def mint(
         raise ConfigError(f"token lifetime must be in (0, {MAX_LIFETIME:.0f}] seconds, got {lifetime}")
     if not sub or not tenant_id:
         raise ClaimMissing("a context token needs both sub and tenant_id")
+    roles = list(roles)
+    if check_claims:
+        _check_mintable(issuer, sub, tenant_id, audience, roles, _scope_tuple(scope))
     now = time.time() if now is None else now
     iat = int(now)
     exp = iat + int(lifetime)

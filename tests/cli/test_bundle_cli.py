@@ -313,3 +313,35 @@ def test_bundle_is_registered_not_a_placeholder() -> None:
     done = run_cli("bundle", "--help")
     assert done.returncode == 0
     assert "verify" in done.stdout and "not yet available" not in done.stdout
+
+
+@pytest.mark.parametrize(("broken", "says"), [
+    ({"roles.rego": "package tenantguard.roles\n\nallow if {\n"}, "roles.rego"),
+    ({".manifest": '{"revision": "r1", "roots": ["tenantguard"], "metadata": {"decision": "data.tenantguard.nope"}}'},
+     "data.tenantguard.nope"),
+])
+def test_build_and_sign_refuse_a_policy_that_does_not_compile(
+        tmp_path: Path, keys: tuple[Path, Path], broken: dict[str, str], says: str) -> None:
+    """A syntax error (or a manifest decision no rule defines) was built and signed, and only
+    the plane or every sidecar refused the bundle later; now nothing is written."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for path in TENANTGUARD_BUNDLE.iterdir():
+        (source / path.name).write_bytes(path.read_bytes())
+    for name, text in broken.items():
+        (source / name).write_text((source / name).read_text() + text if name.endswith(".rego") else text)
+    out = tmp_path / "b.tar.gz"
+    built = run_cli("bundle", "build", source, "-o", out, "--signing-key", keys[0])
+    assert built.returncode == 1 and not out.exists(), built
+    assert built.stderr.startswith("error policy_compile_error:") or built.stderr.startswith(
+        "error entrypoint_invalid:"), built.stderr
+    assert says in built.stderr, built.stderr
+    good = tmp_path / "good.tar.gz"
+    assert invoke("bundle", "build", TENANTGUARD_BUNDLE, "-o", good).exit_code == 0
+    files = read_archive(good)
+    files["roles.rego"] = files["roles.rego"] + broken.get("roles.rego", "allow if {\n").encode()
+    tampered = tmp_path / "tampered.tar.gz"
+    tampered.write_bytes(write_archive(files))
+    signed = run_cli("bundle", "sign", tampered, "--signing-key", keys[0], "-o", tmp_path / "signed.tar.gz")
+    assert signed.returncode == 1 and not (tmp_path / "signed.tar.gz").exists(), signed
+    assert signed.stderr.startswith("error policy_compile_error:") and "roles.rego" in signed.stderr, signed.stderr

@@ -186,3 +186,21 @@ def test_a_tuple_without_its_tenant_is_refused_locally_with_an_example(tmp_path:
     assert done.stderr.startswith("error relationship_invalid: relationship 'project:p1#member@user:bob' must look "
                                   "like "), done.stderr
     assert "e.g. 'acme/project:p1#member@user:alice'" in done.stderr and "retrying" not in done.stderr
+
+
+@pytest.mark.parametrize(("flag", "value", "says"), [
+    ("--tenant", "ACME", "tenant_id 'ACME' must match [a-z][a-z0-9_]{0,63} (lowercase, e.g. 'acme')"),
+    ("--tenant", "acme corp", "tenant_id 'acme corp' must match"),
+    ("--sub", "alice smith", "sub 'alice smith' must be 1..256 printable ASCII characters without spaces or '#'"),
+    ("--sub", "boss#manager", "sub 'boss#manager' must be"),
+    ("--scope", 'invoices:read "x', "scope '\"x' is not an RFC 6749 scope token"),
+])
+def test_token_mint_refuses_claims_no_sidecar_accepts(tmp_path: Path, flag: str, value: str, says: str) -> None:
+    """A typo such as ``--tenant ACME`` used to sign a token every sidecar then refused (claim_invalid)."""
+    key = tmp_path / "issuer.pem"
+    SigningKey.generate().save(key)
+    args = {"--issuer": "dev", "--sub": "alice", "--tenant": "acme", "--aud": "orders", flag: value}
+    done = run_cli("token", "mint", "--key", key, *[part for pair in args.items() for part in pair])
+    assert done.returncode == 1 and done.stdout == "", done
+    assert done.stderr.startswith("error claim_invalid: " + says), done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr

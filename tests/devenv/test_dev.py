@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +158,32 @@ def test_children_of_a_killed_dev_are_named_and_no_second_stack_starts_beside_th
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGTERM)
         assert wait_gone(children.values(), timeout=30) == []
+
+
+def test_ctrl_c_while_the_sidecar_starts_leaves_nothing_behind(tmp_path: Path) -> None:
+    """Found by hand: Ctrl-C between "example bundle" and "sidecar for service orders" printed
+    "stopped every process" and left the sidecar (started in a worker thread, in its own
+    session) running, holding its ports for the next ``dev``."""
+    run_dir = tmp_path / "dev"
+    proc = subprocess.Popen([sys.executable, "-m", "policy_plane.devenv", "dev", "--dir", str(run_dir)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    watcher = LineWatcher(proc.stdout)  # type: ignore[arg-type]
+    sidecar_cmd = f"--state-dir {run_dir / 'sidecars' / 'orders'}"
+    try:
+        deadline = time.monotonic() + 90
+        while not any(sidecar_cmd in cmd for cmd in commands_of(processes_mentioning(str(run_dir)))):
+            assert proc.poll() is None and time.monotonic() < deadline, watcher.text()
+            time.sleep(0.02)
+        assert "is running" not in watcher.text()  # the sidecar is starting, not yet announced
+    finally:
+        code, out = stop_dev(proc, watcher, signal.SIGINT)
+    assert code == 0 and "stopped every process" in out, (code, out)
+    assert wait_gone(processes_mentioning(str(run_dir))) == [], out
+
+
+def commands_of(pids: list[int]) -> list[str]:
+    found = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            found.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+    return found

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
+import threading
+import time
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from policy_plane.devenv.cli import app
 from policy_plane.devenv.dev import _ports
+from policy_plane.devenv.procs import ChildFailed, Children, start_child
 from policy_plane.devenv.stack import bundle_revision, default_bundle_dir
 from policy_plane.devenv.trust import KeyRegistration
 
@@ -47,3 +54,45 @@ def test_key_registration_switch() -> None:
 def test_port_base_gives_plane_sidecar_and_grpc_ports() -> None:
     assert _ports(None) == (0, 0, 0)
     assert _ports(18000) == (18000, 18001, 18002)
+
+
+def test_a_child_starting_in_a_worker_thread_is_stopped_with_the_run(tmp_path: Path) -> None:
+    """Ctrl-C while the sidecars start (in a worker thread) left the sidecar running in its own
+    session: the run's cleanup stopped "every process" before the thread handed the child back.
+    A child is now tracked from the moment it runs, so the cleanup reaches it."""
+    go = tmp_path / "go"
+    script = ("import json, pathlib, time\n"
+              f"while not pathlib.Path({str(go)!r}).exists(): time.sleep(0.01)\n"
+              "print(json.dumps({'event': 'listening', 'http': '127.0.0.1:1'}), flush=True)\n"
+              "time.sleep(600)\n")
+    children = Children()
+    outcome: list[object] = []
+
+    def start() -> None:
+        try:
+            outcome.append(start_child("slow", [sys.executable, "-c", script], tmp_path / "slow.log", timeout=60,
+                                       track=children))
+        except BaseException as exc:  # handed to the test thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=start)
+    worker.start()
+    deadline = time.monotonic() + 30
+    while "slow" not in children.pids():  # the child runs, not yet announced
+        assert time.monotonic() < deadline, "the starting child was never tracked"
+        time.sleep(0.01)
+    pid = children.pids()["slow"]
+    assert children.stop_all() == {"slow": -signal.SIGTERM}  # what dev's cleanup runs on Ctrl-C
+    go.touch()
+    worker.join(timeout=30)
+    assert not worker.is_alive() and len(outcome) == 1
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert children.pids() == {}
+
+
+def test_a_child_that_fails_to_start_is_not_tracked(tmp_path: Path) -> None:
+    children = Children()
+    with pytest.raises(ChildFailed, match="did not start"):
+        start_child("dies", [sys.executable, "-c", "raise SystemExit(3)"], tmp_path / "dies.log", track=children)
+    assert children.pids() == {}

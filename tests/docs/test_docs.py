@@ -21,7 +21,10 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+# Every page a new user follows: the docs, the README and the two READMEs beside the
+# example bundle and the deployment (their commands drifted unchecked before).
+DOCS = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md", ROOT / "bundles" / "README.md",
+        ROOT / "deploy" / "README.md"]
 GENERATOR = ROOT / "docs" / "gen_config_reference.py"
 
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -29,7 +32,8 @@ INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 # "tenantguard" as a command word: at the start, after whitespace or a shell operator, or
 # as an executable in a bin/ directory (".venv/bin/tenantguard"); never a path like
 # "bundles/tenantguard".
-COMMAND = re.compile(r"(?:^|(?<=[\s;|&(])|(?<=bin/))tenantguard\s+(?=[A-Za-z-])")
+# "kubectl -n tenantguard ..." names the namespace, not the command.
+COMMAND = re.compile(r"(?:^|(?<=[\s;|&(])|(?<=bin/))(?<!-n )(?<!--namespace )tenantguard\s+(?=[A-Za-z-])")
 SHELL_STOP = {"|", "||", "&", "&&", ";", ">", ">>", "<", "<<", "(", ")", "2>", "2>&1"}
 STANDALONE_FLAG = re.compile(r"--[a-z][a-z0-9-]*")
 
@@ -214,6 +218,8 @@ def test_the_docs_are_actually_checked() -> None:
     assert len(found) >= 20
     assert any(t.startswith("tenantguard bundle publish") for t in found)
     assert any(t.startswith("tenantguard sidecar serve") for t in found)
+    per_doc = {doc.relative_to(ROOT).as_posix(): len(mentions(doc)[0]) for doc in DOCS}
+    assert per_doc["bundles/README.md"] >= 10 and per_doc["deploy/README.md"] >= 3, per_doc
 
 
 @pytest.mark.parametrize(("line", "wrong"), [
@@ -238,3 +244,13 @@ def test_the_checker_catches_wrong_lines(line: str, wrong: str, gen: ModuleType,
 ])
 def test_the_checker_accepts_right_lines(line: str, gen: ModuleType, root: Any) -> None:
     assert check_command(root, gen, line) is None
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("kubectl -n tenantguard rollout status statefulset/nats", []),
+    ("kubectl --namespace tenantguard port-forward svc/tenantguard-plane 8282", []),
+    ("kubectl -n tenantguard exec deploy/x -- tenantguard relation list acme",
+     ["tenantguard relation list acme"]),
+])
+def test_a_namespace_named_tenantguard_is_no_command(text: str, found: list[str]) -> None:
+    assert list(_commands_in(text)) == found

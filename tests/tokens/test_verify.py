@@ -221,3 +221,23 @@ def test_errors_carry_http_and_grpc_mapping(edge_key: SigningKey, trust: TrustSe
         verifier(trust).verify(make(edge_key, lifetime=60, now=now() - 120))
     assert info.value.http_status == 401 and info.value.grpc_status == errors.GRPC_UNAUTHENTICATED
     assert info.value.to_dict()["error"] == "token_expired"
+
+
+@pytest.mark.parametrize("claims", [
+    {"tenant_id": "Acme"}, {"tenant_id": "acme-corp"}, {"tenant_id": "a" * 65}, {"sub": "a b"}, {"sub": "u#rel"},
+    {"sub": "é"}, {"issuer": ""}, {"audience": ""}, {"audience": []}, {"audience": ["orders", ""]},
+    {"scope": "read wr\"ite"}, {"scope": ["read", "a\\b"]}, {"roles": ["editor", 1]},
+])
+def test_mint_refuses_what_every_verifier_refuses(claims: dict[str, object]) -> None:
+    """mint must not sign a token that no sidecar will accept: the mistake shows where it is made."""
+    key = SigningKey.generate()
+    kwargs: dict[str, object] = {"issuer": "edge", "sub": "alice", "tenant_id": "acme", "audience": "orders"} | claims
+    with pytest.raises(errors.ClaimInvalid):
+        mint(key, **kwargs)  # type: ignore[arg-type]
+
+
+def test_mint_accepts_a_role_generator_and_signs_every_role(edge_key: SigningKey, trust: TrustSet) -> None:
+    token = mint(edge_key, issuer="edge", sub="alice", tenant_id="acme", audience="orders",
+                 roles=(r for r in ("viewer", "editor")))
+    claims = verifier(trust).verify(token)
+    assert claims.roles == ("viewer", "editor")

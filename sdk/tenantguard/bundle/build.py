@@ -5,8 +5,9 @@
 Hidden files and directories (``.git``...) and every other file are left out; a
 symlink is refused rather than followed out of the tree. A mapping of path to content
 is packed as given. The
-content is parsed before it is signed, so a bundle that would be rejected on load is
-never produced.
+content (manifest, data, file names, package roots) is parsed before it is signed; the
+Rego is compiled by the callers that hold an engine (``tenantguard bundle build`` and
+``sign``, the plane on upload), since this layer does not import one.
 """
 
 from __future__ import annotations

@@ -26,9 +26,11 @@ from ..bundle import (
     Verifier,
     build_bundle,
     inspect,
+    read_archive,
     sign_bundle,
     verify_bundle,
 )
+from ..bundle.content import parse_contents
 from ..errors import BundleRejected
 from ..keys import SigningKey, TrustSet, load_public_key_file
 from .common import DEV_ENV_HINT, console, console_err, print_json
@@ -157,11 +159,14 @@ def build(
 
     Packs DIR/.manifest and every *.rego (tests too) and data.json below DIR.
     Hidden files and all other files are left out; symlinks are refused.
-    Content is parsed, not evaluated, before signing: run `bundle test DIR` first.
+    The policy is compiled as a sidecar compiles it on load (with the manifest's
+    metadata.decision, when it names one), not evaluated: run `bundle test DIR` first.
+    Nothing is written when it does not compile (error policy_compile_error).
     Prints the revision, serial, file count and signer kid.
     """
     key = SigningKey.load(signing_key) if signing_key is not None else None
     archive = build_bundle(directory, revision or _manifest_revision(directory), signing_key=key, serial=serial)
+    _check_compiles(archive)
     _write(out, archive)
     summary = inspect(archive)
     _report_written(out, summary, key)
@@ -177,9 +182,11 @@ def sign(
 
     Any previous signature is dropped WITHOUT being checked; the content is kept.
     Verify the archive first if you do not trust where it came from.
+    A policy that does not compile is not signed (error policy_compile_error).
     """
     key = SigningKey.load(signing_key)
     signed = sign_bundle(archive, key)
+    _check_compiles(signed)
     target = out or archive
     _write(target, signed)
     _report_written(target, inspect(signed), key)
@@ -593,6 +600,24 @@ def _manifest_revision(directory: Path) -> str:
     if not isinstance(revision, str) or not revision:
         raise typer.BadParameter(f"{directory}/.manifest names no revision; pass --revision", param_hint="--revision")
     return revision
+
+
+def _check_compiles(archive: bytes) -> None:
+    """Compile the archive's policy as a sidecar does on load (``AuthzRuntime._prepare``).
+
+    ``build_bundle`` parses the manifest and data but cannot compile Rego (the bundle
+    layer does not import the engine): without this a module with a syntax error was
+    built and signed, and only the plane or every sidecar refused it later.
+    """
+    from ..decision import RELATED_EXTENSION
+    from ..engine import RegorusEngine
+
+    files = read_archive(archive)
+    files.pop(SIGNATURES_FILE, None)
+    bundle = parse_contents(files)
+    decision = bundle.manifest.metadata.get("decision")
+    entrypoints = (decision,) if isinstance(decision, str) and decision else ()
+    RegorusEngine().prepare(bundle.modules, bundle.data, extensions=RELATED_EXTENSION, entrypoints=entrypoints)
 
 
 def _write(path: Path, content: bytes) -> None:
