@@ -54,6 +54,7 @@ from .writer import SequencedWriter, Written
 log = logging.getLogger(__name__)
 
 MAX_PENDING: Final = 10_000  # requests waiting in one replica before new ones are refused (503, retryable)
+SETTLE_ROUNDS: Final = 4  # event-loop rounds run before a group is taken (see GroupCommitter._drain)
 
 
 @dataclass(slots=True, eq=False)
@@ -115,8 +116,10 @@ def shrink(p: Plan) -> None:
 
 class GroupCommitter:
     def __init__(self, writer: SequencedWriter, sign: Sign, window: KeyWindow, *, coalesce: bool = True,
-                 max_changes: int = MAX_BATCH_CHANGES, max_pending: int = MAX_PENDING) -> None:
+                 max_changes: int = MAX_BATCH_CHANGES, max_pending: int = MAX_PENDING,
+                 settle_rounds: int = SETTLE_ROUNDS) -> None:
         self.writer = writer
+        self.settle_rounds = settle_rounds
         self.sign = sign
         self.window = window
         self.coalesce = coalesce
@@ -165,7 +168,16 @@ class GroupCommitter:
         self._pending.clear()
 
     async def _drain(self) -> None:
+        """Commit groups while requests wait. Before taking each group, let the event loop run a few
+        rounds: requests whose bytes have already arrived are parsed and queued, and the follower
+        applies the batches other replicas committed (already in the socket), so the group is
+        larger and built on the newest state, which loses fewer sequence races. Measured (8 clients,
+        BENCHMARKS.md "Policy plane writes"): one replica 3,000-3,130 -> 3,500-3,600 writes/s
+        (6.5 requests a batch, from 4), two 2,700-2,850 -> 3,200-3,380 (a third fewer races); a
+        lone request waits four loop rounds, tens of microseconds."""
         while self._pending:
+            for _ in range(self.settle_rounds):
+                await asyncio.sleep(0)
             group = self._take()
             try:
                 await self._commit(group)

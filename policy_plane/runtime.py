@@ -165,7 +165,8 @@ class Plane:
         if key not in self._cell_writers:
             self._cell_writers[key] = SequencedWriter(self.publisher, self.followers["relations"],
                                                       topo.relations_subject(cell),
-                                                      timeout=self.config.request_timeout * 2)
+                                                      timeout=self.config.request_timeout * 2,
+                                                      seal=self.state.batch_seal.headers)
         return self._cell_writers[key]
 
     def snapshot_writer(self, cell: str) -> SequencedWriter:

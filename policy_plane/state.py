@@ -58,6 +58,7 @@ from tenantguard.rollout import ROLLOUT_STATE, RolloutState
 
 from .idempotency import KeyWindow, keys_of
 from .publisher import STREAM_SEQ_HINT, ObjectMissing, Publisher, StoredMsg
+from .replicamac import BatchSeal
 from .revocations import apply_record
 
 log = logging.getLogger(__name__)
@@ -108,6 +109,7 @@ class PlaneState:
                  cells: int = 1) -> None:
         self.event_trust = TrustSet()
         self.event_trust.add_public_key(event_key.public_key, PLANE_ISSUER)
+        self.batch_seal = BatchSeal(event_key)  # batches another replica published: its MAC, not a verify
         bundle_trust = TrustSet()
         bundle_trust.add_public_key(bundle_key.public_key, PLANE_ISSUER)
         self.bundle_verifier = TrustSetVerifier(bundle_trust, issuer=PLANE_ISSUER)
@@ -242,7 +244,8 @@ class PlaneState:
         else:
             try:
                 cell = self._cell_of(subject)
-                event = verify_event(data, self.event_trust, expected_type=RELATIONS_BATCH)
+                event = self.batch_seal.open(data, headers) or verify_event(
+                    data, self.event_trust, expected_type=RELATIONS_BATCH)
                 seq, issued_at = event.seq, event.issued_at
                 batch = batch_from_event(event, cell=cell) if seq > self.index.index(cell).applied_seq else None
             except EventRejected as exc:

@@ -87,8 +87,9 @@ class Written:
 class SequencedWriter:
     def __init__(self, publisher: Publisher, follower: Follower, subject: str, *,
                  timeout: float = 10.0, compact: bool = False,
-                 readback: float = DEFAULT_READBACK) -> None:
+                 readback: float = DEFAULT_READBACK, seal: Callable[[bytes], dict[str, str]] | None = None) -> None:
         self.publisher = publisher
+        self.seal = seal  # headers made from each message's bytes (the replicas' MAC, .replicamac)
         self.compact = compact
         self.readback = readback
         self.follower = follower
@@ -116,8 +117,9 @@ class SequencedWriter:
             while True:
                 expected = self.follower.last_on(self.subject)
                 data = build()  # no await between reading ``expected`` and the state ``build`` reads
+                sent = {**(headers or {}), **self.seal(data)} if self.seal is not None else headers
                 try:
-                    stored = await self._publish(data, expected, headers, msg_id or content_id(data), deadline)
+                    stored = await self._publish(data, expected, sent, msg_id or content_id(data), deadline)
                 except SequenceConflict as conflict:
                     self.conflicts += 1
                     lost += 1

@@ -15,7 +15,8 @@ Correctness never depends on it: a batch is ordered by JetStream's expected-sequ
 whoever publishes it, and whatever cannot be forwarded (no live writer, the writer does not
 listen or refuses) is committed where it arrived. What forwarding adds is an authenticated
 channel between replicas (:mod:`.wire`): a forwarded request becomes a signed batch, so it
-is signed with the plane's event key, checked for freshness and never accepted twice.
+carries a MAC under a key derived from the plane's event key, is checked for freshness and
+is never accepted twice.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ..publisher import Publisher
 from .forwarder import Forwarder, NotDelivered
 from .peers import Peers
 from .receiver import ForwardReceiver
-from .wire import Write
+from .wire import Write, channel_key
 
 __all__ = ["Forwarding", "NotDelivered", "Write"]
 
@@ -43,9 +44,10 @@ class Forwarding:
         self.me = replica_token(replica)
         self.publisher = publisher
         self.peers = Peers(self.me, trust, heartbeat_seconds)
-        self.forwarder = Forwarder(self.me, key, trust, self.peers, publisher.publish_core,
+        secret = channel_key(key)
+        self.forwarder = Forwarder(self.me, secret, self.peers, publisher.publish_core,
                                    timeout=timeout, max_bytes=publisher.max_payload)
-        self.receiver = ForwardReceiver(self.me, key, trust, publish=publisher.publish_core,
+        self.receiver = ForwardReceiver(self.me, secret, publish=publisher.publish_core,
                                         max_bytes=publisher.max_payload, **receiver)
 
     async def start(self) -> None:

@@ -1,7 +1,7 @@
 """The sending side: hand a cell's writes to the replica that writes it, in groups.
 
 Requests for one (writer, cell) queue up while up to :data:`IN_FLIGHT` forwarded requests
-are out, then leave as one signed request of at most one batch's worth of changes, so a
+are out, then leave as one authenticated request of at most one batch's worth of changes, so a
 forwarding replica sends one message per group, as a writer publishes one batch per
 group. Each write's caller gets its own outcome.
 
@@ -31,7 +31,6 @@ from typing import Final
 from nats.aio.msg import Msg
 from tenantguard.errors import TenantGuardError, Unavailable
 from tenantguard.events import EventRejected
-from tenantguard.keys import SigningKey, TrustSet
 from tenantguard.relations import MAX_BATCH_CHANGES
 from tenantguard.topology import forward_subject, replies_subject
 
@@ -64,11 +63,10 @@ class _Queue:
 
 
 class Forwarder:
-    def __init__(self, me: str, key: SigningKey, trust: TrustSet, peers: Peers,
+    def __init__(self, me: str, key: bytes, peers: Peers,
                  publish: Callable[[str, bytes, str], Awaitable[None]], *, timeout: float, max_bytes: int) -> None:
         self.me = me  # our replica token
-        self.key = key
-        self.trust = trust
+        self.key = key  # the channel key (.wire.channel_key)
         self.peers = peers
         self.publish = publish  # (subject, data, reply subject)
         self.timeout = timeout  # how long an answer may take: the writer's whole commit, read-back included
@@ -140,7 +138,7 @@ class Forwarder:
             await self.publish(forward_subject(writer), data, replies_subject(self.me, number))
             async with asyncio.timeout(self.timeout):
                 raw = await answer
-            outcomes = verify_reply(raw, self.trust, request, max_bytes=self.max_bytes)
+            outcomes = verify_reply(raw, self.key, request, max_bytes=self.max_bytes)
         except (NotDelivered, Refused) as exc:
             self.counts["not_delivered"] += 1
             self.peers.bench(writer, BENCH_SECONDS)

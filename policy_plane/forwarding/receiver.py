@@ -9,8 +9,8 @@ What is refused, and answered "refused" where an answer can reach the sender (it
 commits the writes itself, which is safe because nothing of them was queued here): a
 request this replica cannot commit now (not ready, stopping), one for another replica,
 one whose writes are not all of its cell. What is dropped without an answer (the sender
-times out with a retryable "outcome unknown" 503): anything whose signature does not
-verify, a request older than :data:`FRESH_SECONDS` by our clock, or one whose number its
+times out with a retryable "outcome unknown" 503): anything the channel key does not
+authenticate, a request older than :data:`FRESH_SECONDS` by our clock, or one whose number its
 sender's run has used before (:class:`ReplayWindow`): a replayed request must never
 commit old writes again, e.g. re-add a tuple deleted since.
 """
@@ -27,7 +27,6 @@ from cachetools import TTLCache
 from nats.aio.msg import Msg
 from tenantguard.errors import TenantGuardError, Unavailable
 from tenantguard.events import EventMalformed, EventRejected
-from tenantguard.keys import SigningKey, TrustSet
 from tenantguard.topology import replies_subject
 
 from ..groupcommit import GroupCommitter
@@ -55,8 +54,8 @@ class ReplayWindow:
         if number <= top - self.span or number in seen:
             return False
         seen.add(number)
-        if number > top:
-            top = number
+        top = max(top, number)
+        if len(seen) > 2 * self.span:  # now and then, not per request: forget what the window left behind
             seen = {n for n in seen if n > top - self.span}
         self._runs[(sender, epoch)] = (top, seen)
         return True
@@ -65,12 +64,11 @@ class ReplayWindow:
 class ForwardReceiver:
     """Commits forwarded writes through this replica's committers and answers each request."""
 
-    def __init__(self, me: str, key: SigningKey, trust: TrustSet, committer_for: Callable[[str], GroupCommitter],
+    def __init__(self, me: str, key: bytes, committer_for: Callable[[str], GroupCommitter],
                  check: Callable[[str], None], publish: Callable[[str, bytes], Awaitable[None]],
                  cells: Callable[[ForwardRequest], set[str]], *, max_bytes: int) -> None:
         self.me = me  # our replica token
-        self.key = key
-        self.trust = trust
+        self.key = key  # the channel key (.wire.channel_key)
         self.committer_for = committer_for
         self.check = check  # raises when this replica cannot take writes for the cell now
         self.publish = publish
@@ -83,7 +81,7 @@ class ForwardReceiver:
     async def on_message(self, msg: Msg) -> None:
         """One request (NATS calls this in order, one at a time); never raises."""
         try:
-            request = verify_request(msg.data, self.trust, max_bytes=self.max_bytes)
+            request = verify_request(msg.data, self.key, max_bytes=self.max_bytes)
         except EventRejected as exc:
             self.counts["dropped"] += 1
             log.warning("dropped a forwarded request: %s", exc.message)

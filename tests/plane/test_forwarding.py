@@ -14,7 +14,7 @@ from tenantguard.events import EventMalformed, verify_batch
 from tenantguard.keys import SigningKey
 from tenantguard.relations import RelationChange
 
-from policy_plane.forwarding.wire import ForwardRequest, Write, sign_request, verify_reply
+from policy_plane.forwarding.wire import ForwardRequest, Write, channel_key, sign_request, verify_reply
 from policy_plane.writer import Written
 
 from .conftest import World
@@ -125,7 +125,7 @@ def _request(world: World, to: str, *, key: SigningKey | None = None, number: in
              now: float | None = None, obj: str = "doc:forged") -> bytes:
     write = Write((RelationChange.from_wire(_change(obj)),))
     request = ForwardRequest("attacker", "e" * 16, number, to, "c0", (write,))
-    return sign_request(key or world.event_key, request, now=now)
+    return sign_request(channel_key(key or world.event_key), request, now=now)
 
 
 def _writer_token(writer: PlaneProcess) -> str:
@@ -170,7 +170,7 @@ def test_the_answer_is_signed_for_the_request_it_answers(world: World) -> None:
     answer = request_core(world.nats.url, topo.forward_subject(token), data, topo.replies_subject("attacker", 9))
     request = ForwardRequest("attacker", "e" * 16, 9, token, "c0",
                              (Write((RelationChange.from_wire(_change("doc:answered")),)),))
-    [outcome] = verify_reply(answer, world.event_trust(), request, max_bytes=1 << 20)
+    [outcome] = verify_reply(answer, channel_key(world.event_key), request, max_bytes=1 << 20)
     assert isinstance(outcome, Written)
     stored = [verify_batch(m.data, world.event_trust()) for m in read_stream(world.nats.url, topo.STREAM_RELATIONS)]
     assert outcome.seq == next(b.seq for b in stored if any(c.rel.object == "doc:answered" for c in b.changes))
@@ -178,6 +178,6 @@ def test_the_answer_is_signed_for_the_request_it_answers(world: World) -> None:
     for other in (ForwardRequest("attacker", "e" * 16, 10, token, "c0", request.writes),
                   ForwardRequest("attacker", "e" * 16, 9, "not-the-writer", "c0", request.writes)):
         with pytest.raises(EventMalformed):
-            verify_reply(answer, world.event_trust(), other, max_bytes=1 << 20)
-    body = json.loads(answer)
-    assert body["type"] == "plane.forward.reply" and body["payload"]["to"] == "attacker"
+            verify_reply(answer, channel_key(world.event_key), other, max_bytes=1 << 20)
+    body = json.loads(answer[32:])
+    assert body["type"] == "plane.forward.reply" and body["to"] == "attacker"
