@@ -1,7 +1,7 @@
 """Policy plane write throughput through the real HTTP API: the write paths side by side.
 
 Run: python bench/bench_plane.py [--quick] [--seconds S] [--replicas N] [--sizes 1,100,1000] [--clients 1,8]
-                                 [--modes off,framework,racing,fast]
+                                 [--modes off,framework,fast]
 Starts one nats-server (free port, temporary JetStream store) per mode, and on each N
 plane replicas (``tenantguard plane serve``, real uvicorn). The modes:
 
@@ -9,11 +9,8 @@ plane replicas (``tenantguard plane serve``, real uvicorn). The modes:
   every request through FastAPI;
 * ``framework``: ``TG_PLANE_FAST_WRITES=0``: group commit (concurrent requests in a replica
   share a batch), every request through FastAPI (the path before the hot write doors);
-* ``racing``: ``TG_PLANE_FORWARD_WRITES=0``: group commit and the hot write door below the
-  framework (``policy_plane/api/hot.py``), every replica committing what it receives, so
-  replicas race for a cell's next sequence (the path before ``policy_plane/forwarding``);
-* ``fast``: the defaults: as ``racing``, and each cell written by one replica, the others
-  handing it their writes over signed NATS messages (``policy_plane/forwarding``).
+* ``fast``: the defaults: group commit, and ``POST /v1/relations`` answered by the hot
+  write door below the framework (``policy_plane/api/hot.py``).
 
 For each scenario (batches of 1, 100 and 1,000 writes; 1 client on 1 replica, then 8
 clients spread over the replicas) it runs every mode in turn, for a fixed time each, so
@@ -248,14 +245,9 @@ def trivial_server() -> Iterator[str]:
 
 MODES: dict[str, tuple[str, dict[str, str]]] = {
     # name: (what the table calls it, environment of its planes)
-    "off": ("framework, no group commit", {"TG_PLANE_GROUP_COMMIT": "0", "TG_PLANE_FAST_WRITES": "0",
-                                           "TG_PLANE_FORWARD_WRITES": "0"}),
-    "framework": ("framework", {"TG_PLANE_GROUP_COMMIT": "1", "TG_PLANE_FAST_WRITES": "0",
-                                "TG_PLANE_FORWARD_WRITES": "0"}),
-    "racing": ("fast door, replicas racing", {"TG_PLANE_GROUP_COMMIT": "1", "TG_PLANE_FAST_WRITES": "1",
-                                              "TG_PLANE_FORWARD_WRITES": "0"}),
-    "fast": ("fast door, one writer per cell", {"TG_PLANE_GROUP_COMMIT": "1", "TG_PLANE_FAST_WRITES": "1",
-                                                "TG_PLANE_FORWARD_WRITES": "1"}),
+    "off": ("framework, no group commit", {"TG_PLANE_GROUP_COMMIT": "0", "TG_PLANE_FAST_WRITES": "0"}),
+    "framework": ("framework", {"TG_PLANE_GROUP_COMMIT": "1", "TG_PLANE_FAST_WRITES": "0"}),
+    "fast": ("fast door", {"TG_PLANE_GROUP_COMMIT": "1", "TG_PLANE_FAST_WRITES": "1"}),
 }
 
 

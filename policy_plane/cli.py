@@ -141,11 +141,6 @@ def serve(
         help="Answer POST /v1/relations and /v1/revocations below the web framework, with the same checks, "
              "errors and answers (anything else about them still goes through it); off: every request through "
              "FastAPI (TG_PLANE_FAST_WRITES=0)")] = True,
-    forward_writes: Annotated[bool, typer.Option(
-        "--forward-writes/--no-forward-writes", envvar=ENV + "FORWARD_WRITES",
-        help="Hand each relation write to the one live replica that writes its tenant cell, over signed NATS "
-             "messages, so replicas do not race for a cell's sequence; off: every replica commits what it "
-             "receives (TG_PLANE_FORWARD_WRITES=0)")] = True,
     nats_user: Annotated[str | None, typer.Option(
         envvar=ENV + "NATS_USER", help=NATS_HELP["user"])] = None,
     nats_password_file: Annotated[Path | None, typer.Option(
@@ -208,7 +203,6 @@ def serve(
         console_origin=console_origin,
         group_commit=group_commit,
         fast_writes=fast_writes,
-        forward_writes=forward_writes,
     )
     run(Plane(config))
 

@@ -77,7 +77,6 @@ class PlaneConfig:
     console_origin: str | None = None  # scheme://host[:port] browsers see (behind a TLS proxy); None: each request's
     group_commit: bool = True  # concurrent relation writes share one signed batch (policy_plane.groupcommit)
     fast_writes: bool = True  # POST /v1/relations and /v1/revocations answered below FastAPI (policy_plane.api.hot)
-    forward_writes: bool = True  # relation writes handed to the writer of their cell (policy_plane.forwarding)
     replica: str = field(default_factory=lambda: os.urandom(4).hex())
     nats: NatsConnection | None = None  # credentials and TLS; built from nats_url when not given
     cells: int = 1  # tenant cells (tenantguard.topology.cell_of): fixed when the system is set up

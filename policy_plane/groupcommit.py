@@ -140,12 +140,6 @@ class GroupCommitter:
     async def submit(self, changes: Sequence[RelationChange], *, key: str | None = None,
                      digest: str | None = None, legacy: str | None = None) -> Written:
         """Commit ``changes`` (with a group); the outcome of this request alone."""
-        return await self.enqueue(changes, key=key, digest=digest, legacy=legacy)
-
-    def enqueue(self, changes: Sequence[RelationChange], *, key: str | None = None,
-                digest: str | None = None, legacy: str | None = None) -> asyncio.Future[Written]:
-        """Queue ``changes`` now (no await: callers that enqueue several keep their order); the
-        future holds this request's outcome. Refusals raise here, before anything is queued."""
         if self._closed:
             raise Unavailable("the replica is stopping")
         if len(self._pending) >= self.max_pending:
@@ -155,7 +149,7 @@ class GroupCommitter:
         self._pending.append(member)
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._drain(), name=f"group-commit {self.writer.subject}")
-        return member.future
+        return await member.future
 
     async def close(self) -> None:
         """Stop; every request still waiting fails with a retryable error."""

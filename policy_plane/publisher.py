@@ -357,11 +357,10 @@ class Publisher:
                 return None
         return StoredMsg(int(raw.seq or 0), bytes(raw.data or b""), dict(raw.headers or {}), subject)
 
-    async def publish_core(self, subject: str, data: bytes, reply: str = "") -> None:
-        """Fire-and-forget core NATS publish (heartbeats); with ``reply``, the subject an answer goes to
-        (NATS sends a "503 no responders" status there when nobody listens on ``subject``)."""
+    async def publish_core(self, subject: str, data: bytes) -> None:
+        """Fire-and-forget core NATS publish (heartbeats)."""
         async with nats_boundary(f"publish {subject}"):
-            await self.nc.publish(subject, data, reply=reply)
+            await self.nc.publish(subject, data)
 
     async def last_on_subject(self, stream: str, subject: str) -> StoredMsg | None:
         """The last message stored on ``subject``, or None when there is none."""

@@ -6,10 +6,10 @@ well as the key's signature does, at a fraction of the cost: HMAC-SHA256 is ~2 u
 Ed25519 signature ~30 us to make and ~90 us to check. Each use derives its own key (HKDF
 ``info``), so a MAC made for one purpose proves nothing for another.
 
-Two uses: the forwarding channel between replicas (:mod:`.forwarding.wire`), and
-:class:`BatchSeal`, the header a replica adds to each relations batch it publishes so that
-the other replicas apply it without checking its signature again (sidecars cannot make or
-check the MAC: they verify the signature, as before).
+Used by :class:`BatchSeal`: the header a replica adds to each relations batch it publishes,
+so that the other replicas apply it without checking its signature again (sidecars cannot
+make or check the MAC: they verify the signature, as before). With two replicas each one
+checked the other's batches at ~90 us each, ~13 % of a core at 2,200 writes/s.
 """
 
 from __future__ import annotations

@@ -35,7 +35,6 @@ from .decisions import DecisionStore
 from .decisions.explain import Explainer
 from .errors import IdempotencyKeyReused, NotReady
 from .follower import Follower
-from .forwarding import Forwarding, NotDelivered, Write
 from .groupcommit import GroupCommitter, Member
 from .idempotency import changes_digest, key_hash, legacy_key_hash, revocation_msg_id
 from .metrics import PlaneMetrics
@@ -45,7 +44,7 @@ from .revocations import REQUEST_DIGEST, request_digest, same_request
 from .snapshots import Heartbeat, Snapshotter
 from .state import OwnBatch, PlaneState
 from .trust import jwks_of
-from .writer import DEFAULT_READBACK, SequencedWriter, Written
+from .writer import SequencedWriter, Written
 
 log = logging.getLogger(__name__)
 
@@ -138,13 +137,6 @@ class Plane:
                                        config.event_key, self.metrics, every=config.snapshot_every,
                                        seconds=config.snapshot_seconds)
         self.heartbeat = Heartbeat(s, p, config.event_key, config.replica, config.heartbeat_seconds)
-        # The writer's whole commit (publish deadline and read-back) and a margin: no earlier "unknown".
-        self.forwarding = Forwarding(
-            config.replica, config.event_key, s.event_trust, p, heartbeat_seconds=config.heartbeat_seconds,
-            timeout=config.request_timeout * 2 + DEFAULT_READBACK + 2.0,
-            receiver={"committer_for": self.relations_committer, "check": self._check_forwarded,
-                      "cells": lambda request: {s.index.cell(c.rel.tenant) for w in request.writes
-                                                for c in w.changes}}) if config.forward_writes else None
         self.bootstrapped = False
         self.lagging: dict[str, float] = {}  # follower -> seconds behind its stream (watchdog)
         self.started_at = time.time()
@@ -220,8 +212,6 @@ class Plane:
                                                           self.decisions.on_message,
                                                           start_seq=await self.decisions.start_seq())
         await self.publisher.subscribe_core(f"{topo.SUBJECT_STATUS_PREFIX}.*", self._on_status)
-        if self.forwarding is not None:
-            await self.forwarding.start()
         for follower in self.followers.values():  # consume what is stored before answering anything
             await follower.wait_for(await follower.stored_last(), self.config.bootstrap_timeout)
         self.state.check_replayed()
@@ -234,8 +224,6 @@ class Plane:
         log.info("plane replica %s ready: relations seq %d", self.config.replica, self.state.index.applied_seq)
 
     async def stop(self) -> None:
-        if self.forwarding is not None:
-            await self.forwarding.close()
         for committer in self._committers.values():
             await committer.close()
         for task in self._tasks:
@@ -329,34 +317,12 @@ class Plane:
         cell = self.cell_of_changes(changes)
         key = _checked_key(idempotency_key)
         tenants = {c.rel.tenant for c in changes}
-        write = Write(tuple(changes), key_hash(key, tenants) if key else None,
-                      changes_digest(changes) if key else None, legacy_key_hash(key) if key else None)
-        written = await self._commit_relations(cell, write, min(tenants, default=None))
+        written = await self.relations_committer(cell).submit(
+            changes, key=key_hash(key, tenants) if key else None, digest=changes_digest(changes) if key else None,
+            legacy=legacy_key_hash(key) if key else None)
         if not written.replayed:
             self.metrics.relation_changes.inc(len(changes))
         return Written(written.seq, written.replayed, written.applied, written.payload, cell)
-
-    async def _commit_relations(self, cell: str, write: Write, tenant: str | None) -> Written:
-        """Commit ``write`` at the replica that writes ``cell`` (:mod:`.forwarding`), or here: when
-        this replica is the writer, forwarding is off, or the writer took nothing of it."""
-        writer = self.forwarding.forwarder.writer_of(cell) if self.forwarding is not None else None
-        if writer is not None:
-            try:
-                written = await self.forwarding.forwarder.forward(writer, cell, write)  # type: ignore[union-attr]
-            except NotDelivered:
-                pass
-            else:  # read your write here too: this replica answers the caller's next read
-                try:
-                    await self.wait_relations(written.seq, DEFAULT_READBACK, tenant)
-                except Unavailable:
-                    return Written(written.seq, written.replayed, applied=False)
-                return written
-        return await self.relations_committer(cell).submit(write.changes, key=write.key, digest=write.digest,
-                                                           legacy=write.legacy)
-
-    def _check_forwarded(self, cell: str) -> None:
-        """Refuse forwarded writes this replica cannot commit now (the sender then commits them)."""
-        self.require_ready("relations")
 
     def relations_committer(self, cell: str) -> GroupCommitter:
         """The group committer of ``cell``'s subject (made on first use)."""
@@ -483,7 +449,6 @@ class Plane:
                              "writes": self._committed("members"), "waiting": self._committed("waiting"),
                              "keys": len(s.keys)},
             "fast_writes": {"on": self.config.fast_writes, **self.write_doors},
-            "forwarding": {"on": True, **self.forwarding.status()} if self.forwarding is not None else {"on": False},
             "conflicts": {name: w.conflicts for name, w in self.writers.items()}
             | {"relations": sum(w.conflicts for k, w in self._cell_writers.items() if k.startswith("relations:"))}
             | {f"bundles:{k}": w.conflicts for k, w in self._bundle_writers.items()},

@@ -57,12 +57,6 @@ TG_DECISIONS        tg.decisions.<service>.      decision records from sidecars 
                                                  never tokens; ``tenantguard.decisionlog``).
                                                  Limits retention by age and size; a
                                                  tenant's records are one subject filter.
-(core NATS)         tg.plane.forward.<replica>   ``plane.forward`` requests between plane
-                                                 replicas: relation writes a replica hands
-                                                 to the replica that writes their cell;
-(core NATS)         tg.plane.replies.<replica>.  ``plane.forward.reply`` answers to them
-                    <n>                          (``policy_plane.forwarding``). Signed, for
-                                                 the plane only: no sidecar may read them.
 (core NATS)         tg.status.<service>          a sidecar's status (plain JSON): its
                                                  instance, active bundle revision, serial
                                                  and digest, staleness, trust and
@@ -124,30 +118,9 @@ SUBJECT_STATUS_PREFIX: Final = "tg.status"
 # Event types beyond those defined in tenantguard.events.
 PLANE_HEARTBEAT: Final = "plane.heartbeat"
 BUNDLE_SHADOW: Final = "bundle.shadow"  # never "bundle.announce": a shadow cannot be activated by mistake
-PLANE_FORWARD: Final = "plane.forward"  # relation writes handed to the replica that writes their cell
-PLANE_FORWARD_REPLY: Final = "plane.forward.reply"
-SUBJECT_FORWARD_PREFIX: Final = "tg.plane.forward"
-SUBJECT_REPLIES_PREFIX: Final = "tg.plane.replies"
 
 # The issuer name the plane's event and bundle keys are trusted for.
 PLANE_ISSUER: Final = "plane"
-
-
-def replica_token(replica: str) -> str:
-    """A plane replica's name as one subject token (names are free text; a digest is always a token)."""
-    return hashlib.sha256(replica.encode()).hexdigest()[:16]
-
-
-def forward_subject(token: str) -> str:
-    """``tg.plane.forward.<token>``: where the replica of ``token`` (:func:`replica_token`) takes
-    relation writes other replicas hand it."""
-    return f"{SUBJECT_FORWARD_PREFIX}.{token}"
-
-
-def replies_subject(token: str, request: int | None = None) -> str:
-    """``tg.plane.replies.<token>.<n>``: the answer to request ``n`` of the replica of ``token``
-    (None: the wildcard that replica listens on)."""
-    return f"{SUBJECT_REPLIES_PREFIX}.{token}.{'*' if request is None else request}"
 
 
 def bundle_subject(scope: str) -> str:

@@ -144,17 +144,6 @@ async def _next_core_message(url: str, subject: str) -> bytes:
         await nc.close()
 
 
-async def _request_core(url: str, subject: str, data: bytes, reply: str) -> bytes:
-    nc = await nats.connect(url, connect_timeout=2, max_reconnect_attempts=1, error_cb=_quiet)
-    try:
-        sub = await nc.subscribe(reply, max_msgs=1)  # listening before the request goes out
-        await nc.publish(subject, data, reply=reply)
-        msg = await sub.next_msg(timeout=20)
-        return bytes(msg.data)
-    finally:
-        await nc.close()
-
-
 async def _quiet(_exc: Exception) -> None:
     pass
 
@@ -173,11 +162,6 @@ def publish_core(url: str, subject: str, data: bytes) -> None:
 
 def next_core_message(url: str, subject: str) -> bytes:
     return asyncio.run(asyncio.wait_for(_next_core_message(url, subject), 30))
-
-
-def request_core(url: str, subject: str, data: bytes, reply: str) -> bytes:
-    """Publish ``data`` with a reply subject and return the first message that arrives there."""
-    return asyncio.run(asyncio.wait_for(_request_core(url, subject, data, reply), 30))
 
 
 def publish_js(url: str, subject: str, data: bytes) -> int:

@@ -11,6 +11,8 @@ from tenantguard import topology as topo
 from tenantguard.events import verify_batch, verify_snapshot_manifest
 from tenantguard.relations import index_from_snapshot_bytes
 
+from policy_plane.replicamac import BatchSeal
+
 from .conftest import World
 from .process import PlaneProcess, get_object, read_stream
 
@@ -45,6 +47,8 @@ def test_two_replicas_writing_concurrently_produce_a_gap_free_sequence(world: Wo
     stored = read_stream(world.nats.url, topo.STREAM_RELATIONS)
     batches = [verify_batch(m.data, world.event_trust()) for m in stored]
     total = len(batches)
+    seal = BatchSeal(world.event_key)  # each replica seals what it publishes, for the other to apply unverified
+    assert all(seal.open(m.data, m.headers) is not None for m in stored)
     assert [batch.seq for batch in batches] == list(range(1, total + 1))  # gap-free, no duplicates
     objects = [change.rel.object for batch in batches for change in batch.changes]
     assert sorted(objects) == sorted(f"doc:{w}-{i}" for _, w in jobs for i in range(BATCHES_PER_WRITER))
