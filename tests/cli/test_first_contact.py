@@ -204,3 +204,43 @@ def test_token_mint_refuses_claims_no_sidecar_accepts(tmp_path: Path, flag: str,
     assert done.returncode == 1 and done.stdout == "", done
     assert done.stderr.startswith("error claim_invalid: " + says), done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+
+
+# --------------------------------------------------------------------------- a second shell without dev.env
+
+
+def test_a_missing_plane_option_says_to_source_dev_env_on_the_error_line(tmp_path: Path) -> None:
+    """A second shell that has not sourced ``.tenantguard/dev.env`` used to get only "Missing option
+    '--plane'": the way out was in ``--help``, which the error line did not mention."""
+    env = {k: v for k, v in ENV.items() if k not in ("TG_PLANE_URL", "TG_PLANE_TOKEN_FILE", "TG_SIDECAR_URL")}
+    token_file = tmp_path / "admin.token"
+    token_file.write_text("an-admin-token-of-enough-length")
+    cases = {
+        "--plane": ["relation", "write", "acme/project:p1#member@user:bob"],
+        "--token-file": ["relation", "write", "acme/project:p1#member@user:bob", "--plane", "http://127.0.0.1:9"],
+        "--sidecar": ["relation", "lookup", "resources", "--action", "documents:read"],
+    }
+    for option, args in cases.items():
+        done = subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=60, env=env, check=False)
+        assert done.returncode == 2, (option, done.stderr)
+        last = done.stderr.strip().splitlines()[-1]
+        assert last.startswith(f"Error: Missing option '{option}'"), (option, done.stderr)
+        assert last.endswith("`source .tenantguard/dev.env` sets it in this shell"), (option, done.stderr)
+
+
+def test_every_option_dev_env_sets_carries_the_hint() -> None:
+    """The class, not the three examples: every command reading TG_PLANE_URL, TG_PLANE_TOKEN_FILE or
+    TG_SIDECAR_URL (relation, revoke, bundle publish/push/rollout, decisions, explain...) hints."""
+    from tenantguard.cli.common import DEV_ENV_VARS, hint_dev_env
+    from typer._click.exceptions import MissingParameter
+
+    cli._register_service_groups()
+    root = hint_dev_env(typer.main.get_command(cli.app))
+    seen = set()
+    for path, command in walk(root):
+        for param in command.params:
+            if getattr(param, "envvar", None) in DEV_ENV_VARS:
+                seen.add(param.envvar)
+                message = MissingParameter(param=param).format_message()
+                assert "source .tenantguard/dev.env" in message, (path, message)
+    assert seen == DEV_ENV_VARS, seen

@@ -11,12 +11,13 @@ from importlib.metadata import entry_points
 from typing import Annotated, Any
 
 import typer
+import typer.main
 from rich.markup import escape
 
 from .. import __version__
 from ..errors import TenantGuardError
 from . import bundle, decisions, keys, relation, revoke, token
-from .common import console_err
+from .common import console_err, hint_dev_env
 
 # rich_markup_mode=None: help texts are plain text, never Rich markup, so "[default: ...]"
 # and "[env var: ...]" stay visible and a docstring's line breaks do not split a command's
@@ -95,7 +96,7 @@ def main() -> None:
     """Entry point: typed errors become one red line and exit code 1, never a traceback."""
     _register_service_groups()
     try:
-        app()
+        hint_dev_env(typer.main.get_command(app))()
     except TenantGuardError as exc:
         console_err.print(f"[red]error[/] {exc.code}: {escape(exc.message)}", soft_wrap=True)
         sys.exit(1)

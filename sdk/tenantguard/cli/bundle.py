@@ -548,7 +548,7 @@ def rollout(
     if step != "status" and rollout_id is None:
         raise typer.BadParameter(f"{step} needs the rollout ID (see `bundle rollout status`)", param_hint="ID")
     if not plane:
-        raise typer.BadParameter("give --plane or TG_PLANE_URL", param_hint="--plane")
+        raise typer.BadParameter(f"give --plane or TG_PLANE_URL ({DEV_ENV_HINT})", param_hint="--plane")
     with PlaneClient(plane, token=read_token(token_file)) as client:
         _print_step(client.rollout(None if step == "status" else rollout_id, None if step == "status" else step))
 

@@ -27,6 +27,31 @@ def print_json(data: Any) -> None:
     """Machine-readable output on stdout (no colour codes, stable key order)."""
     print(json.dumps(data, indent=2, sort_keys=True))
 
-# Where a new user's second shell gets --plane and --token-file from (the error for a missing
-# option points at --help, which shows this).
+# Where a new user's second shell gets --plane and --token-file from: shown in their --help and,
+# through hint_dev_env, on the error line when one is missing.
 DEV_ENV_HINT = "while tenantguard dev runs, `source .tenantguard/dev.env` sets it"
+
+# The variables dev.env exports that the CLI reads; a missing one is almost always a second shell
+# that has not sourced dev.env yet.
+DEV_ENV_VARS = frozenset({"TG_PLANE_URL", "TG_PLANE_TOKEN_FILE", "TG_SIDECAR_URL"})
+
+
+
+def _dev_env_missing_message(ctx: object = None) -> str:
+    """What Typer appends to "Missing option '--plane'" for an option :data:`DEV_ENV_VARS` sets."""
+    return f"{DEV_ENV_HINT[0].upper()}{DEV_ENV_HINT[1:]} in this shell"
+
+
+def hint_dev_env(command: Any) -> Any:
+    """Make a missing ``--plane``, ``--token-file`` or ``--sidecar`` say how to get it on the error
+    line itself (a second shell that has not sourced ``dev.env`` is the common case), not only in
+    ``--help``: every option of ``command`` and below it read from a :data:`DEV_ENV_VARS` variable
+    answers Typer's ``get_missing_message`` with the hint. Returns ``command``."""
+    for param in getattr(command, "params", ()):
+        envvar = getattr(param, "envvar", None)
+        envvars = {envvar} if isinstance(envvar, str) else set(envvar or ())
+        if getattr(param, "param_type_name", None) == "option" and DEV_ENV_VARS & envvars:
+            param.get_missing_message = _dev_env_missing_message
+    for sub in getattr(command, "commands", {}).values():
+        hint_dev_env(sub)
+    return command
