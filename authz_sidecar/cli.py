@@ -27,7 +27,7 @@ def serve(
     service: Annotated[str, typer.Option(envvar=ENV + "SERVICE", help="This service's name (the expected token aud)")],
     bundle: Annotated[Path | None, typer.Option(envvar=ENV + "BUNDLE",
                                                 help="Signed bundle file to load at start")] = None,
-    bundle_key: Annotated[list[Path] | None, typer.Option(envvar=ENV + "BUNDLE_KEY",
+    bundle_key: Annotated[list[Path] | None, typer.Option(envvar=ENV + "BUNDLE_KEY", metavar="<file>",
                                                           help="Public key trusted to sign bundles; repeat")] = None,
     trust: Annotated[Path | None, typer.Option(envvar=ENV + "TRUST", help=(
         "Trust file (JWKS with iss) for tokens. With --nats it is only the bootstrap: the plane's trust set "
@@ -62,8 +62,12 @@ def serve(
         "http://host:port. Set it behind a proxy, on a wildcard or unix-socket bind"))] = None,
     allow_remote: Annotated[bool, typer.Option(envvar=ENV + "ALLOW_REMOTE",
                                                help="Answer callers that are not on loopback")] = False,
-    alg: Annotated[list[str] | None, typer.Option(envvar=ENV + "ALG", help="Accepted token algorithm; repeat")] = None,
-    max_body_bytes: Annotated[int, typer.Option(envvar=ENV + "MAX_BODY_BYTES")] = DEFAULT_MAX_BODY_BYTES,
+    alg: Annotated[list[str] | None, typer.Option(envvar=ENV + "ALG", metavar="<str>",
+                                                  help="Accepted token algorithm; repeat")] = None,
+    max_body_bytes: Annotated[int, typer.Option(
+        envvar=ENV + "MAX_BODY_BYTES",
+        help="Largest request body read on the HTTP doors (1 KiB..16 MiB); a larger one is refused 413",
+    )] = DEFAULT_MAX_BODY_BYTES,
     grpc_max_message_bytes: Annotated[int, typer.Option(envvar=ENV + "GRPC_MAX_MESSAGE_BYTES", help=(
         "Largest ext_authz Check message read (1 MiB..1 GiB); keep it above Envoy's headers plus "
         "with_request_body.max_request_bytes: a larger Check is a gRPC error, which failure_mode_allow: true "
@@ -79,7 +83,7 @@ def serve(
         min=0.0, max=1.0, envvar=ENV + "DECISION_LOG_SAMPLE_DENY",
         help="Share of denied decisions logged (0..1); keep 1 for a complete record of denies")] = 1.0,
     decision_log_mask: Annotated[list[str] | None, typer.Option(
-        envvar=ENV + "DECISION_LOG_MASK", help="JSON pointer into the logged input to remove, e.g. "
+        envvar=ENV + "DECISION_LOG_MASK", metavar="<str>", help="JSON pointer into the logged input to remove, e.g. "
         "/input/resource/properties/ssn (listed in the record's erased); repeat")] = None,
     sidecar_id: Annotated[str | None, typer.Option(
         envvar=ENV + "SIDECAR_ID", help="This instance's name in decision records (default "
@@ -130,13 +134,21 @@ def serve(
         help="The system's tenant cell count: must equal the plane's --cells (a mismatch keeps the sidecar "
              "not ready)")] = 1,
     scope_cell: Annotated[list[str] | None, typer.Option(
-        envvar=ENV + "SCOPE_CELL", help="A tenant cell (c0, c1, ...) this sidecar follows and holds; repeat. "
+        envvar=ENV + "SCOPE_CELL", metavar="<str>",
+        help="A tenant cell (c0, c1, ...) this sidecar follows and holds; repeat. "
         "Default: every cell. Questions about tenants of other cells are denied out_of_scope")] = None,
     scope_type: Annotated[list[str] | None, typer.Option(
-        envvar=ENV + "SCOPE_TYPE", help="An object type whose tuples this sidecar keeps (e.g. billing_account); "
+        envvar=ENV + "SCOPE_TYPE", metavar="<str>",
+        help="An object type whose tuples this sidecar keeps (e.g. billing_account); "
         "repeat. Default: every type. Questions about other types are denied out_of_scope")] = None,
 ) -> None:
-    """Start the sidecar: HTTP doors (native, AuthZEN, OPA Data API, ops) and Envoy ext_authz over gRPC."""
+    """Start the sidecar: HTTP doors (native, AuthZEN, OPA Data API, ops) and Envoy ext_authz over gRPC.
+
+    Its policy comes from a plane (--nats, --plane-key) or from a signed archive (--bundle FILE
+    --bundle-key PUB; `tenantguard bundle build DIR -o FILE --signing-key KEY` makes one). With
+    neither it stays not ready and denies everything. To try it all on one machine, `tenantguard dev`
+    starts NATS, a plane and a sidecar for you.
+    """
     from tenantguard.errors import ConfigError
     from tenantguard.natsconn import from_options as nats_from_options
 

@@ -205,7 +205,7 @@ class Sidecar:
             sidecar._load_persisted()
         if config.bundle_file is not None:
             try:
-                sidecar.activate_bundle(_read_file(config.bundle_file))
+                sidecar.activate_bundle(_read_bundle_file(config.bundle_file))
             except BundleRejected:
                 if not sidecar.core.ready and config.nats_url is None:
                     raise  # nothing to serve and nothing coming: refuse to start, loudly
@@ -733,6 +733,16 @@ def _read_file(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _read_bundle_file(path: Path) -> bytes:
+    """The ``--bundle`` archive. A bundle's source folder (the natural first guess) is refused with
+    the command that builds the archive, not a bare "Is a directory"."""
+    if path.is_dir():
+        raise ConfigError(f"--bundle {path} is a folder; --bundle takes a built, signed archive: `tenantguard "
+                          f"bundle build {path} -o bundle.tar.gz --signing-key KEY` makes one, and "
+                          "--bundle-key KEY.pub verifies it")
+    return _read_file(path)
 
 
 def question_tenant(wire: Mapping[str, Any], claims: Claims | None, bound: str | None = None) -> str | None:

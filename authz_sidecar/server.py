@@ -30,6 +30,15 @@ from .runtime import Sidecar, settle_heap
 
 log = logging.getLogger(__name__)
 
+# Said once at start by a sidecar that has no bundle and nothing that will bring one: it serves
+# (the test harness and probes rely on an empty sidecar answering 503 / no_active_bundle), but a
+# newcomer who left out --bundle would otherwise see only "gRPC health: NOT_SERVING".
+NOTHING_TO_SERVE = ("no policy bundle and nothing that brings one (no --bundle, no --nats, none kept in "
+                    "--state-dir): this sidecar stays not ready and denies every decision (no_active_bundle). "
+                    "Give it --bundle FILE --bundle-key PUB (`tenantguard bundle build DIR -o FILE --signing-key "
+                    "KEY` makes FILE), or --nats URL --plane-key PUB to follow a plane; `tenantguard dev` runs "
+                    "a whole local stack")
+
 
 @dataclass(frozen=True)
 class Listening:
@@ -161,5 +170,7 @@ def run(sidecar: Sidecar) -> None:
     """Blocking entry point for the CLI."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not sidecar.core.ready and sidecar.config.nats_url is None:
+        log.warning(NOTHING_TO_SERVE)
     event_loop_runner()(serve(sidecar))
 

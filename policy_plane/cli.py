@@ -54,6 +54,7 @@ def serve(
         list[str] | None,
         typer.Option(
             envvar=ENV + "JOIN_SECRET",
+            metavar="<str>",
             help="SERVICE=FILE: the join secret a sidecar of SERVICE registers its key with; repeat",
         ),
     ] = None,
@@ -160,7 +161,12 @@ def serve(
     nats_tls_server_name: Annotated[str | None, typer.Option(
         envvar=ENV + "NATS_TLS_SERVER_NAME", help=NATS_HELP["tls_server_name"])] = None,
 ) -> None:
-    """Start one plane replica; prints {"event": "listening", "http": "host:port"} when ready."""
+    """Start one plane replica; prints {"event": "listening", "http": "host:port"} when ready.
+
+    `tenantguard plane init DIR --service NAME` writes what the required flags name: DIR/event.pem,
+    DIR/bundle.pem, DIR/admin.token and the join secrets. To try it all on one machine, `tenantguard dev`
+    starts NATS, a plane and a sidecar for you.
+    """
     from tenantguard.keys import SigningKey
     from tenantguard.natsconn import from_options as nats_from_options
 
@@ -210,14 +216,16 @@ def serve(
 @app.command()
 def init(
     directory: Annotated[
-        Path, typer.Argument(help="Where to write the keys and secrets (created if missing)", file_okay=False)
+        Path, typer.Argument(help="Where to write the keys and secrets (created if missing)", metavar="DIR",
+                             file_okay=False)
     ],
-    service: Annotated[list[str] | None, typer.Option(help="Also create a join secret for SERVICE; repeat")] = None,
+    service: Annotated[list[str] | None, typer.Option(metavar="<str>",
+                                                     help="Also create a join secret for SERVICE; repeat")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files")] = False,
 ) -> None:
     """Create dev material: event.pem, bundle.pem (0600, with .pub), admin.token (0600), join secrets,
     and NATS identities: nats/plane.nk and nats/SERVICE.nk (nkey seeds, 0600) with nats/users.conf,
-    the nats-server ``authorization`` block (public keys + permissions) to include in nats.conf.
+    the nats-server authorization block (public keys + permissions) to include in nats.conf.
 
     Prints a JSON summary (paths and key ids, never the secrets).
     """

@@ -191,16 +191,28 @@ def load_public_key(data: bytes) -> PublicKey:
             return SigningKey.from_pem(data).public_key
         key = serialization.load_pem_public_key(data)
     except (ValueError, TypeError) as exc:
-        raise KeyMaterialError(f"not a PEM public key: {exc}") from None
+        reason = str(exc).split(". See https://", 1)[0]  # cryptography appends a FAQ link to its own words
+        raise KeyMaterialError(f"not a PEM public key: {reason}") from None
     algorithm_for(key)  # type: ignore[arg-type]
     return key  # type: ignore[return-value]
 
 
 def load_public_key_file(path: str | os.PathLike[str]) -> PublicKey:
+    """A public key (or a private key's public half) from a PEM file; like :meth:`SigningKey.load`,
+    every refusal names the file and what it holds instead, never a parser's internals."""
     try:
-        return load_public_key(Path(path).read_bytes())
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise KeyMaterialError(f"cannot read key file {path}: {exc.strerror}") from None
+    if not data.strip():
+        raise KeyMaterialError(f"key file {path} is empty; give the public key (.pub) of the signing key")
+    if b"KEY-----" not in data:
+        raise KeyMaterialError(f"key file {path} holds no PEM key; give the public key (.pub) of the signing key, "
+                               "as `tenantguard keys generate FILE` writes it")
+    try:
+        return load_public_key(data)
+    except KeyMaterialError as exc:
+        raise KeyMaterialError(f"key file {path}: {exc.message}") from None
 
 
 def public_key_from_jwk(jwk: Mapping[str, Any]) -> PublicKey:

@@ -117,6 +117,36 @@ def test_flags_show_no_value_placeholder(every_help: dict[tuple[str, ...], tuple
     assert keep.split()[:2] == ["--keep", "Keep"], keep
 
 
+def test_every_option_says_what_it_is_for() -> None:
+    """``sidecar serve --max-body-bytes`` had an empty help row."""
+    cli._register_service_groups()
+    root = typer.main.get_command(cli.app)
+    bare = [(path, param.opts) for path, command in walk(root) for param in command.params
+            if getattr(param, "param_type_name", None) == "option" and not getattr(param, "help", None)
+            and param.name != "help"]
+    assert not bare, bare
+
+
+def test_options_show_their_value_not_a_python_type(every_help: dict[tuple[str, ...], tuple[str, bool]]) -> None:
+    """Repeatable options showed ``--bundle-key <list[Path]>``; they show the value one occurrence takes."""
+    rows = [(path, line.strip()) for path, (text, _) in every_help.items() for line in text.splitlines()
+            if line.strip().startswith("--") and "list[" in line]
+    assert not rows, rows
+
+
+def test_usage_lines_name_arguments_in_capitals(every_help: dict[tuple[str, ...], tuple[str, bool]]) -> None:
+    """``keys generate {out}`` and ``token show {token}`` stood beside ``bundle build {DIR}``."""
+    lower = {path: text.splitlines()[0] for path, (text, _) in every_help.items()
+             if re.search(r"\{[^}]*[a-z][^}]*\}", text.splitlines()[0])}
+    assert not lower, lower
+
+
+def test_help_shows_no_restructuredtext_markup(every_help: dict[tuple[str, ...], tuple[str, bool]]) -> None:
+    """Docstrings' ````literal```` markup reached ``plane init --help`` as double backticks."""
+    marked = [path for path, (text, _) in every_help.items() if "``" in text]
+    assert not marked, marked
+
+
 def test_one_line_summaries_are_whole_sentences() -> None:
     """A group's command list shows each summary on one row, not cut at the docstring's line break
     (on a terminal wide enough; a narrow one gets click's "..." at the end of the row)."""
@@ -244,3 +274,83 @@ def test_every_option_dev_env_sets_carries_the_hint() -> None:
                 message = MissingParameter(param=param).format_message()
                 assert "source .tenantguard/dev.env" in message, (path, message)
     assert seen == DEV_ENV_VARS, seen
+
+
+# --------------------------------------------------------------------------- a sidecar started by hand
+
+
+@pytest.fixture(scope="module")
+def signed_archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The example bundle built and signed: ``(archive, public key)``."""
+    folder = tmp_path_factory.mktemp("archive")
+    key = folder / "bundle.pem"
+    SigningKey.generate().save(key)
+    archive = folder / "b.tar.gz"
+    built = run_cli("bundle", "build", Path(__file__).parents[2] / "bundles" / "tenantguard", "-o", archive,
+                    "--signing-key", key)
+    assert built.returncode == 0, built.stderr
+    return archive, folder / "bundle.pem.pub"
+
+
+def serve_sidecar(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return run_cli("sidecar", "serve", "--service", "orders", "--port", "0", "--grpc-port", "-1", *args)
+
+
+def test_a_sidecar_given_the_bundle_folder_is_told_to_build_the_archive(tmp_path: Path) -> None:
+    """``--bundle bundles/tenantguard`` (the source folder) used to fail with a bare "Is a directory"."""
+    key = tmp_path / "k.pem"
+    SigningKey.generate().save(key)
+    folder = Path(__file__).parents[2] / "bundles" / "tenantguard"
+    done = serve_sidecar("--bundle", folder, "--bundle-key", f"{key}.pub")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith(f"error config_invalid: --bundle {folder} is a folder; --bundle takes a built, "
+                                  f"signed archive: `tenantguard bundle build {folder} -o bundle.tar.gz "
+                                  "--signing-key KEY` makes one"), done.stderr
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (b"", "key file {path} is empty; give the public key (.pub) of the signing key"),
+    (b"\x1f\x8b not a key at all", "key file {path} holds no PEM key; give the public key (.pub)"),
+    (b"-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n", "key file {path}: not a PEM public key: "),
+])
+def test_a_wrong_bundle_key_file_is_named_without_parser_internals(
+        tmp_path: Path, signed_archive: tuple[Path, Path], content: bytes, says: str) -> None:
+    """A bundle archive given as ``--bundle-key`` used to print "not a PEM public key: Unable to load PEM
+    file. See https://cryptography.io/..." without naming the file."""
+    path = tmp_path / "wrong.pub"
+    path.write_bytes(content)
+    done = serve_sidecar("--bundle", signed_archive[0], "--bundle-key", path)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("error key_invalid: " + says.format(path=path)), done.stderr
+    assert "cryptography.io" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_a_sidecar_with_nothing_to_serve_says_so_at_start() -> None:
+    """Without --bundle and --nats the sidecar serves (503 not ready, every decision denied) and used
+    to say nothing but "gRPC health: NOT_SERVING": now its first line names the way out."""
+    process = subprocess.Popen([str(CLI), "sidecar", "serve", "--service", "orders", "--port", "0",
+                                "--grpc-port", "-1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=ENV)
+    try:
+        assert process.stdout is not None
+        assert '"event": "listening"' in process.stdout.readline()  # printed once serving, after the warning
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=30)
+    warning = next((line for line in stderr.splitlines() if "WARNING" in line), "")
+    assert "no policy bundle and nothing that brings one" in warning, stderr
+    assert "--bundle FILE --bundle-key PUB" in warning and "--nats URL --plane-key PUB" in warning, warning
+
+
+def test_a_sidecar_with_a_bundle_does_not_warn(signed_archive: tuple[Path, Path]) -> None:
+    archive, public = signed_archive
+    process = subprocess.Popen([str(CLI), "sidecar", "serve", "--service", "orders", "--port", "0",
+                                "--grpc-port", "-1", "--bundle", str(archive), "--bundle-key", str(public)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        assert process.stdout is not None
+        assert '"event": "listening"' in process.stdout.readline()
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=30)
+    assert "nothing that brings one" not in stderr, stderr

@@ -15,7 +15,7 @@ app = typer.Typer(help="Generate signing keys (written 0600), show their kid, ex
 
 @app.command()
 def generate(
-    out: Annotated[Path, typer.Argument(help="Private key path; the public key goes to OUT.pub")],
+    out: Annotated[Path, typer.Argument(help="Private key path; the public key goes to OUT.pub", metavar="OUT")],
     alg: Annotated[str, typer.Option(help=f"One of {', '.join(SUPPORTED_ALGORITHMS)}")] = "EdDSA",
     force: Annotated[bool, typer.Option(help="Overwrite an existing key file")] = False,
 ) -> None:
@@ -31,7 +31,7 @@ def generate(
 
 
 @app.command()
-def show(path: Annotated[Path, typer.Argument(help="A PEM private or public key")]) -> None:
+def show(path: Annotated[Path, typer.Argument(help="A PEM private or public key", metavar="KEY")]) -> None:
     """Print the key's public JWK (with its RFC 7638 kid); never prints private material."""
     from ..keys import public_jwk
 
@@ -40,7 +40,7 @@ def show(path: Annotated[Path, typer.Argument(help="A PEM private or public key"
 
 @app.command()
 def jwks(
-    keys: Annotated[list[Path], typer.Argument(help="PEM keys (private or public) to publish")],
+    keys: Annotated[list[Path], typer.Argument(help="PEM keys (private or public) to publish", metavar="KEY")],
     issuer: Annotated[str, typer.Option(help="Issuer these keys may sign for")],
     out: Annotated[Path | None, typer.Option(help="Write the JWKS here instead of stdout")] = None,
 ) -> None:

@@ -25,7 +25,7 @@ def mint_cmd(
     sub: Annotated[str, typer.Option(help="The user (sub claim)")],
     tenant: Annotated[str, typer.Option(help="The tenant (tenant_id claim)")],
     aud: Annotated[str, typer.Option(help="The service the token is for")],
-    role: Annotated[list[str] | None, typer.Option(help="A role; repeat for several")] = None,
+    role: Annotated[list[str] | None, typer.Option(metavar="<str>", help="A role; repeat for several")] = None,
     scope: Annotated[str, typer.Option(help="Space-separated scopes")] = "",
     lifetime: Annotated[float, typer.Option(help="Seconds until exp (bounded)")] = DEFAULT_LIFETIME,
 ) -> None:
@@ -37,10 +37,10 @@ def mint_cmd(
 
 @app.command()
 def verify(
-    token: Annotated[str, typer.Argument(help="The token (or '-' to read stdin)")],
+    token: Annotated[str, typer.Argument(help="The token (or '-' to read stdin)", metavar="TOKEN")],
     trust: Annotated[Path, typer.Option(help="Trust file (JWKS with iss per key)")],
     aud: Annotated[str, typer.Option(help="This service's name (expected aud)")],
-    alg: Annotated[list[str] | None, typer.Option(help="Accepted algorithm; repeat")] = None,
+    alg: Annotated[list[str] | None, typer.Option(metavar="<str>", help="Accepted algorithm; repeat")] = None,
 ) -> None:
     """Verify a token as a service would; prints its claims or the typed reason it fails."""
     if token == "-":
@@ -57,7 +57,7 @@ def verify(
 
 
 @app.command()
-def show(token: Annotated[str, typer.Argument(help="The token")]) -> None:
+def show(token: Annotated[str, typer.Argument(help="The token", metavar="TOKEN")]) -> None:
     """Decode WITHOUT verifying (debugging only): header and payload."""
     print_json(decode_unverified(token))
 
