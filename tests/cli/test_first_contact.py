@@ -354,3 +354,33 @@ def test_a_sidecar_with_a_bundle_does_not_warn(signed_archive: tuple[Path, Path]
         process.terminate()
         _, stderr = process.communicate(timeout=30)
     assert "nothing that brings one" not in stderr, stderr
+
+
+# --------------------------------------------------------------------------- a broken bundle folder
+
+
+@pytest.mark.parametrize(("name", "content", "says"), [
+    ("sub/data.json", b'{"tenantguard": {"config": \n', "sub/data.json: invalid JSON: "),
+    ("sub/extra.rego", b"\xff\xfe not utf-8", "sub/extra.rego: file is not UTF-8"),
+])
+def test_bundle_test_names_the_file_at_fault(tmp_path: Path, name: str, content: bytes, says: str) -> None:
+    """``bundle test`` said "invalid JSON: Expecting value: line 2 column 1" without naming which data.json."""
+    bundle = tmp_path / "b"
+    bundle.mkdir()
+    (bundle / "p.rego").write_text("package p\n\nimport rego.v1\n\nallow if input.ok\n")
+    (bundle / name).parent.mkdir(parents=True, exist_ok=True)
+    (bundle / name).write_bytes(content)
+    done = run_cli("bundle", "test", bundle)
+    assert done.returncode == 1, done
+    assert done.stderr.startswith("error bundle_malformed: " + says), done.stderr
+
+
+def test_a_rego_syntax_error_is_shown_once_with_file_line_and_column(tmp_path: Path) -> None:
+    bundle = tmp_path / "b"
+    bundle.mkdir()
+    (bundle / "p.rego").write_text("package p\n\nimport rego.v1\n\nallow if { input.x == }\n")
+    for args in (("bundle", "test", bundle), ("bundle", "build", bundle, "-o", tmp_path / "b.tar.gz", "--revision", "1")):
+        done = run_cli(*args)
+        assert done.returncode == 1, done
+        assert done.stderr.startswith("error policy_compile_error: p.rego:5:"), done.stderr
+        assert done.stderr.count("p.rego") == 1, done.stderr

@@ -98,5 +98,14 @@ def main() -> None:
     try:
         hint_dev_env(typer.main.get_command(app))()
     except TenantGuardError as exc:
-        console_err.print(f"[red]error[/] {exc.code}: {escape(exc.message)}", soft_wrap=True)
+        console_err.print(f"[red]error[/] {exc.code}: {escape(_shown_message(exc))}", soft_wrap=True)
         sys.exit(1)
+
+
+def _shown_message(exc: TenantGuardError) -> str:
+    """The message, led by the file at fault when the error names one the message does not
+    (``bundle test`` said "invalid JSON: ..." without saying which of a bundle's data.json)."""
+    file = getattr(exc, "file", None)
+    if isinstance(file, str) and file and file not in exc.message:
+        return f"{file}: {exc.message}"
+    return exc.message
