@@ -379,7 +379,8 @@ def test_a_rego_syntax_error_is_shown_once_with_file_line_and_column(tmp_path: P
     bundle = tmp_path / "b"
     bundle.mkdir()
     (bundle / "p.rego").write_text("package p\n\nimport rego.v1\n\nallow if { input.x == }\n")
-    for args in (("bundle", "test", bundle), ("bundle", "build", bundle, "-o", tmp_path / "b.tar.gz", "--revision", "1")):
+    build = ("bundle", "build", bundle, "-o", tmp_path / "b.tar.gz", "--revision", "1")
+    for args in (("bundle", "test", bundle), build):
         done = run_cli(*args)
         assert done.returncode == 1, done
         assert done.stderr.startswith("error policy_compile_error: p.rego:5:"), done.stderr
