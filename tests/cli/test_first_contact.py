@@ -181,6 +181,9 @@ def test_a_write_to_a_plane_that_is_down_says_it_is_retrying(tmp_path: Path) -> 
     assert lines[-1].startswith(f"error {refused}"), lines
     assert once.returncode == 1 and "retrying" not in once.stderr, once.stderr
     assert once.stderr.startswith(f"error {refused}"), once.stderr
+    # ... and says what usually causes it on a first day: a stopped or restarted dev, old ports exported
+    assert once.stderr.rstrip().endswith("A restarted `tenantguard dev` listens on new ports: "
+                                         "`source .tenantguard/dev.env` again in this shell"), once.stderr
 
 
 # --------------------------------------------------------------------------- the wrong key file

@@ -126,3 +126,26 @@ def test_the_sdk_names_the_sidecar_it_cannot_reach(refused_port: int) -> None:
 ])
 def test_shown_url(url: str, shown: str) -> None:
     assert shown_url(url) == shown
+
+
+LOOKUP = ("relation", "lookup", "resources", "--action", "documents:read", "--tenant", "acme",
+          "--subject", "user:alice", "--type", "document", "--sidecar")
+
+
+def test_a_lookup_at_a_sidecar_that_is_down_is_a_typed_error(refused_port: int) -> None:
+    """``relation lookup`` used to end in httpx's traceback (ConnectError) when the sidecar was down."""
+    done = run_cli(*LOOKUP, f"http://svc:hunter2@127.0.0.1:{refused_port}")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith(f"error unavailable: sidecar at http://svc:***@127.0.0.1:{refused_port} "
+                                  "unreachable: ConnectError"), done.stderr
+    assert "`source .tenantguard/dev.env` again" in done.stderr and "hunter2" not in done.stderr
+
+
+def test_a_lookup_at_a_server_that_is_no_sidecar_says_so(web_server: str) -> None:
+    """...and in a JSONDecodeError traceback when --sidecar named some other web server."""
+    done = run_cli(*LOOKUP, web_server)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    flat = " ".join(done.stderr.split())
+    assert flat.startswith(f"error unexpected_response: {web_server} answered POST /v1/lookup/resources with "
+                           "HTTP 501 but not as a tenantguard sidecar does; point --sidecar (TG_SIDECAR_URL) at "
+                           "the sidecar's base URL"), flat

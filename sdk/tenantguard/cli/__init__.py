@@ -105,7 +105,16 @@ def main() -> None:
 def _shown_message(exc: TenantGuardError) -> str:
     """The message, led by the file at fault when the error names one the message does not
     (``bundle test`` said "invalid JSON: ..." without saying which of a bundle's data.json)."""
+    message = exc.message
     file = getattr(exc, "file", None)
-    if isinstance(file, str) and file and file not in exc.message:
-        return f"{file}: {exc.message}"
-    return exc.message
+    if isinstance(file, str) and file and file not in message:
+        message = f"{file}: {message}"
+    if exc.code == "unavailable" and " unreachable: Connect" in message:  # refused or timed out, not a bad URL
+        message += UNREACHABLE_HINT
+    return message
+
+
+# After an unreachable plane or sidecar: the usual cause on a first day is a stopped or restarted
+# `tenantguard dev` whose old addresses are still exported in this shell.
+UNREACHABLE_HINT = ("; is it running there? A restarted `tenantguard dev` listens on new ports: "
+                    "`source .tenantguard/dev.env` again in this shell")

@@ -9,14 +9,15 @@ allowed), 1 denied by ``check`` or a typed error (``error <code>: ...`` on stder
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from ..errors import ConfigError, TenantGuardError
+from ..errors import ConfigError, TenantGuardError, Unavailable
 from ..plane_client import DEFAULT_RETRY_FOR, PlaneClient
 from ..relations import RelationChange, Relationship
+from ..urls import shown_url
 from .common import DEV_ENV_HINT, console_err, print_json
 
 app = typer.Typer(help="Write, delete, list and check relationship tuples through the policy plane.",
@@ -127,22 +128,42 @@ def _lookup(sidecar: str, path: str, body: dict[str, object], everything: bool) 
     """POST the lookup, following ``next_token`` when ``everything``; print one JSON document."""
     import httpx
 
-    from ..clients.errors import error_from_body
-
     results: list[object] = []
     token = ""
     limit = body.pop("limit", 100)
     with httpx.Client(base_url=sidecar.rstrip("/"), timeout=10) as client:
         while True:
-            response = client.post(path, json={**body, "page": {"limit": limit, "token": token}})
-            answer = response.json()
-            if response.status_code != 200:
-                raise error_from_body(response.status_code, answer)
+            try:
+                response = client.post(path, json={**body, "page": {"limit": limit, "token": token}})
+            except httpx.HTTPError as exc:  # refused, reset, timed out, a URL httpx cannot use
+                raise Unavailable(f"sidecar at {shown_url(sidecar)} unreachable: {type(exc).__name__}"
+                                  + (f": {exc}" if str(exc) else "")) from None
+            answer = _lookup_page(sidecar, path, response)
             results.extend(answer["results"])
             token = answer["next_token"]
             if not everything or not token:
                 break
     print_json({**answer, "results": results})
+
+
+def _lookup_page(sidecar: str, path: str, response: Any) -> dict[str, Any]:
+    """One lookup answer, or a typed error: the sidecar's own error body, else what the URL
+    turned out to be (``--sidecar`` given the plane's or another server's address is a common slip;
+    a sidecar always has the lookup routes, so a 404 means it is not one)."""
+    from ..clients.errors import UnexpectedResponse, error_from_body
+
+    try:
+        answer = response.json()
+    except ValueError:
+        answer = None
+    if response.status_code not in (200, 404) and isinstance(answer, dict) and "error" in answer:
+        raise error_from_body(response.status_code, answer)
+    if response.status_code != 200 or not isinstance(answer, dict) or not isinstance(answer.get("results"), list) \
+            or not isinstance(answer.get("next_token"), str):
+        raise UnexpectedResponse(f"{shown_url(sidecar)} answered POST {path} with HTTP {response.status_code} but "
+                                 "not as a tenantguard sidecar does; point --sidecar (TG_SIDECAR_URL) at the "
+                                 "sidecar's base URL")
+    return answer
 
 
 def _subject(text: str, tenant: str | None) -> dict[str, object]:
