@@ -23,6 +23,7 @@ from tenantguard.relations import (
     RelationshipInvalid,
 )
 from tenantguard.relations.index import WalkTooBroad
+from tenantguard.relations.model import check_name, split_object, split_subject
 
 from ..runtime import Plane
 from ..writer import Written
@@ -180,6 +181,7 @@ async def list_relations(
 ) -> dict[str, Any]:
     """Stored tuples of one tenant, sorted, paged with an opaque cursor; with ``expand``, what each
     userset subject expands to (``expands_to``, ``expansion_truncated`` past the bound)."""
+    _check_filters(tenant, object, relation, subject)
     plane = plane_of(request)
     plane.require_ready()
     if at_least is not None:
@@ -191,6 +193,18 @@ async def list_relations(
 
 
 LIST_THREADS: Final = 2
+def _check_filters(tenant: str, object: str | None, relation: str | None, subject: str | None) -> None:
+    """Refuse (400 relationship_invalid) a filter no stored tuple can match: a listing of tenant
+    ``ACME`` or object ``Project:p1`` was an empty page, indistinguishable from "nothing stored"."""
+    check_name("tenant", tenant)
+    if object is not None:
+        split_object("object", object)
+    if relation is not None:
+        check_name("relation", relation)
+    if subject is not None:
+        split_subject(subject)
+
+
 """Listings walk a whole tenant for every page (the index has no seek by cursor: 2 s for a page
 of a 200,000-tuple tenant). They run in worker threads, at most this many at once per replica:
 the event loop keeps serving, and the executor keeps threads for scrypt checks and the rest."""
@@ -210,7 +224,9 @@ async def list_page(request: Request, tenant: str, object: str | None, relation:
                     expand: bool = False) -> tuple[list[dict[str, Any]], Relationship | None, int]:
     """One page of a tenant's sorted tuples after ``after`` (wire form, usersets expanded with
     ``expand``), the last tuple when more follow (the next cursor) and how many match, computed off the event
-    loop behind :func:`_listings` (the index's states are immutable: a thread reads one safely)."""
+    loop behind :func:`_listings` (the index's states are immutable: a thread reads one safely). Filters
+    no tuple can match are refused here, for the API and the console alike."""
+    _check_filters(tenant, object, relation, subject)
     index = plane_of(request).state.index
 
     def page() -> tuple[list[dict[str, Any]], Relationship | None, int]:

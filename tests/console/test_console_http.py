@@ -291,3 +291,11 @@ def test_a_console_origin_that_is_no_origin_is_refused(world: World, origin: str
     accepted = PlaneConfig(nats_url=world.nats.url, event_key=world.event_key, bundle_key=world.bundle_key,
                            admin=SecretChecker.from_file(world.token_file), console_origin="HTTPS://Plane.Example:8443/")
     assert accepted.console_origin == "https://plane.example:8443"
+
+
+def test_a_tenant_no_tuple_can_have_is_named_not_shown_as_an_empty_list(plane: PlaneProcess) -> None:
+    """The console's tenant view shares the API's listing: ``ACME`` is an error, not "no relationships"."""
+    client, _ = sign_in(plane, ADMIN_TOKEN)
+    page = client.get("/console/tenants", params={"tenant": "ACME"})
+    assert page.status_code == 200, page.text
+    assert "tenant &#39;ACME&#39; must be a lowercase name matching" in page.text, page.text

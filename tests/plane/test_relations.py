@@ -200,3 +200,24 @@ def test_a_listing_leaves_the_event_loop_free_and_pages_as_before() -> None:
     seen, during = asyncio.run(pages())
     assert seen == [f"doc:d{i:03d}" for i in range(250)]
     assert during >= 3  # the ticker ran while each of the three pages was computed
+
+
+@pytest.mark.parametrize(("params", "field"), [
+    ({"tenant": "ACME"}, "tenant"),
+    ({"tenant": "acme", "object": "Project:p1"}, "object type"),
+    ({"tenant": "acme", "object": "project"}, "object"),
+    ({"tenant": "acme", "relation": "Member"}, "relation"),
+    ({"tenant": "acme", "subject": "user alice"}, "subject"),
+])
+def test_a_listing_filter_no_tuple_can_match_is_refused(plane: PlaneProcess, params: dict[str, str],
+                                                        field: str) -> None:
+    """``relation list --tenant ACME`` answered an empty page with exit 0, as if nothing were stored."""
+    http = plane.client()
+    assert http.post("/v1/relations", json={"changes": [{"op": "write", "rel": rel("project:p1", "user:alice")}]}
+                     ).status_code == 200
+    refused = http.get("/v1/relations", params=params)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"] == "relationship_invalid" and refused.json()["message"].startswith(field)
+    fine = http.get("/v1/relations", params={"tenant": "acme", "object": "project:p1", "relation": "member",
+                                             "subject": "user:alice"})
+    assert fine.status_code == 200 and len(fine.json()["relations"]) == 1, fine.text
