@@ -388,3 +388,17 @@ def test_a_rego_syntax_error_is_shown_once_with_file_line_and_column(tmp_path: P
         assert done.returncode == 1, done
         assert done.stderr.startswith("error policy_compile_error: p.rego:5:"), done.stderr
         assert done.stderr.count("p.rego") == 1, done.stderr
+
+
+def test_build_without_a_manifest_says_there_is_none(tmp_path: Path) -> None:
+    """A folder without .manifest was told ".manifest names no revision", as if the file existed."""
+    bundle = tmp_path / "b"
+    bundle.mkdir()
+    (bundle / "p.rego").write_text("package p\n\nimport rego.v1\n\nallow if input.ok\n")
+    done = run_cli("bundle", "build", bundle, "-o", tmp_path / "b.tar.gz")
+    assert done.returncode == 2, done
+    flat = " ".join(done.stderr.split())
+    assert f"{bundle} has no .manifest to take the revision from; pass --revision" in flat, flat
+    (bundle / ".manifest").write_text('{"roots": [""]}')
+    done = run_cli("bundle", "build", bundle, "-o", tmp_path / "b.tar.gz")
+    assert f"{bundle}/.manifest names no revision; pass --revision" in " ".join(done.stderr.split()), done.stderr

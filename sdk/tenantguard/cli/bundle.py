@@ -593,12 +593,17 @@ def _ranges(numbers: tuple[int, ...]) -> str:
 
 def _manifest_revision(directory: Path) -> str:
     """The revision of DIR/.manifest; a usage error when there is none."""
+    manifest = directory / ".manifest"
+    if not manifest.is_file():
+        raise typer.BadParameter(f"{directory} has no .manifest to take the revision from; pass --revision, or "
+                                 'add a .manifest naming one (bundles/tenantguard/.manifest is an example)',
+                                 param_hint="--revision")
     try:
-        revision = json.loads((directory / ".manifest").read_text()).get("revision")
+        revision = json.loads(manifest.read_text()).get("revision")
     except (OSError, ValueError, AttributeError):
         revision = None
     if not isinstance(revision, str) or not revision:
-        raise typer.BadParameter(f"{directory}/.manifest names no revision; pass --revision", param_hint="--revision")
+        raise typer.BadParameter(f"{manifest} names no revision; pass --revision", param_hint="--revision")
     return revision
 
 
