@@ -402,3 +402,16 @@ def test_build_without_a_manifest_says_there_is_none(tmp_path: Path) -> None:
     (bundle / ".manifest").write_text('{"roots": [""]}')
     done = run_cli("bundle", "build", bundle, "-o", tmp_path / "b.tar.gz")
     assert f"{bundle}/.manifest names no revision; pass --revision" in " ".join(done.stderr.split()), done.stderr
+
+
+def test_a_bundle_signed_by_another_key_says_how_to_compare_the_keys(
+        tmp_path: Path, signed_archive: tuple[Path, Path]) -> None:
+    """"bundle signed by unknown key 'kid'" stated the fact only; the next step is comparing kids."""
+    other = tmp_path / "other.pem"
+    SigningKey.generate().save(other)
+    done = serve_sidecar("--bundle", signed_archive[0], "--bundle-key", f"{other}.pub")
+    assert done.returncode == 1, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error bundle_unknown_key: ") and "bundle signed by unknown key" in last, last
+    assert last.endswith("`tenantguard bundle inspect FILE` shows the signer's kid and `tenantguard keys show KEY` "
+                         "a key's"), last

@@ -111,7 +111,15 @@ def _shown_message(exc: TenantGuardError) -> str:
         message = f"{file}: {message}"
     if exc.code == "unavailable" and " unreachable: Connect" in message:  # refused or timed out, not a bad URL
         message += UNREACHABLE_HINT
-    return message
+    return message + CODE_HINTS.get(exc.code, "")
+
+
+# What to do next, for refusals whose message states only the fact (the library's errors are
+# also read by programs and the plane's API, so the CLI adds the advice).
+CODE_HINTS = {
+    "bundle_unknown_key": ("; none of the keys given (--bundle-key, --key, --trust) signed it: `tenantguard bundle "
+                           "inspect FILE` shows the signer's kid and `tenantguard keys show KEY` a key's"),
+}
 
 
 # After an unreachable plane or sidecar: the usual cause on a first day is a stopped or restarted
