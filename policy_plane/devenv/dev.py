@@ -142,7 +142,7 @@ def _announce(console: Console, stack: Stack, root: Path, env_path: Path) -> Non
         f"[bold]NATS[/]             {_shown_nats(stack.nats_url)}",
         f"[bold]admin token[/]      {stack.admin_token_file}",
         f"[bold]logs[/]             {root / 'logs'}",
-        f"[bold]other shells[/]     source {_shown(env_path)}  (TG_PLANE_URL, TG_PLANE_TOKEN_FILE, TG_SIDECAR_URL)",
+        f"[bold]other shells[/]     source {_shown(env_path)}  ({', '.join(_addresses(stack))})",
     ]
     console.print(Panel("\n".join(lines), title="tenantguard dev is running", expand=False))
     question = json.dumps({"action": {"name": "invoices:read"},

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -75,6 +76,9 @@ def test_dev_runs_until_ctrl_c_and_leaves_nothing_behind(tmp_path: Path) -> None
         assert httpx.get(f"{ready['plane']}/ready", timeout=5).status_code == 200
         assert "tenantguard token mint" in watcher.text()
         env_before = (run_dir / "dev.env").read_text()
+        exported = re.findall(r"^export (\w+)=", env_before, re.M)
+        banner = " ".join(re.sub("[\u2500-\u257f]", " ", watcher.text()).split())  # the panel's box drawing gone
+        assert f"({', '.join(exported)})" in banner, banner  # the banner names every variable dev.env exports
         for second in (["dev"], ["demo", "--no-pg"]):  # the same folder, while this one runs
             refused = run_devenv(*second, "--dir", str(run_dir))
             assert refused.returncode == 1, refused.stdout + refused.stderr
