@@ -43,9 +43,16 @@ class Steps:
     @contextmanager
     def step(self, text: str) -> Iterator[None]:
         start = time.monotonic()
+        # Started and stopped by hand, not ``with``: a Ctrl-C that lands while the spinner starts
+        # (inside ``__enter__``) skipped ``__exit__``, and its thread kept drawing the step over
+        # "stopping…" and "stopped every process".
+        status = self.console.status(f"{text}…", spinner="dots")
         try:
-            with self.console.status(f"{text}…", spinner="dots"):
+            try:
+                status.start()
                 yield
+            finally:
+                status.stop()
         except StepSkipped as skipped:
             self.console.print(f"[yellow]-[/] {text}: [yellow]skipped[/] ({escape(skipped.reason)}) "
                                f"[dim]({_ms(start)})[/]", soft_wrap=True)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import io
 import os
+import re
 import signal
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from rich.console import Console
+from rich.status import Status
 from typer.testing import CliRunner
 
 from policy_plane.devenv.cli import app
@@ -17,6 +22,7 @@ from policy_plane.devenv.dev import _ports
 from policy_plane.devenv.procs import ChildFailed, Children, start_child
 from policy_plane.devenv.stack import bundle_revision, default_bundle_dir
 from policy_plane.devenv.trust import KeyRegistration
+from policy_plane.devenv.ui import Steps
 
 
 def test_cli_offers_dev_and_demo_with_their_flags() -> None:
@@ -96,3 +102,27 @@ def test_a_child_that_fails_to_start_is_not_tracked(tmp_path: Path) -> None:
     with pytest.raises(ChildFailed, match="did not start"):
         start_child("dies", [sys.executable, "-c", "raise SystemExit(3)"], tmp_path / "dies.log", track=children)
     assert children.pids() == {}
+
+
+class _CtrlCWhileTheSpinnerStarts(Console):
+    """A real terminal console whose spinner is interrupted right after its thread started: where a
+    Ctrl-C lands when it arrives between two steps of ``dev``."""
+
+    def status(self, *args: Any, **kwargs: Any) -> Status:
+        class Interrupted(Status):
+            def start(self) -> None:
+                super().start()
+                raise KeyboardInterrupt
+
+        return Interrupted(*args, console=self, **kwargs)
+
+
+def test_a_ctrl_c_while_a_step_starts_leaves_no_spinner_drawing() -> None:
+    """The spinner's thread used to keep drawing the step over "stopping…" and "stopped every process"."""
+    console = _CtrlCWhileTheSpinnerStarts(file=io.StringIO(), force_terminal=True, width=80)
+    with pytest.raises(KeyboardInterrupt), Steps(console).step("policy plane keys"):
+        pass
+    assert console._live_stack == [], "a spinner is still live"
+    assert not any(t.name == "rich-live" or type(t).__name__ == "_RefreshThread" for t in threading.enumerate())
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", console.file.getvalue())  # type: ignore[attr-defined]
+    assert "✗ policy plane keys" in shown, shown
