@@ -122,7 +122,7 @@ async def _start_http(app: ASGIApp, sock: socket.socket, address: str) -> _Http:
 async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event,
                        on_stop: Callable[[], Awaitable[None]] | None = None) -> None:
     config = sidecar.config
-    sock = bind_unix(str(config.uds)) if config.uds else bind_tcp(config.host, config.port)
+    sock = bind_unix(str(config.uds)) if config.uds else bind_tcp(config.host, config.port, flag="--port")
     if not config.uds:  # discovery documents name the real port (port 0 binds a free one)
         host, port = sock.getsockname()[:2]
         sidecar.bound_url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
@@ -132,7 +132,7 @@ async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event,
     door: GrpcDoor | None = None
     try:
         if config.ops_port is not None:  # probes and metrics only, on --ops-host
-            ops_sock = bind_tcp(config.ops_host, config.ops_port)
+            ops_sock = bind_tcp(config.ops_host, config.ops_port, flag="--ops-port")
             ops = await _start_http(create_ops_app(sidecar), ops_sock, "{}:{}".format(*ops_sock.getsockname()[:2]))
         if config.grpc_port is not None:
             door = await start_grpc(sidecar, config.host, config.grpc_port,

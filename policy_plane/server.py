@@ -35,7 +35,7 @@ async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     config = plane.config
-    sock = bind_tcp(config.host, config.port)
+    sock = bind_tcp(config.host, config.port, flag="--port")
     start = loop.create_task(plane.start())
     waiter = loop.create_task(stop.wait())
     await asyncio.wait({start, waiter}, return_when=asyncio.FIRST_COMPLETED)

@@ -18,11 +18,12 @@ from typing import Any
 from .errors import ConfigError, InvalidInput
 
 
-def bind_tcp(host: str, port: int) -> socket.socket:
+def bind_tcp(host: str, port: int, *, flag: str = "port") -> socket.socket:
     """A non-blocking listening TCP socket on ``host:port`` (0 = any free port).
 
     A port already taken (or a host that is not this machine's) is a :class:`ConfigError` that
-    names the address and what to do, so the CLI prints one line instead of a traceback.
+    names the address and what to do (``flag``: the option that chose the port), so the CLI prints
+    one line instead of a traceback.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose
@@ -34,7 +35,7 @@ def bind_tcp(host: str, port: int) -> socket.socket:
         sock.listen(1024)
     except OSError as exc:
         sock.close()
-        raise cannot_listen(f"{host}:{port}", exc) from None
+        raise cannot_listen(f"{host}:{port}", exc, flag=flag) from None
     sock.setblocking(False)
     return sock
 
@@ -77,11 +78,12 @@ def _unix_socket_answers(path: str) -> bool:
     return True
 
 
-def cannot_listen(address: str, exc: OSError) -> ConfigError:
-    """The one-line error for a listening address the service cannot take."""
+def cannot_listen(address: str, exc: OSError, *, flag: str = "port") -> ConfigError:
+    """The one-line error for a listening address the service cannot take; ``flag`` names the option
+    to change (``--port``, ``--ops-port``), or is a plain word when no option chose it."""
     if exc.errno == errno.EADDRINUSE:
         return ConfigError(f"cannot listen on {address}: another process is using it; stop that process, "
-                           "or choose another port (0 picks a free one)")
+                           f"or choose another {flag} (0 picks a free one)")
     return ConfigError(f"cannot listen on {address}: {exc.strerror or exc}")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import stat
 import subprocess
 from pathlib import Path
@@ -106,6 +107,22 @@ def test_serve_fails_fast_and_typed_when_nats_is_down(world: World) -> None:
                           text=True, timeout=45)
     assert done.returncode == 1
     assert "error unavailable: cannot connect to NATS" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_serve_on_a_taken_port_names_the_flag_to_change(world: World) -> None:
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    try:
+        port = str(holder.getsockname()[1])
+        args = world.args()
+        args[args.index("--port") + 1] = port
+        done = subprocess.run([TENANTGUARD, "plane", "serve", *args], capture_output=True, text=True, timeout=45)
+    finally:
+        holder.close()
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert (f"error config_invalid: cannot listen on 127.0.0.1:{port}: another process is using it; stop that "
+            "process, or choose another --port (0 picks a free one)") in done.stderr, done.stderr
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
