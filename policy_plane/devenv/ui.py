@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
+from rich.status import Status
 from tenantguard.cli.common import make_console as cli_console
 
 
@@ -52,7 +53,7 @@ class Steps:
                 status.start()
                 yield
             finally:
-                status.stop()
+                _stop(status)
         except StepSkipped as skipped:
             self.console.print(f"[yellow]-[/] {text}: [yellow]skipped[/] ({escape(skipped.reason)}) "
                                f"[dim]({_ms(start)})[/]", soft_wrap=True)
@@ -64,6 +65,15 @@ class Steps:
 
     def note(self, text: str) -> None:
         self.console.print(f"  [dim]{text}[/]")
+
+
+def _stop(status: Status) -> None:
+    """Stop a spinner, also one whose start a Ctrl-C cut short. Rich marks a Live started before it
+    registers it with the console (and its render hook after that), so stopping one interrupted in
+    between pops an empty stack: IndexError, which then replaced "interrupted" as the run's result.
+    Nothing else was set up by then (the drawing thread starts last), so there is nothing to undo."""
+    with suppress(IndexError):
+        status.stop()
 
 
 def _ms(start: float) -> str:

@@ -105,21 +105,38 @@ def test_a_child_that_fails_to_start_is_not_tracked(tmp_path: Path) -> None:
 
 
 class _CtrlCWhileTheSpinnerStarts(Console):
-    """A real terminal console whose spinner is interrupted right after its thread started: where a
-    Ctrl-C lands when it arrives between two steps of ``dev``."""
+    """A real terminal console whose spinner is interrupted while it starts: where a Ctrl-C lands when
+    it arrives between two steps of ``dev`` or ``demo``. ``at`` is the moment: ``"drawing"`` right
+    after its thread started, ``"registering"`` inside Rich's start, after the Live marked itself
+    started and before the console knew it."""
+
+    def __init__(self, at: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.at = at
+
+    def set_live(self, live: Any) -> bool:
+        if self.at == "registering":
+            raise KeyboardInterrupt
+        return super().set_live(live)
 
     def status(self, *args: Any, **kwargs: Any) -> Status:
+        at = self.at
+
         class Interrupted(Status):
             def start(self) -> None:
                 super().start()
-                raise KeyboardInterrupt
+                if at == "drawing":
+                    raise KeyboardInterrupt
 
         return Interrupted(*args, console=self, **kwargs)
 
 
-def test_a_ctrl_c_while_a_step_starts_leaves_no_spinner_drawing() -> None:
-    """The spinner's thread used to keep drawing the step over "stopping…" and "stopped every process"."""
-    console = _CtrlCWhileTheSpinnerStarts(file=io.StringIO(), force_terminal=True, width=80)
+@pytest.mark.parametrize("at", ["drawing", "registering"])
+def test_a_ctrl_c_while_a_step_starts_leaves_no_spinner_drawing(at: str) -> None:
+    """The spinner's thread used to keep drawing the step over "stopping…" and "stopped every process";
+    and a stop after an interrupted start must not turn the Ctrl-C into an IndexError (``demo`` then
+    reported "demo failed (IndexError: pop from empty list)" instead of "interrupted")."""
+    console = _CtrlCWhileTheSpinnerStarts(at, file=io.StringIO(), force_terminal=True, width=80)
     with pytest.raises(KeyboardInterrupt), Steps(console).step("policy plane keys"):
         pass
     assert console._live_stack == [], "a spinner is still live"
