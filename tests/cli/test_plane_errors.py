@@ -118,6 +118,29 @@ def test_the_sdk_names_the_sidecar_it_cannot_reach(refused_port: int) -> None:
     assert "s3cret" not in str(info.value)
 
 
+def test_an_unreachable_default_address_says_it_is_only_the_default(
+        refused_port: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A service started in a shell without ``source .tenantguard/dev.env`` asks 127.0.0.1:8181; its log
+    said only "sidecar at http://127.0.0.1:8181 ... failed", not that this is the default nobody set."""
+    from tenantguard.clients.base import ClientSettings, transport_unavailable
+    from tenantguard.clients.wire import Call
+
+    monkeypatch.delenv("TG_SIDECAR_URL", raising=False)
+    monkeypatch.delenv("TG_SIDECAR_UDS", raising=False)
+    default = ClientSettings()
+    note = "(the default: TG_SIDECAR_URL is not set in this process's environment)"
+    assert default.default_address_note == f" {note}"
+    call = Call("POST", "/v1/check", lambda *_: None)
+    error = transport_unavailable(call, ConnectionRefusedError(), 3, default.where, default.default_address_note)
+    assert error.message.startswith(f"sidecar at http://127.0.0.1:8181 {note} unreachable"), error.message
+    assert ClientSettings(base_url="http://127.0.0.1:9").default_address_note == ""
+    monkeypatch.setenv("TG_SIDECAR_URL", f"http://127.0.0.1:{refused_port}")
+    assert ClientSettings().default_address_note == ""
+    with AuthzClient() as client, pytest.raises(Unavailable) as info:  # from the environment: no note
+        client.check(token="t", action="read", resource={"type": "invoice", "id": "1"})
+    assert info.value.message.startswith(f"sidecar at http://127.0.0.1:{refused_port} unreachable")
+
+
 @pytest.mark.parametrize(("url", "shown"), [
     ("http://127.0.0.1:8282", "http://127.0.0.1:8282"),
     ("https://admin:pw@plane.internal:8443/base?token=abc&page=2", "https://admin:***@plane.internal:8443/base?token=***&page=2"),

@@ -140,7 +140,8 @@ class AsyncAuthzClient:
             except TRANSPORT_ERRORS as exc:
                 settings.breaker.on_failure()
                 if attempt + 1 >= attempts:
-                    raise transport_unavailable(call, exc, attempt + 1, self.settings.where) from exc
+                    raise transport_unavailable(call, exc, attempt + 1, self.settings.where,
+                                                self.settings.default_address_note) from exc
             else:
                 settings.breaker.on_success()
                 if attempt + 1 >= attempts or not should_retry(status):

@@ -68,6 +68,15 @@ class ClientSettings:
         return f"unix:{uds}" if uds is not None else self.resolved_base_url
 
     @property
+    def default_address_note(self) -> str:
+        """Said after the address when it is only the default: a service started in a shell without
+        ``TG_SIDECAR_URL`` (``source .tenantguard/dev.env`` not run) asks 127.0.0.1:8181, and its
+        log should say why that address, not only that nothing answered there."""
+        if self.base_url is not None or self.resolved_uds is not None or os.environ.get("TG_SIDECAR_URL"):
+            return ""
+        return " (the default: TG_SIDECAR_URL is not set in this process's environment)"
+
+    @property
     def resolved_base_url(self) -> str:
         if self.resolved_uds is not None:
             return UDS_BASE_URL
@@ -132,9 +141,11 @@ def outcome(call: Call, status: int, content: bytes | None) -> Any:
         raise
 
 
-def transport_unavailable(call: Call, exc: Exception, attempts: int, where: str | None = None) -> Unavailable:
-    """``where``: the sidecar's URL or socket, named in the message (credentials hidden)."""
-    at = f" at {shown_url(where)}" if where else ""
+def transport_unavailable(call: Call, exc: Exception, attempts: int, where: str | None = None,
+                          note: str = "") -> Unavailable:
+    """``where``: the sidecar's URL or socket, named in the message (credentials hidden), followed by
+    ``note`` (:attr:`ClientSettings.default_address_note`)."""
+    at = f" at {shown_url(where)}{note}" if where else ""
     log.warning("sidecar%s %s %s failed after %d attempt(s): %s", at, call.method, call.path, attempts,
                 type(exc).__name__)
     return Unavailable(f"sidecar{at} unreachable: {type(exc).__name__}", attempts=attempts)
