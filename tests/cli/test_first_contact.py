@@ -415,3 +415,17 @@ def test_a_bundle_signed_by_another_key_says_how_to_compare_the_keys(
     assert last.startswith("error bundle_unknown_key: ") and "bundle signed by unknown key" in last, last
     assert last.endswith("`tenantguard bundle inspect FILE` shows the signer's kid and `tenantguard keys show KEY` "
                          "a key's"), last
+
+
+def test_verify_with_another_key_says_how_to_tell_tampering_from_a_wrong_key(
+        tmp_path: Path, signed_archive: tuple[Path, Path]) -> None:
+    """One --key is tried whatever its kid (as OPA's --verification-key), so a wrong key read as
+    "bundle signature does not verify", the same words as a tampered archive."""
+    other = tmp_path / "other.pem"
+    SigningKey.generate().save(other)
+    done = run_cli("bundle", "verify", signed_archive[0], "--key", f"{other}.pub")
+    assert done.returncode == 1, done
+    assert done.stderr.startswith(f"error bundle_signature_invalid: {signed_archive[0]}: .signatures.json: "), \
+        done.stderr
+    assert "another key than the one given signed it: `tenantguard bundle inspect FILE` shows the signer's kid" \
+        in done.stderr, done.stderr

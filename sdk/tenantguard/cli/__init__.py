@@ -17,7 +17,7 @@ from rich.markup import escape
 from .. import __version__
 from ..errors import TenantGuardError
 from . import bundle, decisions, keys, relation, revoke, token
-from .common import console_err, hint_dev_env
+from .common import console_err, hint_dev_env, shown_message
 
 # rich_markup_mode=None: help texts are plain text, never Rich markup, so "[default: ...]"
 # and "[env var: ...]" stay visible and a docstring's line breaks do not split a command's
@@ -98,31 +98,6 @@ def main() -> None:
     try:
         hint_dev_env(typer.main.get_command(app))()
     except TenantGuardError as exc:
-        console_err.print(f"[red]error[/] {exc.code}: {escape(_shown_message(exc))}", soft_wrap=True)
+        console_err.print(f"[red]error[/] {exc.code}: {escape(shown_message(exc))}", soft_wrap=True)
         sys.exit(1)
 
-
-def _shown_message(exc: TenantGuardError) -> str:
-    """The message, led by the file at fault when the error names one the message does not
-    (``bundle test`` said "invalid JSON: ..." without saying which of a bundle's data.json)."""
-    message = exc.message
-    file = getattr(exc, "file", None)
-    if isinstance(file, str) and file and file not in message:
-        message = f"{file}: {message}"
-    if exc.code == "unavailable" and " unreachable: Connect" in message:  # refused or timed out, not a bad URL
-        message += UNREACHABLE_HINT
-    return message + CODE_HINTS.get(exc.code, "")
-
-
-# What to do next, for refusals whose message states only the fact (the library's errors are
-# also read by programs and the plane's API, so the CLI adds the advice).
-CODE_HINTS = {
-    "bundle_unknown_key": ("; none of the keys given (--bundle-key, --key, --trust) signed it: `tenantguard bundle "
-                           "inspect FILE` shows the signer's kid and `tenantguard keys show KEY` a key's"),
-}
-
-
-# After an unreachable plane or sidecar: the usual cause on a first day is a stopped or restarted
-# `tenantguard dev` whose old addresses are still exported in this shell.
-UNREACHABLE_HINT = ("; is it running there? A restarted `tenantguard dev` listens on new ports: "
-                    "`source .tenantguard/dev.env` again in this shell")

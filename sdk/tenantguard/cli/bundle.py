@@ -33,7 +33,7 @@ from ..bundle import (
 from ..bundle.content import parse_contents
 from ..errors import BundleRejected
 from ..keys import SigningKey, TrustSet, load_public_key_file
-from .common import DEV_ENV_HINT, console, console_err, print_json
+from .common import DEV_ENV_HINT, console, console_err, print_json, shown_message
 
 app = typer.Typer(
     help=(
@@ -674,10 +674,8 @@ def _verified(archive: Path, verifier: Verifier | None, *, require_signature: bo
     try:
         return verify_bundle(archive, verifier, require_signature=require_signature)
     except BundleRejected as exc:
-        member = f"{exc.file}: " if exc.file and exc.file not in exc.message else ""
-        console_err.print(
-            f"[red]error[/] {exc.code}: {escape(str(archive))}: {escape(member + exc.message)}", soft_wrap=True
-        )
+        console_err.print(f"[red]error[/] {exc.code}: {escape(str(archive))}: {escape(shown_message(exc))}",
+                          soft_wrap=True)
         raise typer.Exit(1) from None
 
 

@@ -1,4 +1,4 @@
-"""Small helpers shared by the CLI groups: consoles and JSON output."""
+"""Small helpers shared by the CLI groups: consoles, JSON output, and what an error line says."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 from rich.console import Console
+
+from ..errors import TenantGuardError
 
 
 def make_console(*, stderr: bool = False, width: int | None = None) -> Console:
@@ -55,3 +57,32 @@ def hint_dev_env(command: Any) -> Any:
     for sub in getattr(command, "commands", {}).values():
         hint_dev_env(sub)
     return command
+
+
+def shown_message(exc: TenantGuardError) -> str:
+    """The message, led by the file at fault when the error names one the message does not
+    (``bundle test`` said "invalid JSON: ..." without saying which of a bundle's data.json)."""
+    message = exc.message
+    file = getattr(exc, "file", None)
+    if isinstance(file, str) and file and file not in message:
+        message = f"{file}: {message}"
+    if exc.code == "unavailable" and " unreachable: Connect" in message:  # refused or timed out, not a bad URL
+        message += UNREACHABLE_HINT
+    return message + CODE_HINTS.get(exc.code, "")
+
+
+# What to do next, for refusals whose message states only the fact (the library's errors are
+# also read by programs and the plane's API, so the CLI adds the advice).
+CODE_HINTS = {
+    "bundle_unknown_key": ("; none of the keys given (--bundle-key, --key, --trust) signed it: `tenantguard bundle "
+                           "inspect FILE` shows the signer's kid and `tenantguard keys show KEY` a key's"),
+    "bundle_signature_invalid": ("; the archive changed after it was signed, or another key than the one given signed "
+                                 "it: `tenantguard bundle inspect FILE` shows the signer's kid and `tenantguard keys "
+                                 "show KEY` a key's"),
+}
+
+
+# After an unreachable plane or sidecar: the usual cause on a first day is a stopped or restarted
+# `tenantguard dev` whose old addresses are still exported in this shell.
+UNREACHABLE_HINT = ("; is it running there? A restarted `tenantguard dev` listens on new ports: "
+                    "`source .tenantguard/dev.env` again in this shell")
