@@ -153,7 +153,7 @@ def serve(
     from tenantguard.natsconn import from_options as nats_from_options
 
     from .runtime import Sidecar
-    from .server import run
+    from .server import configure_logging, run
 
     nats_connection = None
     if nats is None and any(v is not None for v in (nats_user, nats_password_file, nats_token_file,
@@ -182,4 +182,5 @@ def serve(
         plane_url=plane_url, join_secret_file=join_secret_file,
         cells=cells, scope_cells=tuple(scope_cell or ()), scope_types=tuple(scope_type or ()),
     )
+    configure_logging()
     run(Sidecar.from_config(config))

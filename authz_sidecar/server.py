@@ -166,10 +166,17 @@ async def _stop_http(listeners: list[_Http]) -> None:
         await listener.task
 
 
-def run(sidecar: Sidecar) -> None:
-    """Blocking entry point for the CLI."""
+def configure_logging() -> None:
+    """Log lines on stderr with time, level and logger. Called before the sidecar is built too, so what
+    it says while loading files (a rejected --bundle) reads as a log line, not as a bare second copy
+    of the error line Python's last-resort handler would print."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def run(sidecar: Sidecar) -> None:
+    """Blocking entry point for the CLI."""
+    configure_logging()
     if not sidecar.core.ready and sidecar.config.nats_url is None:
         log.warning(NOTHING_TO_SERVE)
     event_loop_runner()(serve(sidecar))

@@ -306,9 +306,10 @@ def test_a_sidecar_given_the_bundle_folder_is_told_to_build_the_archive(tmp_path
     folder = Path(__file__).parents[2] / "bundles" / "tenantguard"
     done = serve_sidecar("--bundle", folder, "--bundle-key", f"{key}.pub")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert done.stderr.startswith(f"error config_invalid: --bundle {folder} is a folder; --bundle takes a built, "
-                                  f"signed archive: `tenantguard bundle build {folder} -o bundle.tar.gz "
-                                  "--signing-key KEY` makes one"), done.stderr
+    last = done.stderr.strip().splitlines()[-1]  # after the sidecar's log lines
+    assert last.startswith(f"error config_invalid: --bundle {folder} is a folder; --bundle takes a built, "
+                           f"signed archive: `tenantguard bundle build {folder} -o bundle.tar.gz "
+                           "--signing-key KEY` makes one"), done.stderr
 
 
 @pytest.mark.parametrize(("content", "says"), [
@@ -411,8 +412,12 @@ def test_a_bundle_signed_by_another_key_says_how_to_compare_the_keys(
     SigningKey.generate().save(other)
     done = serve_sidecar("--bundle", signed_archive[0], "--bundle-key", f"{other}.pub")
     assert done.returncode == 1, done.stderr
-    last = done.stderr.strip().splitlines()[-1]
+    lines = done.stderr.strip().splitlines()
+    last = lines[-1]
     assert last.startswith("error bundle_unknown_key: ") and "bundle signed by unknown key" in last, last
+    # the rejection's log line reads as one (time, level, logger), not as a bare copy of the error line
+    assert not any(line.startswith("bundle rejected") for line in lines), lines
+    assert any(" WARNING authz_sidecar.runtime: bundle rejected: bundle_unknown_key" in line for line in lines)
     assert last.endswith("`tenantguard bundle inspect FILE` shows the signer's kid and `tenantguard keys show KEY` "
                          "a key's"), last
 
