@@ -23,6 +23,7 @@ next one, so losing the replica a client talks to costs a retry, not the write.
 from __future__ import annotations
 
 import random
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -31,7 +32,7 @@ from typing import Any, Final
 
 import httpx
 
-from .errors import BundleRejected, ConfigError, TenantGuardError, Unavailable
+from .errors import BundleRejected, ConfigError, InvalidInput, TenantGuardError, Unavailable
 from .relations import RelationChange, Relationship
 from .urls import shown_url
 
@@ -176,14 +177,28 @@ def rollback_call(scope: str, to: str | None = None) -> Call:
     return Call("POST", "/v1/bundles/rollback", json={"scope": scope, "to": to})
 
 
+def _segment(what: str, value: str) -> str:
+    """``value`` as one path segment, or :class:`InvalidInput`. An id is put into the URL's path, so
+    ``../../relations`` or ``a/b?c`` would ask another route of the plane (with the admin token) and
+    come back as a puzzling 404 or another route's answer; every id the plane hands out is a plain token."""
+    if _SEGMENT_RE.fullmatch(value) is None or value in (".", ".."):
+        raise InvalidInput(f"{what} {value[:80]!r} is not an id: letters, digits, '_', '.', ':' or '-' (at most 160)",
+                           field=what)
+    return value
+
+
+_SEGMENT_RE: Final = re.compile(r"[A-Za-z0-9_.:-]{1,160}")
+
+
 def rollout_call(rollout_id: str | None = None, action: str | None = None) -> Call:
     if rollout_id is None or action is None:
         return Call("GET", "/v1/rollouts")
-    return Call("POST", f"/v1/rollouts/{rollout_id}/{action}", json={})
+    return Call("POST", f"/v1/rollouts/{_segment('rollout id', rollout_id)}/{_segment('action', action)}", json={})
 
 
 def register_key_call(service: str, jwk: Mapping[str, Any], not_after: int | None = None) -> Call:
-    return Call("POST", f"/v1/trust/sidecars/{service}/keys", json={"jwk": dict(jwk), "not_after": not_after})
+    return Call("POST", f"/v1/trust/sidecars/{_segment('service', service)}/keys",
+                json={"jwk": dict(jwk), "not_after": not_after})
 
 
 def revoke_call(revocation: Mapping[str, Any], *, key: str | None = None) -> Call:
@@ -258,7 +273,8 @@ def decisions_call(**filters: Any) -> Call:
 
 
 def explain_call(decision_id: str, *, tenant: str | None = None, service: str | None = None) -> Call:
-    return Call("GET", f"/v1/decisions/{decision_id}/explain", params=_params(tenant=tenant, service=service))
+    return Call("GET", f"/v1/decisions/{_segment('decision id', decision_id)}/explain",
+                params=_params(tenant=tenant, service=service))
 
 
 # --------------------------------------------------------------------------- clients

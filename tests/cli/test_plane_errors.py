@@ -172,3 +172,31 @@ def test_a_lookup_at_a_server_that_is_no_sidecar_says_so(web_server: str) -> Non
     assert flat.startswith(f"error unexpected_response: {web_server} answered POST /v1/lookup/resources with "
                            "HTTP 501 but not as a tenantguard sidecar does; point --sidecar (TG_SIDECAR_URL) at "
                            "the sidecar's base URL"), flat
+
+
+@pytest.mark.parametrize("args", [
+    ("explain", "../../v1/relations"),
+    ("explain", "d1/explain?tenant=x"),
+    ("bundle", "rollout", "advance", ".."),
+])
+def test_an_id_that_would_leave_its_path_segment_is_refused_locally(args: tuple[str, ...], token_file: Path,
+                                                                   refused_port: int) -> None:
+    """An id goes into the URL's path: ``explain ../../v1/relations`` asked another route of the plane
+    (and printed "not_found: Not Found"). Refused before any request: the plane here is not even up."""
+    done = run_cli(*args, "--plane", f"http://127.0.0.1:{refused_port}", "--token-file", token_file)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("error invalid_request: ") and "is not an id: letters, digits" in done.stderr, \
+        done.stderr
+    assert "unreachable" not in done.stderr  # nothing was sent
+
+
+def test_plane_client_calls_keep_every_id_in_its_segment() -> None:
+    from tenantguard.errors import InvalidInput
+    from tenantguard.plane_client import explain_call, register_key_call, rollout_call
+
+    assert explain_call("0a1b:c.d-e_f").path == "/v1/decisions/0a1b:c.d-e_f/explain"
+    for make in (lambda v: explain_call(v), lambda v: rollout_call(v, "advance"), lambda v: rollout_call("r1", v),
+                 lambda v: register_key_call(v, {})):
+        for bad in ("..", "a/b", "a?b", "a#b", "a b", "", "x" * 161):
+            with pytest.raises(InvalidInput):
+                make(bad)
