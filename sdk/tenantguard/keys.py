@@ -355,9 +355,15 @@ class TrustSet:
     def load(cls, path: str | os.PathLike[str]) -> TrustSet:
         """Read a trust file: a JWKS whose keys carry ``iss`` (and optionally ``exp``)."""
         try:
-            return cls.from_jwks(json.loads(Path(path).read_text()))
-        except OSError as exc:
-            raise KeyMaterialError(f"cannot read trust file {path}: {exc.strerror}") from None
+            text = Path(path).read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise KeyMaterialError(f"cannot read trust file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        if "-----BEGIN" in text:  # a PEM key where a trust file belongs: the usual first try
+            raise KeyMaterialError(f"trust file {path} holds a PEM key, not a trust file (a JWKS naming each key's "
+                                   f"issuer): `tenantguard keys jwks {path} --issuer ISSUER --out trust.json` "
+                                   "makes one")
+        try:
+            return cls.from_jwks(json.loads(text))
         except json.JSONDecodeError as exc:
             raise KeyMaterialError(f"trust file {path} is not JSON: {exc.msg}") from None
 

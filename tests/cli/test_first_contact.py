@@ -434,3 +434,25 @@ def test_verify_with_another_key_says_how_to_tell_tampering_from_a_wrong_key(
         done.stderr
     assert "another key than the one given signed it: `tenantguard bundle inspect FILE` shows the signer's kid" \
         in done.stderr, done.stderr
+
+
+def test_a_pem_key_given_as_a_trust_file_gets_the_command_that_makes_one(tmp_path: Path) -> None:
+    """``--trust dev-issuer.pem.pub`` said only "is not JSON: Expecting value". The command it now names
+    (with the issuer filled in) makes a trust file the same verification then accepts."""
+    key = tmp_path / "issuer.pem"
+    SigningKey.generate().save(key)
+    minted = run_cli("token", "mint", "--key", key, "--issuer", "dev", "--sub", "alice", "--tenant", "acme",
+                     "--aud", "orders")
+    assert minted.returncode == 0, minted.stderr
+    token = minted.stdout.strip()
+    pub = f"{key}.pub"
+    refused = run_cli("token", "verify", token, "--trust", pub, "--aud", "orders")
+    assert refused.returncode == 1, refused
+    said = f"`tenantguard keys jwks {pub} --issuer ISSUER --out trust.json` makes one"
+    assert refused.stderr.startswith(f"error key_invalid: trust file {pub} holds a PEM key, not a trust file"), \
+        refused.stderr
+    assert said in " ".join(refused.stderr.split()), refused.stderr
+    trust = tmp_path / "trust.json"
+    assert run_cli("keys", "jwks", pub, "--issuer", "dev", "--out", trust).returncode == 0
+    accepted = run_cli("token", "verify", token, "--trust", trust, "--aud", "orders")
+    assert accepted.returncode == 0 and '"sub": "alice"' in accepted.stdout, accepted
