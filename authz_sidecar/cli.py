@@ -103,7 +103,8 @@ def serve(
     ] = DEFAULT_MAX_STALENESS,
     plane_url: Annotated[str | None, typer.Option(
         envvar=ENV + "PLANE_URL", help="The plane's HTTP API: register this sidecar's exchange key there (in the "
-        "background, retried until accepted); the plane then publishes it to every sidecar over NATS")] = None,
+        "background, retried until accepted, moving to the next replica of a comma-separated list on each "
+        "failure); the plane then publishes it to every sidecar over NATS")] = None,
     join_secret_file: Annotated[Path | None, typer.Option(
         envvar=ENV + "JOIN_SECRET_FILE", dir_okay=False,
         help="This service's join secret for --plane-url (mode 0600; read once, never logged)")] = None,

@@ -121,8 +121,9 @@ class SidecarConfig:
             raise ConfigError("max_staleness_seconds must be within 0..86400 (exclusive of 0)")
         if (self.plane_url is None) != (self.join_secret_file is None):
             raise ConfigError("--plane-url and --join-secret-file go together (the plane checks the join secret)")
-        if self.plane_url is not None and not self.plane_url.startswith(("http://", "https://")):
-            raise ConfigError("--plane-url must be an http:// or https:// URL")
+        if self.plane_url is not None and not all(
+                url.strip().startswith(("http://", "https://")) for url in self.plane_url.split(",")):
+            raise ConfigError("--plane-url must be an http:// or https:// URL, or several separated by commas")
 
         try:
             object.__setattr__(self, "scope_cells", tuple(dict.fromkeys(self.scope_cells)))
