@@ -22,6 +22,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import InvalidInput, PayloadTooLarge, TenantGuardError, TokenError, TokenMissing, UnsupportedMediaType
@@ -106,6 +107,33 @@ def failure_response(exc: Exception, *, realm: str, method: str, path: str, requ
     return JSONResponse({"error": "internal_error", "message": "internal error"}, status_code=500)
 
 
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app serves at this request's path.
+
+    Why not the framework's own ``Allow``: it names the methods of the first route whose
+    path matches, and a path served by one route per method (``/v1/data/{path}``: GET,
+    POST, PUT, PATCH, DELETE) advertised one of them. Each method is asked of the routes'
+    public ``matches`` (included routers nest theirs).
+    """
+    routes = request.app.router.routes
+    return [method for method in HTTP_METHODS
+            if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)]
+
+
+def http_error_headers(request: Request, exc: StarletteHTTPException) -> dict[str, str] | None:
+    """The headers a framework 404/405 must keep: a 405's ``Allow`` (RFC 9110 15.5.6: "MUST
+    generate"), listing every method the path serves. The handlers below dropped it."""
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        methods = allowed_methods(request)
+        if methods:
+            headers["Allow"] = ", ".join(methods)
+    return headers or None
+
+
 def install_error_handlers(app: FastAPI, *, realm: str) -> None:
     """Typed errors, schema errors, 404/405 and anything unexpected all become JSON (and the
     OpenAPI document says so: :func:`install_error_schema`)."""
@@ -125,7 +153,8 @@ def install_error_handlers(app: FastAPI, *, realm: str) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return JSONResponse({"error": code, "message": str(exc.detail)}, status_code=exc.status_code)
+        return JSONResponse({"error": code, "message": str(exc.detail)}, status_code=exc.status_code,
+                            headers=http_error_headers(request, exc))
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -162,3 +162,24 @@ def test_opa_client_without_a_token_is_answered_as_the_local_pep(sidecar: Sideca
         assert client.query_rule(stated, "tenantguard.decision", "allow")["result"] is True
     finally:
         client.close_connection()
+
+
+# ------------------------------------------------------------------------------- 405 Allow
+
+
+@pytest.mark.parametrize(("method", "path", "allowed"), [
+    ("OPTIONS", "/v1/data/tenantguard/decision", {"DELETE", "GET", "PATCH", "POST", "PUT"}),
+    ("GET", "/v0/data/tenantguard/decision", {"POST"}),
+    ("GET", "/v1/check", {"POST"}),
+    ("GET", "/oauth2/token", {"POST"}),
+    ("POST", "/health", {"GET"}),  # as OPA: no HEAD
+    ("DELETE", "/v1/config", {"GET"}),
+])
+def test_a_405_names_every_method_the_path_serves(sidecar: SidecarProcess, method: str, path: str,
+                                                  allowed: set[str]) -> None:
+    """RFC 9110 15.5.6: a 405 MUST carry ``Allow``. The error handlers dropped it, and the framework's
+    own named only the first route's methods (``/v1/data/{path}`` is one route per method)."""
+    response = httpx.request(method, sidecar.base_url + path)
+    assert response.status_code == 405, response.text
+    assert {m.strip() for m in response.headers["allow"].split(",")} == allowed
+    assert response.json()["error"] == "method_not_allowed"
