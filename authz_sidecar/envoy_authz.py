@@ -119,6 +119,18 @@ def refuse_aliases(headers: Mapping[str, tuple[str, ...]]) -> None:
             raise AliasedHeader(f"the {name[:64]} header aliases {name.replace('_', '-')}", header=name[:64])
 
 
+def tenant_claims(values: Iterable[str]) -> set[str]:
+    """The tenant names ``x-tenant-id`` values state, each value read as a comma-separated list.
+
+    Why: Envoy folds a repeated header into one value joined by ``,`` before asking (both
+    doors), so a client's two identical ``x-tenant-id: acme`` lines arrived as ``acme,acme``
+    and were denied as a tenant mismatch, while the same request sent to a door directly is
+    one claim. No tenant name contains a comma (``tokens.is_tenant_name``), so the split never
+    cuts a name; empty elements are kept, so ``acme,`` still names two tenants (a deny).
+    """
+    return {element.strip(" \t") for value in values for element in value.split(",")}
+
+
 def question_for(request: EnvoyRequest, tenant_path: re.Pattern[str] = DEFAULT_TENANT_PATH) -> dict[str, Any]:
     """The AuthZEN-shaped question for one request; PathRejected for a target that is not normal."""
     refuse_aliases(request.headers)
@@ -126,7 +138,7 @@ def question_for(request: EnvoyRequest, tenant_path: re.Pattern[str] = DEFAULT_T
         raise PathRejected("a request target carries no fragment", rule="fragment")
     target = normal_target(request.target or "/", request.query or None)
     method = (request.method or "GET").upper()
-    named = set(request.headers.get(TENANT_HEADER, ()))
+    named = tenant_claims(request.headers.get(TENANT_HEADER, ()))
     match = tenant_path.match(target.path)
     if match:
         named.add(match.group("tenant"))

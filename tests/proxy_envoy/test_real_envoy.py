@@ -243,6 +243,21 @@ def raw_status(stack: Stack, target: bytes) -> int:
     return int(data.split(b" ", 2)[1])
 
 
+def raw_get(stack: Stack, target: bytes, extra_headers: list[tuple[bytes, bytes]]) -> tuple[int, bytes]:
+    """GET ``target`` with ``extra_headers`` exactly as listed (repeats kept); the status and the body."""
+    host, port = stack.envoy.url.removeprefix("http://").rsplit(":", 1)
+    lines = b"".join(name + b": " + value + b"\r\n" for name, value in extra_headers)
+    request = (b"GET " + target + b" HTTP/1.1\r\nhost: billing.internal\r\nconnection: close\r\n"
+               b"authorization: Bearer " + token(stack.world).encode() + b"\r\n" + lines + b"\r\n")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(request)
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
 # --------------------------------------------------------------------------------- tests
 
 
@@ -312,3 +327,25 @@ def test_sidecar_down_fails_closed(stack: Stack) -> None:
     response = get(stack, "/tenants/acme/orders", {"authorization": f"Bearer {token(stack.world)}"})
     assert response.status_code == 503, response.text
     assert len(stack.upstream.seen) == before
+
+
+@pytest.mark.parametrize(("claims", "allowed"), [
+    ([b"acme", b"acme"], True),  # Envoy folds the two lines into "acme,acme" before asking
+    ([b"acme, acme"], True),
+    ([b"acme", b"globex"], False),
+    ([b"acme,globex"], False),
+    ([b"acme,"], False),  # an empty element is a second (impossible) tenant, not nothing
+    ([b"globex", b"globex"], False),
+])
+def test_a_repeated_tenant_claim_is_judged_as_its_names(stack: Stack, claims: list[bytes], allowed: bool) -> None:
+    """A client's repeated ``x-tenant-id`` reaches the sidecar folded into one comma-joined value (both
+    Envoy modes); ``acme,acme`` was denied as a tenant mismatch, though a door asked directly takes two
+    identical lines as one claim. Each name is checked against the token; two different names deny."""
+    before = len(stack.upstream.seen)
+    status, body = raw_get(stack, b"/orders", [(b"x-tenant-id", claim) for claim in claims])
+    if allowed:
+        assert status == 200, body[:300]
+        assert stack.upstream.seen[-1]["headers"]["x-tenant-id"] == "acme"  # the sidecar's one value
+    else:
+        assert status == 403 and b"tenant_mismatch" in body, body[:300]
+        assert len(stack.upstream.seen) == before
