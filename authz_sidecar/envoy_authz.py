@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tenantguard.asgi import bearer_challenge
 from tenantguard.errors import InvalidInput, TokenError
 
 from .http.wire import DuplicateHeader
@@ -39,7 +40,7 @@ SUBJECT_HEADER = "x-tenant-subject"
 DECISION_HEADER = "x-tenantguard-decision-id"
 CONFLICTING = "\x00conflicting"  # a tenant nobody can be
 MAX_HEADER_VALUES = 32
-CHALLENGE = 'Bearer realm="tenantguard"'  # RFC 6750, on every 401 either door answers
+REALM = "tenantguard"  # the sidecar's RFC 6750 realm (authz_sidecar.app.REALM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +95,14 @@ class Outcome:
     rpc_code: int  # google.rpc.Code
     body: dict[str, Any] = field(default_factory=dict)
     upstream_headers: tuple[tuple[str, str], ...] = ()
+    challenge: str | None = None  # WWW-Authenticate of a 401, as every other door writes it
+
+
+def unauthenticated(exc: TokenError | None, body: dict[str, Any]) -> Outcome:
+    """A 401 for either Envoy door: the challenge names ``invalid_token`` when a token was refused
+    (the doors wrote the bare challenge, so a client behind Envoy could not tell an expired
+    token from a missing one, as it can at every other door)."""
+    return Outcome(False, 401, 16, body, challenge=bearer_challenge(exc, realm=REALM))
 
 
 class AliasedHeader(InvalidInput):
@@ -164,12 +173,12 @@ def authorize(sidecar: Sidecar, request: EnvoyRequest, tenant_path: re.Pattern[s
     try:
         authorization = request.header("authorization")
         if not authorization:
-            return Outcome(False, 401, 16, {"error": "token_missing", "message": "a context token is required"})
+            return unauthenticated(None, {"error": "token_missing", "message": "a context token is required"})
         claims = sidecar.authenticate(authorization)
         question = question_for(request, tenant_path)
         decision = sidecar.decide(question, claims, door="envoy")
     except TokenError as exc:
-        return Outcome(False, 401, 16, exc.to_dict())
+        return unauthenticated(exc, exc.to_dict())
     except InvalidInput as exc:
         return Outcome(False, 400, 3, exc.to_dict())
     except Exception:  # fail closed, never a traceback to Envoy

@@ -73,14 +73,21 @@ class ErrorBody(BaseModel):
     detail: dict[str, Any] | None = None
 
 
+def bearer_challenge(exc: TenantGuardError | None, *, realm: str) -> str:
+    """RFC 6750 3's ``WWW-Authenticate`` for a 401: ``error="invalid_token"`` (and the stable code as
+    ``error_description``) when a token was presented and refused, the bare challenge when none was.
+    Clients tell "send a token" from "get a fresh one" (refresh, re-exchange) by the attribute."""
+    challenge = f'Bearer realm="{realm}"'
+    if isinstance(exc, TokenError) and not isinstance(exc, TokenMissing):
+        challenge += f', error="invalid_token", error_description="{exc.code}"'
+    return challenge
+
+
 def error_response(exc: TenantGuardError, *, realm: str, request_id: str | None = None) -> JSONResponse:
     """The JSON body of a typed error, with the RFC 6750 challenge on 401s."""
     headers: dict[str, str] = {}
     if exc.http_status == 401:
-        challenge = f'Bearer realm="{realm}"'
-        if isinstance(exc, TokenError) and not isinstance(exc, TokenMissing):
-            challenge += f', error="invalid_token", error_description="{exc.code}"'
-        headers["WWW-Authenticate"] = challenge
+        headers["WWW-Authenticate"] = bearer_challenge(exc, realm=realm)
     if exc.retryable or exc.http_status == 503:
         headers.update(RETRY_AFTER)
     if request_id:

@@ -299,8 +299,24 @@ def test_no_token_gets_401(stack: Stack) -> None:
     response = get(stack, "/tenants/acme/orders")
     assert response.status_code == 401, response.text
     assert response.json()["error"] == "token_missing"
-    assert response.headers["www-authenticate"].startswith("Bearer")
+    assert response.headers["www-authenticate"] == 'Bearer realm="tenantguard"'  # no token: no error attribute
     assert len(stack.upstream.seen) == before
+
+
+@pytest.mark.parametrize(("case", "error"), [("expired", "token_expired"), ("wrong audience", "audience_invalid"),
+                                              ("forged", "token_malformed")])
+def test_a_refused_token_is_challenged_as_invalid_token(stack: Stack, case: str, error: str) -> None:
+    """RFC 6750 3: a request whose token is refused gets ``error="invalid_token"`` in the challenge, as at
+    every other door; through Envoy it got the bare challenge that means "send a token", so clients did
+    not know to refresh. A missing token still gets the bare one (test_no_token_gets_401)."""
+    presented = {"expired": token(stack.world, now=time.time() - 3600),
+                 "wrong audience": token(stack.world, aud="orders"),
+                 "forged": "not-a-jwt"}[case]
+    response = get(stack, "/tenants/acme/orders", {"authorization": f"Bearer {presented}"})
+    assert response.status_code == 401, response.text
+    assert response.json()["error"] == error
+    assert response.headers["www-authenticate"] == (
+        f'Bearer realm="tenantguard", error="invalid_token", error_description="{error}"')
 
 
 @pytest.mark.parametrize("target", [b"/tenants/acme/../globex/orders", b"/%74enants/globex/orders",
