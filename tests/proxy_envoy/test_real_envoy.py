@@ -336,15 +336,6 @@ def test_the_original_method_reaches_the_decision(stack: Stack) -> None:
     assert posted.status_code == 403 and "missing_role" in posted.json()["reasons"]
 
 
-def test_sidecar_down_fails_closed(stack: Stack) -> None:
-    """Last in the module on purpose: it stops this mode's sidecar."""
-    stack.sidecar.stop()
-    before = len(stack.upstream.seen)
-    response = get(stack, "/tenants/acme/orders", {"authorization": f"Bearer {token(stack.world)}"})
-    assert response.status_code == 503, response.text
-    assert len(stack.upstream.seen) == before
-
-
 @pytest.mark.parametrize(("claims", "allowed"), [
     ([b"acme", b"acme"], True),  # Envoy folds the two lines into "acme,acme" before asking
     ([b"acme, acme"], True),
@@ -365,3 +356,13 @@ def test_a_repeated_tenant_claim_is_judged_as_its_names(stack: Stack, claims: li
     else:
         assert status == 403 and b"tenant_mismatch" in body, body[:300]
         assert len(stack.upstream.seen) == before
+
+
+def test_sidecar_down_fails_closed(stack: Stack) -> None:
+    """Last in the module on purpose: it stops this mode's sidecar."""
+    stack.sidecar.stop()
+    before = len(stack.upstream.seen)
+    response = get(stack, "/tenants/acme/orders", {"authorization": f"Bearer {token(stack.world)}"})
+    assert response.status_code == 503, response.text
+    assert len(stack.upstream.seen) == before
+
