@@ -22,7 +22,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match
+from starlette.routing import Match, Mount
+from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import InvalidInput, PayloadTooLarge, TenantGuardError, TokenError, TokenMissing, UnsupportedMediaType
@@ -125,9 +126,13 @@ def allowed_methods(request: Request) -> list[str]:
     POST, PUT, PATCH, DELETE) advertised one of them. Each method is asked of the routes'
     public ``matches`` (included routers nest theirs).
     """
-    routes = request.app.router.routes
+    scope = request.scope
+    if any(isinstance(route, Mount) and isinstance(route.app, StaticFiles) and route.matches(scope)[0] is Match.FULL
+           for route in request.app.router.routes):
+        return ["GET", "HEAD"]  # static files (docs assets, the console's): a mount matches every method
+    routes = [route for route in request.app.router.routes if not isinstance(route, Mount)]
     return [method for method in HTTP_METHODS
-            if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)]
+            if any(route.matches({**scope, "method": method})[0] is Match.FULL for route in routes)]
 
 
 def http_error_headers(request: Request, exc: StarletteHTTPException) -> dict[str, str] | None:

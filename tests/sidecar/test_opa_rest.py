@@ -174,6 +174,7 @@ def test_opa_client_without_a_token_is_answered_as_the_local_pep(sidecar: Sideca
     ("GET", "/oauth2/token", {"POST"}),
     ("POST", "/health", {"GET"}),  # as OPA: no HEAD
     ("DELETE", "/v1/config", {"GET"}),
+    ("POST", "/_docs-assets/favicon.png", {"GET", "HEAD"}),  # a static-files mount
 ])
 def test_a_405_names_every_method_the_path_serves(sidecar: SidecarProcess, method: str, path: str,
                                                   allowed: set[str]) -> None:
