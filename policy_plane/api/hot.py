@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
-from tenantguard.asgi import Reply, failure_response, header, read_body, replay
+from tenantguard.asgi import BodyIncomplete, Reply, failure_response, header, read_body, replay
 from tenantguard.errors import PayloadTooLarge, TenantGuardError
 from tenantguard.jsonlimits import is_json_media_type, loads
 
@@ -88,6 +88,8 @@ class HotWrites:
             if body is None:
                 raise PayloadTooLarge(f"request body exceeds {limit} bytes", limit=limit)
             reply = await door(self.plane, scope, body)
+        except BodyIncomplete:
+            return  # the client is gone before its body ended: nothing is written
         except ToFramework:
             self.plane.write_doors["to_framework"] += 1
             await self.app(scope, replay(body or b"", receive), send)
