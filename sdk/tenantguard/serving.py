@@ -184,13 +184,16 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
                 self._read_timer = None
 
         def _read_timed_out(self) -> None:
-            """The request was not read in time: 408 if one was under way (no response has begun:
-            its route is still waiting for the body), else just close the idle connection."""
+            """The request was not read in time: 408 if one was under way, else close the idle
+            connection. While an answer is being made for a request read whole (a slow route, a
+            response being sent), nothing is cut: the deadline is looked at again later."""
             self._read_timer = None
             if self.transport.is_closing():
                 return
-            responding = self.cycle is not None and self.cycle.response_started and not self.cycle.response_complete
-            if self._in_message and not responding:
+            busy = self.cycle is not None and not self.cycle.response_complete
+            if busy and (self.cycle.response_started or not self._in_message):
+                self._arm()
+            elif self._in_message:
                 self._refuse_now(_Refused(408, "request_timeout",
                                           f"the request was not received within {limits.read_timeout:g} s"))
             else:
