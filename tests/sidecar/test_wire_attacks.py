@@ -12,14 +12,19 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
+from typing import Any
 
+import grpc
+import httpx
 import pytest
+from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 
 from tests import rawhttp
 
 from .conftest import World
 from .process import SidecarProcess, start_sidecar
 from .test_doors import invoice, token
+from .test_envoy_doors import check
 
 READ_TIMEOUT = 1  # seconds: the smallest --http-read-timeout, so the deadline tests are short
 WAIT = 30  # a bound on every read below, far above the deadline (never a timing assertion)
@@ -208,3 +213,42 @@ def test_pipelined_questions_are_answered_in_order_each_in_its_callers_tenant(st
         assert json.loads(native[2])["allow"] is allow, index
         assert json.loads(opa[2])["result"]["allow"] is allow, index
     assert json.loads(answers[-1][2])["service"] == "billing"
+
+
+# -- headers an upstream reads as another method or target -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def grpc_stub(sidecar: SidecarProcess) -> Iterator[Any]:
+    assert sidecar.grpc is not None
+    channel = grpc.insecure_channel(sidecar.grpc)
+    yield pb_grpc.AuthorizationStub(channel)
+    channel.close()
+
+
+OVERRIDES = [("X-HTTP-Method-Override", "DELETE"), ("x-http-method", "PUT"), ("X-Method-Override", "post"),
+             ("X-Original-URL", "/tenants/globex/orders"), ("X-Rewrite-URL", "/admin"),
+             ("x-original-url", "/tenants/acme/orders?x=1")]
+
+
+@pytest.mark.parametrize(("name", "value"), OVERRIDES)
+def test_a_header_naming_another_method_or_target_is_refused_by_both_envoy_doors(
+        sidecar: SidecarProcess, grpc_stub: Any, world: World, name: str, value: str) -> None:
+    """Allowed as ``GET /tenants/acme/orders``, run upstream as a DELETE or on globex's path by a
+    framework that honours the header: before, both doors allowed it (200, upstream headers set)."""
+    bearer = f"Bearer {token(world)}"
+    response = check(grpc_stub, "/tenants/acme/orders", {"authorization": bearer, name.lower(): value})
+    assert response.status.code != 0 and response.denied_response.status.code == 400
+    assert json.loads(response.denied_response.body)["error"] == "header_overrides_request"
+    http = httpx.get(f"{sidecar.base_url}/envoy/ext_authz/tenants/acme/orders",
+                     headers=[("authorization", bearer), (name, value)])
+    assert http.status_code == 400 and http.json()["error"] == "header_overrides_request"
+
+
+def test_a_header_repeating_the_requests_own_method_or_target_passes(sidecar: SidecarProcess, grpc_stub: Any,
+                                                                    world: World) -> None:
+    bearer = f"Bearer {token(world)}"
+    same = {"authorization": bearer, "x-http-method-override": "get", "x-original-url": "/tenants/acme/orders?x=1"}
+    assert check(grpc_stub, "/tenants/acme/orders?x=1", same).status.code == 0
+    http = httpx.get(f"{sidecar.base_url}/envoy/ext_authz/tenants/acme/orders?x=1", headers=same)
+    assert http.status_code == 200, http.text
