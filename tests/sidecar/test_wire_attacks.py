@@ -33,13 +33,13 @@ WAIT = 30  # a bound on every read below, far above the deadline (never a timing
 @pytest.fixture(scope="module")
 def strict(world: World) -> Iterator[SidecarProcess]:
     running = start_sidecar(world.args("billing", "--http-read-timeout", str(READ_TIMEOUT),
-                                       "--max-head-bytes", "8192"))
+                                       "--max-head-bytes", "8192", "--ops-port", "0", "--ops-host", "127.0.0.1"))
     yield running
     running.stop()
 
 
-def _connect(sidecar: SidecarProcess) -> socket.socket:
-    host, port = sidecar.http.rsplit(":", 1)
+def _connect(sidecar: SidecarProcess, address: str | None = None) -> socket.socket:
+    host, port = (address or sidecar.http).rsplit(":", 1)
     return socket.create_connection((host, int(port)), timeout=WAIT)
 
 
@@ -160,6 +160,16 @@ def test_a_request_that_stalls_is_answered_408_and_closed(strict: SidecarProcess
         answer = _read_all(stalled)  # bounded by WAIT: the server closes it
     assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
     assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"] == "request_timeout"
+
+
+def test_the_ops_listener_has_the_same_bounds(strict: SidecarProcess) -> None:
+    """The ops listener is the one bound to the pod IP: a stalled or oversized request there too."""
+    assert strict.ops is not None
+    with _connect(strict, strict.ops) as stalled:
+        stalled.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        assert _read_all(stalled).startswith(b"HTTP/1.1 408")
+    flood = b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"X-Pad: a\r\n" * 300 + b"\r\n"
+    assert rawhttp.exchange(strict.ops, flood).startswith(b"HTTP/1.1 431")
 
 
 def test_a_trickling_client_is_cut_off(strict: SidecarProcess) -> None:
