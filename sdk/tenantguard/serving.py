@@ -147,7 +147,7 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
 
     ``"auto"`` where httptools is not installed.
     """
-    limits = limits or HttpLimits()
+    bound: HttpLimits = limits or HttpLimits()
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     except ImportError:
@@ -176,7 +176,7 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
 
         def _arm(self) -> None:
             if self._read_timer is None:
-                self._read_timer = self.loop.call_later(limits.read_timeout, self._read_timed_out)
+                self._read_timer = self.loop.call_later(bound.read_timeout, self._read_timed_out)
 
         def _disarm(self) -> None:
             if self._read_timer is not None:
@@ -195,7 +195,7 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
                 self._arm()
             elif self._in_message:
                 self._refuse_now(_Refused(408, "request_timeout",
-                                          f"the request was not received within {limits.read_timeout:g} s"))
+                                          f"the request was not received within {bound.read_timeout:g} s"))
             else:
                 self.transport.close()
 
@@ -218,9 +218,9 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
         def _count_head(self, size: int, fields: int) -> None:
             self._head_bytes += size
             self._head_fields += fields
-            if self._head_bytes > limits.max_head_bytes or self._head_fields > MAX_HEAD_FIELDS:
+            if self._head_bytes > bound.max_head_bytes or self._head_fields > MAX_HEAD_FIELDS:
                 self._refuse_in_parser(_Refused(431, "request_header_fields_too_large", "the request head exceeds "
-                                                f"{limits.max_head_bytes} bytes or {MAX_HEAD_FIELDS} fields"))
+                                                f"{bound.max_head_bytes} bytes or {MAX_HEAD_FIELDS} fields"))
 
         def _refuse_in_parser(self, refusal: _Refused) -> None:
             """Stop parsing: httptools wraps what a callback raises in an ``HttpParserError``, which
