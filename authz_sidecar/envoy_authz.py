@@ -7,6 +7,8 @@ The gRPC door (``Authorization/Check``, ``grpc_ext_authz``) and the HTTP door
 The mapping (docs/decision-input.md):
 
 - the request target must be normal (``request_target``), else 400 ``path_rejected``;
+- a header an upstream may read as another method or target (``X-HTTP-Method-Override``,
+  ``X-Original-URL``...) that names another than the request's: 400 ``header_overrides_request``;
 - action ``route:read`` for GET/HEAD/OPTIONS, ``route:write`` otherwise, with ``method``,
   ``path`` (normal, without the query) and ``query`` (when present) in ``action.properties``;
 - resource ``{"type": "route", "id": <normal path>}``; a tenant named by the path
@@ -140,6 +142,37 @@ def tenant_claims(values: Iterable[str]) -> set[str]:
     return {element.strip(" \t") for value in values for element in value.split(",")}
 
 
+class OverridingHeader(InvalidInput):
+    """A header some frameworks read as the request's real method or target (400)."""
+
+    code = "header_overrides_request"
+
+
+# Headers with which an upstream framework replaces the method (Express method-override,
+# Spring's HiddenHttpMethodFilter behind proxies, Symfony with http_method_override, ASP.NET)
+# or the target (Symfony and IIS read X-Original-URL / X-Rewrite-URL to route).
+METHOD_OVERRIDES = ("x-http-method-override", "x-http-method", "x-method-override")
+TARGET_OVERRIDES = ("x-original-url", "x-rewrite-url")
+
+
+def refuse_overrides(request: EnvoyRequest, method: str) -> None:
+    """:class:`OverridingHeader` when a client header names another method or target than the
+    one decided on. Why: the decision is taken on Envoy's ``:method`` and ``:path``; an upstream
+    that honours ``X-HTTP-Method-Override: DELETE`` or ``X-Original-URL: /tenants/globex/...``
+    would run another request than the one allowed. A header repeating the request's own
+    method or target is harmless and passes.
+    """
+    for name in METHOD_OVERRIDES:
+        for value in request.headers.get(name, ()):
+            if value.strip().upper() != method:
+                raise OverridingHeader(f"the {name} header names another method than {method}", header=name)
+    sent = request.target if request.query is None or "?" in request.target else f"{request.target}?{request.query}"
+    for name in TARGET_OVERRIDES:
+        for value in request.headers.get(name, ()):
+            if value.strip() != sent:
+                raise OverridingHeader(f"the {name} header names another target than the request's", header=name)
+
+
 def question_for(request: EnvoyRequest, tenant_path: re.Pattern[str] = DEFAULT_TENANT_PATH) -> dict[str, Any]:
     """The AuthZEN-shaped question for one request; PathRejected for a target that is not normal."""
     refuse_aliases(request.headers)
@@ -147,6 +180,7 @@ def question_for(request: EnvoyRequest, tenant_path: re.Pattern[str] = DEFAULT_T
         raise PathRejected("a request target carries no fragment", rule="fragment")
     target = normal_target(request.target or "/", request.query or None)
     method = (request.method or "GET").upper()
+    refuse_overrides(request, method)
     named = tenant_claims(request.headers.get(TENANT_HEADER, ()))
     match = tenant_path.match(target.path)
     if match:

@@ -294,7 +294,10 @@ class RequestGuard:
             await reject(send, 413, "payload_too_large", f"request body exceeds {limit} bytes", oauth=oauth,
                          limit=limit)
             return
-        body = await read_body(receive, limit)
+        try:
+            body = await read_body(receive, limit)
+        except BodyIncomplete:
+            return  # the client is gone: nothing to answer, nothing to do
         if body is None:
             await reject(send, 413, "payload_too_large", f"request body exceeds {limit} bytes", oauth=oauth,
                          limit=limit)
@@ -328,7 +331,10 @@ class JsonBodies:
                 or (self.raw_prefixes and scope["path"].startswith(self.raw_prefixes))):
             await self.app(scope, receive, send)
             return
-        body = await read_body(receive, 2**62) or b""  # already bounded by the guard outside
+        try:
+            body = await read_body(receive, 2**62) or b""  # already bounded by the guard outside
+        except BodyIncomplete:
+            return
         if body:
             try:
                 coding = (single_header(scope, b"content-encoding") or "identity").strip().lower()
@@ -346,14 +352,26 @@ class JsonBodies:
         await self.app(scope, replay(body, receive), send)
 
 
+class BodyIncomplete(InvalidInput):
+    """The client went away before its body ended (fewer bytes than its Content-Length, no last
+    chunk, or the read deadline passed): there is nobody to answer, and nothing is done."""
+
+    code = "body_incomplete"
+
+
 async def read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole (bounded) body, or None as soon as it passes ``limit``: stop reading there."""
+    """The whole (bounded) body, or None as soon as it passes ``limit``: stop reading there.
+
+    :class:`BodyIncomplete` when the connection ends first: a request cut short is never acted
+    on as if its first bytes were all of it (a write whose JSON happened to be complete, or a
+    truncated question, would otherwise be applied or answered).
+    """
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            return b"".join(chunks)  # disconnect: let the app see what arrived
+            raise BodyIncomplete("the client disconnected before the request body ended")
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
