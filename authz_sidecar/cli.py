@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from tenantguard.natsconn import HELP as NATS_HELP
+from tenantguard.serving import DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
 from .config import (
@@ -68,6 +69,12 @@ def serve(
         envvar=ENV + "MAX_BODY_BYTES",
         help="Largest request body read on the HTTP doors (1 KiB..16 MiB); a larger one is refused 413",
     )] = DEFAULT_MAX_BODY_BYTES,
+    http_read_timeout: Annotated[float, typer.Option(envvar=ENV + "HTTP_READ_TIMEOUT", help=(
+        "Seconds a client has to send a whole HTTP request, head and body, from its first byte (or from "
+        "connecting); a slower one is answered 408 and closed (1..3600)"))] = DEFAULT_READ_TIMEOUT,
+    max_head_bytes: Annotated[int, typer.Option(envvar=ENV + "MAX_HEAD_BYTES", help=(
+        "Bound on an HTTP request's line and headers together (4 KiB..1 MiB; beyond it 431)"))
+    ] = DEFAULT_MAX_HEAD_BYTES,
     grpc_max_message_bytes: Annotated[int, typer.Option(envvar=ENV + "GRPC_MAX_MESSAGE_BYTES", help=(
         "Largest ext_authz Check message read (1 MiB..1 GiB); keep it above Envoy's headers plus "
         "with_request_body.max_request_bytes: a larger Check is a gRPC error, which failure_mode_allow: true "
@@ -107,7 +114,8 @@ def serve(
     ] = DEFAULT_MAX_STALENESS,
     plane_url: Annotated[str | None, typer.Option(
         envvar=ENV + "PLANE_URL", help="The plane's HTTP API: register this sidecar's exchange key there (in the "
-        "background, retried until accepted); the plane then publishes it to every sidecar over NATS")] = None,
+        "background, retried until accepted, moving to the next replica of a comma-separated list on each "
+        "failure); the plane then publishes it to every sidecar over NATS")] = None,
     join_secret_file: Annotated[Path | None, typer.Option(
         envvar=ENV + "JOIN_SECRET_FILE", dir_okay=False,
         help="This service's join secret for --plane-url (mode 0600; read once, never logged)")] = None,
@@ -173,6 +181,7 @@ def serve(
         require_token=require_token, tenant=tenant, pep_keys_file=pep_keys, public_url=public_url,
         loopback_only=not allow_remote,
         algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes,
+        http_read_timeout=http_read_timeout, max_head_bytes=max_head_bytes,
         grpc_max_message_bytes=grpc_max_message_bytes, decision_memo_size=decision_memo,
         decision_log_sample_allow=decision_log_sample_allow, decision_log_sample_deny=decision_log_sample_deny,
         decision_log_masks=tuple(decision_log_mask or ()), sidecar_id=sidecar_id,

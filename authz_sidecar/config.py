@@ -12,6 +12,7 @@ from tenantguard.errors import ConfigError
 from tenantguard.natsconn import NatsConnection
 from tenantguard.relations import RelationScope, scope_of
 from tenantguard.relations.model import NAME_RE
+from tenantguard.serving import DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HttpLimits
 from tenantguard.tokens import DEFAULT_LIFETIME, DEFAULT_MAX_ACT_DEPTH, MAX_LEEWAY, MAX_LIFETIME
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
@@ -54,6 +55,8 @@ class SidecarConfig:
     algorithms: frozenset[str] = field(default_factory=lambda: frozenset({"EdDSA"}))
     leeway: float = 5.0
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    http_read_timeout: float = DEFAULT_READ_TIMEOUT  # a request's head and body must arrive within it (408)
+    max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES  # request line + headers; beyond it 431
     grpc_max_message_bytes: int = DEFAULT_GRPC_MAX_MESSAGE_BYTES
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS
     max_wait_ms: int = 500
@@ -80,6 +83,11 @@ class SidecarConfig:
     scope_cells: tuple[str, ...] = ()  # cells followed and held; empty: every cell
     scope_types: tuple[str, ...] = ()  # object types whose tuples are kept; empty: every type
 
+    @property
+    def http_limits(self) -> HttpLimits:
+        """What one HTTP request may cost before a route sees it (``tenantguard.serving``)."""
+        return HttpLimits(read_timeout=self.http_read_timeout, max_head_bytes=self.max_head_bytes)
+
     def __post_init__(self) -> None:
         if not self.service or not self.service.replace("-", "").replace("_", "").isalnum():
             raise ConfigError("service must be a non-empty name of letters, digits, '-' or '_'")
@@ -93,6 +101,7 @@ class SidecarConfig:
             raise ConfigError("--ops-port must differ from --port and --grpc-port")
         if not 1024 <= self.max_body_bytes <= 16 * 1024 * 1024:
             raise ConfigError("max_body_bytes must be within 1 KiB..16 MiB")
+        self.http_limits  # noqa: B018 - validates http_read_timeout and max_head_bytes
         if not 1024 * 1024 <= self.grpc_max_message_bytes <= 1024 * 1024 * 1024:
             raise ConfigError("grpc_max_message_bytes must be within 1 MiB..1 GiB")
         if not 1 <= self.max_evaluations <= 1024:
@@ -121,8 +130,9 @@ class SidecarConfig:
             raise ConfigError("max_staleness_seconds must be within 0..86400 (exclusive of 0)")
         if (self.plane_url is None) != (self.join_secret_file is None):
             raise ConfigError("--plane-url and --join-secret-file go together (the plane checks the join secret)")
-        if self.plane_url is not None and not self.plane_url.startswith(("http://", "https://")):
-            raise ConfigError("--plane-url must be an http:// or https:// URL")
+        if self.plane_url is not None and not all(
+                url.strip().startswith(("http://", "https://")) for url in self.plane_url.split(",")):
+            raise ConfigError("--plane-url must be an http:// or https:// URL, or several separated by commas")
 
         try:
             object.__setattr__(self, "scope_cells", tuple(dict.fromkeys(self.scope_cells)))

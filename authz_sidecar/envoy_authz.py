@@ -7,6 +7,8 @@ The gRPC door (``Authorization/Check``, ``grpc_ext_authz``) and the HTTP door
 The mapping (docs/decision-input.md):
 
 - the request target must be normal (``request_target``), else 400 ``path_rejected``;
+- a header an upstream may read as another method or target (``X-HTTP-Method-Override``,
+  ``X-Original-URL``...) that names another than the request's: 400 ``header_overrides_request``;
 - action ``route:read`` for GET/HEAD/OPTIONS, ``route:write`` otherwise, with ``method``,
   ``path`` (normal, without the query) and ``query`` (when present) in ``action.properties``;
 - resource ``{"type": "route", "id": <normal path>}``; a tenant named by the path
@@ -24,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tenantguard.asgi import bearer_challenge
 from tenantguard.errors import InvalidInput, TokenError
 
 from .http.wire import DuplicateHeader
@@ -39,7 +42,7 @@ SUBJECT_HEADER = "x-tenant-subject"
 DECISION_HEADER = "x-tenantguard-decision-id"
 CONFLICTING = "\x00conflicting"  # a tenant nobody can be
 MAX_HEADER_VALUES = 32
-CHALLENGE = 'Bearer realm="tenantguard"'  # RFC 6750, on every 401 either door answers
+REALM = "tenantguard"  # the sidecar's RFC 6750 realm (authz_sidecar.app.REALM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,14 @@ class Outcome:
     rpc_code: int  # google.rpc.Code
     body: dict[str, Any] = field(default_factory=dict)
     upstream_headers: tuple[tuple[str, str], ...] = ()
+    challenge: str | None = None  # WWW-Authenticate of a 401, as every other door writes it
+
+
+def unauthenticated(exc: TokenError | None, body: dict[str, Any]) -> Outcome:
+    """A 401 for either Envoy door: the challenge names ``invalid_token`` when a token was refused
+    (the doors wrote the bare challenge, so a client behind Envoy could not tell an expired
+    token from a missing one, as it can at every other door)."""
+    return Outcome(False, 401, 16, body, challenge=bearer_challenge(exc, realm=REALM))
 
 
 class AliasedHeader(InvalidInput):
@@ -119,6 +130,49 @@ def refuse_aliases(headers: Mapping[str, tuple[str, ...]]) -> None:
             raise AliasedHeader(f"the {name[:64]} header aliases {name.replace('_', '-')}", header=name[:64])
 
 
+def tenant_claims(values: Iterable[str]) -> set[str]:
+    """The tenant names ``x-tenant-id`` values state, each value read as a comma-separated list.
+
+    Why: Envoy folds a repeated header into one value joined by ``,`` before asking (both
+    doors), so a client's two identical ``x-tenant-id: acme`` lines arrived as ``acme,acme``
+    and were denied as a tenant mismatch, while the same request sent to a door directly is
+    one claim. No tenant name contains a comma (``tokens.is_tenant_name``), so the split never
+    cuts a name; empty elements are kept, so ``acme,`` still names two tenants (a deny).
+    """
+    return {element.strip(" \t") for value in values for element in value.split(",")}
+
+
+class OverridingHeader(InvalidInput):
+    """A header some frameworks read as the request's real method or target (400)."""
+
+    code = "header_overrides_request"
+
+
+# Headers with which an upstream framework replaces the method (Express method-override,
+# Spring's HiddenHttpMethodFilter behind proxies, Symfony with http_method_override, ASP.NET)
+# or the target (Symfony and IIS read X-Original-URL / X-Rewrite-URL to route).
+METHOD_OVERRIDES = ("x-http-method-override", "x-http-method", "x-method-override")
+TARGET_OVERRIDES = ("x-original-url", "x-rewrite-url")
+
+
+def refuse_overrides(request: EnvoyRequest, method: str) -> None:
+    """:class:`OverridingHeader` when a client header names another method or target than the
+    one decided on. Why: the decision is taken on Envoy's ``:method`` and ``:path``; an upstream
+    that honours ``X-HTTP-Method-Override: DELETE`` or ``X-Original-URL: /tenants/globex/...``
+    would run another request than the one allowed. A header repeating the request's own
+    method or target is harmless and passes.
+    """
+    for name in METHOD_OVERRIDES:
+        for value in request.headers.get(name, ()):
+            if value.strip().upper() != method:
+                raise OverridingHeader(f"the {name} header names another method than {method}", header=name)
+    sent = request.target if request.query is None or "?" in request.target else f"{request.target}?{request.query}"
+    for name in TARGET_OVERRIDES:
+        for value in request.headers.get(name, ()):
+            if value.strip() != sent:
+                raise OverridingHeader(f"the {name} header names another target than the request's", header=name)
+
+
 def question_for(request: EnvoyRequest, tenant_path: re.Pattern[str] = DEFAULT_TENANT_PATH) -> dict[str, Any]:
     """The AuthZEN-shaped question for one request; PathRejected for a target that is not normal."""
     refuse_aliases(request.headers)
@@ -126,7 +180,8 @@ def question_for(request: EnvoyRequest, tenant_path: re.Pattern[str] = DEFAULT_T
         raise PathRejected("a request target carries no fragment", rule="fragment")
     target = normal_target(request.target or "/", request.query or None)
     method = (request.method or "GET").upper()
-    named = set(request.headers.get(TENANT_HEADER, ()))
+    refuse_overrides(request, method)
+    named = tenant_claims(request.headers.get(TENANT_HEADER, ()))
     match = tenant_path.match(target.path)
     if match:
         named.add(match.group("tenant"))
@@ -152,12 +207,12 @@ def authorize(sidecar: Sidecar, request: EnvoyRequest, tenant_path: re.Pattern[s
     try:
         authorization = request.header("authorization")
         if not authorization:
-            return Outcome(False, 401, 16, {"error": "token_missing", "message": "a context token is required"})
+            return unauthenticated(None, {"error": "token_missing", "message": "a context token is required"})
         claims = sidecar.authenticate(authorization)
         question = question_for(request, tenant_path)
         decision = sidecar.decide(question, claims, door="envoy")
     except TokenError as exc:
-        return Outcome(False, 401, 16, exc.to_dict())
+        return unauthenticated(exc, exc.to_dict())
     except InvalidInput as exc:
         return Outcome(False, 400, 3, exc.to_dict())
     except Exception:  # fail closed, never a traceback to Envoy

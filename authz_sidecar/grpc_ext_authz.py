@@ -38,7 +38,6 @@ from tenantguard.errors import ConfigError, InvalidInput
 
 from .config import DEFAULT_GRPC_MAX_MESSAGE_BYTES
 from .envoy_authz import (
-    CHALLENGE,
     DEFAULT_TENANT_PATH,
     SUBJECT_HEADER,
     TENANT_HEADER,
@@ -98,10 +97,10 @@ def _header(key: str, value: str) -> base_pb2.HeaderValueOption:
     )
 
 
-def denied(http_code: int, rpc_code: int, body: dict[str, Any]) -> pb.CheckResponse:
+def denied(http_code: int, rpc_code: int, body: dict[str, Any], challenge: str | None = None) -> pb.CheckResponse:
     headers = [_header("content-type", "application/json")]
-    if http_code == 401:
-        headers.append(_header("www-authenticate", CHALLENGE))
+    if challenge is not None:
+        headers.append(_header("www-authenticate", challenge))
     return pb.CheckResponse(
         status=status_pb2.Status(code=rpc_code, message=str(body.get("error", "denied"))),
         denied_response=pb.DeniedHttpResponse(
@@ -114,7 +113,7 @@ def denied(http_code: int, rpc_code: int, body: dict[str, Any]) -> pb.CheckRespo
 
 def check_response(outcome: Outcome) -> pb.CheckResponse:
     if not outcome.allow:
-        return denied(outcome.http_status, outcome.rpc_code, outcome.body)
+        return denied(outcome.http_status, outcome.rpc_code, outcome.body, outcome.challenge)
     return pb.CheckResponse(
         status=status_pb2.Status(code=code_pb2.OK),
         ok_response=pb.OkHttpResponse(headers=[_header(k, v) for k, v in outcome.upstream_headers]),

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import uvicorn
 from starlette.types import ASGIApp
-from tenantguard.serving import bind_tcp, bind_unix, event_loop_runner, http_protocol
+from tenantguard.serving import HttpLimits, bind_tcp, bind_unix, event_loop_runner, http_protocol
 
 from .app import create_app, create_ops_app
 from .decision_log import JetStreamSink
@@ -87,15 +87,18 @@ def start_feed(sidecar: Sidecar) -> Feed | None:
     return feed
 
 
-def uvicorn_config(app: ASGIApp) -> uvicorn.Config:
+def uvicorn_config(app: ASGIApp, limits: HttpLimits | None = None) -> uvicorn.Config:
     """How the sidecar's HTTP server runs.
 
     ``proxy_headers=False``: uvicorn would otherwise take the client address from
     ``X-Forwarded-For`` when the peer is loopback, and the loopback guard must see the
     real peer. No access log and no ``server`` header: both cost on every decision.
+    ``ws="none"``: no route takes a WebSocket, and an upgraded connection would skip the
+    request guard (which judges HTTP requests only). ``limits``: read deadline, head bound.
     """
     return uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5,
-                          proxy_headers=False, server_header=False, http=http_protocol())
+                          proxy_headers=False, server_header=False, ws="none",
+                          http=http_protocol(limits))
 
 
 @dataclass(frozen=True)
@@ -107,9 +110,9 @@ class _Http:
     address: str
 
 
-async def _start_http(app: ASGIApp, sock: socket.socket, address: str) -> _Http:
+async def _start_http(app: ASGIApp, sock: socket.socket, address: str, limits: HttpLimits | None = None) -> _Http:
     """Serve ``app`` on an already bound ``sock``; returns once it accepts (or raises its startup error)."""
-    server = uvicorn.Server(uvicorn_config(app))
+    server = uvicorn.Server(uvicorn_config(app, limits))
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started and not task.done():
@@ -127,13 +130,15 @@ async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event,
         host, port = sock.getsockname()[:2]
         sidecar.bound_url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
     http = await _start_http(create_app(sidecar), sock,
-                             str(config.uds) if config.uds else "{}:{}".format(*sock.getsockname()[:2]))
+                             str(config.uds) if config.uds else "{}:{}".format(*sock.getsockname()[:2]),
+                             config.http_limits)
     ops: _Http | None = None
     door: GrpcDoor | None = None
     try:
         if config.ops_port is not None:  # probes and metrics only, on --ops-host
             ops_sock = bind_tcp(config.ops_host, config.ops_port, flag="--ops-port")
-            ops = await _start_http(create_ops_app(sidecar), ops_sock, "{}:{}".format(*ops_sock.getsockname()[:2]))
+            ops = await _start_http(create_ops_app(sidecar), ops_sock, "{}:{}".format(*ops_sock.getsockname()[:2]),
+                                    config.http_limits)
         if config.grpc_port is not None:
             door = await start_grpc(sidecar, config.host, config.grpc_port,
                                    max_message_bytes=config.grpc_max_message_bytes)

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 from tenantguard.natsconn import HELP as NATS_HELP
+from tenantguard.serving import DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT
 
 from .config import (
     DEFAULT_DECISIONS_KEPT,
@@ -80,6 +81,13 @@ def serve(
     max_bundle_bytes: Annotated[
         int, typer.Option(envvar=ENV + "MAX_BUNDLE_BYTES", help="Bound on bundle uploads")
     ] = DEFAULT_MAX_BUNDLE_BYTES,
+    http_read_timeout: Annotated[float, typer.Option(envvar=ENV + "HTTP_READ_TIMEOUT", help=(
+        "Seconds a client has to send a whole HTTP request (a bundle upload included), head and body, from "
+        "its first byte (or from connecting); a slower one is answered 408 and closed (1..3600)"))
+    ] = DEFAULT_READ_TIMEOUT,
+    max_head_bytes: Annotated[int, typer.Option(envvar=ENV + "MAX_HEAD_BYTES", help=(
+        "Bound on an HTTP request's line and headers together (4 KiB..1 MiB; beyond it 431)"))
+    ] = DEFAULT_MAX_HEAD_BYTES,
     connect_timeout: Annotated[
         float,
         typer.Option(
@@ -198,6 +206,8 @@ def serve(
         rollout_reconcile_seconds=rollout_reconcile_seconds,
         max_body_bytes=max_body_bytes,
         max_bundle_bytes=max_bundle_bytes,
+        http_read_timeout=http_read_timeout,
+        max_head_bytes=max_head_bytes,
         connect_timeout=connect_timeout,
         stream_replicas=stream_replicas,
         cells=cells,

@@ -17,6 +17,7 @@ from tenantguard import topology as topo
 from tenantguard.errors import ConfigError
 from tenantguard.keys import SigningKey
 from tenantguard.natsconn import NatsConnection
+from tenantguard.serving import DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HttpLimits
 
 from .secrets import SecretChecker
 
@@ -60,6 +61,8 @@ class PlaneConfig:
     rollout_reconcile_seconds: float = DEFAULT_ROLLOUT_RECONCILE_SECONDS  # see BundleService.reconcile_rollout
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_bundle_bytes: int = DEFAULT_MAX_BUNDLE_BYTES
+    http_read_timeout: float = DEFAULT_READ_TIMEOUT  # a request's head and body must arrive within it (408)
+    max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES  # request line + headers; beyond it 431
     decisions_kept: int = DEFAULT_DECISIONS_KEPT
     audit_kept: int = DEFAULT_AUDIT_KEPT
     relations_max_age: float = DEFAULT_RELATIONS_MAX_AGE
@@ -85,6 +88,11 @@ class PlaneConfig:
     def cell_names(self) -> tuple[str, ...]:
         return topo.cell_names(self.cells)
 
+    @property
+    def http_limits(self) -> HttpLimits:
+        """What one HTTP request may cost before a route sees it (``tenantguard.serving``)."""
+        return HttpLimits(read_timeout=self.http_read_timeout, max_head_bytes=self.max_head_bytes)
+
     def __post_init__(self) -> None:
         if self.nats is None:
             object.__setattr__(self, "nats", NatsConnection.of(self.nats_url))
@@ -96,6 +104,7 @@ class PlaneConfig:
             raise ConfigError("snapshot_every, snapshot_seconds and heartbeat_seconds must be positive")
         if not 0.1 <= self.rollout_reconcile_seconds <= 3600:
             raise ConfigError("rollout_reconcile_seconds must be within 0.1..3600")
+        self.http_limits  # noqa: B018 - validates http_read_timeout and max_head_bytes
         for name in ("max_body_bytes", "max_bundle_bytes", "decisions_kept", "audit_kept"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be positive")

@@ -53,8 +53,10 @@ async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
         await plane.stop()
         sock.close()
         raise
+    # ws="none": no route takes a WebSocket, and an upgrade would skip the HTTP guards.
     uv = uvicorn.Server(uvicorn.Config(create_server_app(plane), log_level="warning", access_log=False,
-                                       lifespan="off", timeout_graceful_shutdown=5, http=http_protocol()))
+                                       lifespan="off", timeout_graceful_shutdown=5, ws="none", server_header=False,
+                                       http=http_protocol(plane.config.http_limits)))
     uv.install_signal_handlers = lambda: None  # type: ignore[attr-defined]  # we own the signals
     http_task = loop.create_task(uv.serve(sockets=[sock]))
     while not uv.started and not http_task.done():

@@ -23,7 +23,7 @@ from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
 from tenantguard.errors import InvalidInput
 
-from ..envoy_authz import CHALLENGE, EnvoyRequest, authorize, collect_headers
+from ..envoy_authz import EnvoyRequest, authorize, collect_headers
 from ..request_target import PathRejected
 from ..runtime import Sidecar
 from .models import ErrorBody
@@ -66,7 +66,7 @@ async def check_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     outcome = authorize(sidecar, request, metric="envoy_http_total")
     if outcome.allow:
         return Reply(b"", 200, [(k.encode(), v.encode("latin-1", "replace")) for k, v in outcome.upstream_headers])
-    headers = [(b"www-authenticate", CHALLENGE.encode())] if outcome.http_status == 401 else []
+    headers = [(b"www-authenticate", outcome.challenge.encode())] if outcome.challenge is not None else []
     return json_reply(outcome.body, status=outcome.http_status, headers=headers)
 
 

@@ -100,6 +100,19 @@ async def token(request: Request) -> JSONResponse:
     return JSONResponse(result.to_wire(), headers=NO_STORE)
 
 
+@router.api_route(TOKEN_PATH, methods=["GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS"],
+                  include_in_schema=False)  # type: ignore[untyped-decorator]
+async def token_wrong_method(request: Request) -> JSONResponse:
+    """405 as an RFC 6749 5.2 error (``invalid_request``, never cached), with ``Allow: POST``: every
+    answer of the token endpoint is one its OAuth clients read (RFC 6749 3.2: the client MUST use
+    POST). The framework's 405 was the sidecar's own error shape, without ``Cache-Control``."""
+    exc = InvalidRequest(f"the token endpoint takes POST, not {request.method[:16]}", reason="method_not_allowed")
+    response = _oauth_error(exc)
+    response.status_code = 405
+    response.headers["Allow"] = "POST"
+    return response
+
+
 FORM_CREDENTIALS = frozenset({"client_secret", "client_assertion", "client_assertion_type"})
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from starlette.types import ASGIApp, Receive, Scope, Send
-from tenantguard.asgi import failure_response, header, read_body
+from tenantguard.asgi import BodyIncomplete, failure_response, header, read_body
 from tenantguard.errors import PayloadTooLarge
 
 from ..runtime import Sidecar
@@ -64,6 +64,8 @@ class HotDoors:
             if body is None:
                 raise PayloadTooLarge(f"request body exceeds {self.sidecar.config.max_body_bytes} bytes")
             reply = await door(self.sidecar, scope, body)
+        except BodyIncomplete:
+            return  # the client is gone before its body ended: nobody to answer, nothing decided
         except Exception as exc:  # typed errors as the API documents them; anything else a bare 500
             response = failure_response(exc, realm=self.realm, method=scope["method"], path=scope["path"],
                                         request_id=header(scope, b"x-request-id"))

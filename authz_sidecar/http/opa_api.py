@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope
 from tenantguard import __version__
-from tenantguard.asgi import error_response, header
+from tenantguard.asgi import error_response, header, http_error_headers
 from tenantguard.errors import TenantGuardError
 
 from ..runtime import Sidecar
@@ -121,7 +121,7 @@ def install_opa_not_found(app: FastAPI) -> None:
         body: dict[str, Any] = {"error": error, "message": str(exc.detail)}
         if is_opa_path(request.url.path):
             body = {"code": OPA_CODES.get(exc.status_code, "internal_error"), **body}
-        return JSONResponse(body, status_code=exc.status_code)
+        return JSONResponse(body, status_code=exc.status_code, headers=http_error_headers(request, exc))
 
 
 # --------------------------------------------------------------------------- Policy API

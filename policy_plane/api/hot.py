@@ -27,7 +27,16 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
-from tenantguard.asgi import Reply, failure_response, header, read_body, replay
+from tenantguard.asgi import (
+    BodyIncomplete,
+    DuplicateHeader,
+    Reply,
+    failure_response,
+    header,
+    read_body,
+    replay,
+    single_header,
+)
 from tenantguard.errors import PayloadTooLarge, TenantGuardError
 from tenantguard.jsonlimits import is_json_media_type, loads
 
@@ -48,7 +57,11 @@ def plain_json(scope: Scope, body: bytes) -> Any:
     framework's ``JsonBodies`` admits); else :class:`ToFramework`, which refuses it."""
     if not body or not is_json_media_type(header(scope, b"content-type")):
         raise ToFramework
-    if (header(scope, b"content-encoding") or "identity").strip().lower() != "identity":
+    try:  # two different codings: JsonBodies refuses them (duplicate_header), never reads the first alone
+        coding = single_header(scope, b"content-encoding")
+    except DuplicateHeader:
+        raise ToFramework from None
+    if (coding or "identity").strip().lower() != "identity":
         raise ToFramework  # JsonBodies refuses any coding: never read the body as if it had none
     try:
         return loads(body)
@@ -88,6 +101,8 @@ class HotWrites:
             if body is None:
                 raise PayloadTooLarge(f"request body exceeds {limit} bytes", limit=limit)
             reply = await door(self.plane, scope, body)
+        except BodyIncomplete:
+            return  # the client is gone before its body ended: nothing is written
         except ToFramework:
             self.plane.write_doors["to_framework"] += 1
             await self.app(scope, replay(body or b"", receive), send)

@@ -22,6 +22,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Mount
+from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import InvalidInput, PayloadTooLarge, TenantGuardError, TokenError, TokenMissing, UnsupportedMediaType
@@ -72,14 +74,21 @@ class ErrorBody(BaseModel):
     detail: dict[str, Any] | None = None
 
 
+def bearer_challenge(exc: TenantGuardError | None, *, realm: str) -> str:
+    """RFC 6750 3's ``WWW-Authenticate`` for a 401: ``error="invalid_token"`` (and the stable code as
+    ``error_description``) when a token was presented and refused, the bare challenge when none was.
+    Clients tell "send a token" from "get a fresh one" (refresh, re-exchange) by the attribute."""
+    challenge = f'Bearer realm="{realm}"'
+    if isinstance(exc, TokenError) and not isinstance(exc, TokenMissing):
+        challenge += f', error="invalid_token", error_description="{exc.code}"'
+    return challenge
+
+
 def error_response(exc: TenantGuardError, *, realm: str, request_id: str | None = None) -> JSONResponse:
     """The JSON body of a typed error, with the RFC 6750 challenge on 401s."""
     headers: dict[str, str] = {}
     if exc.http_status == 401:
-        challenge = f'Bearer realm="{realm}"'
-        if isinstance(exc, TokenError) and not isinstance(exc, TokenMissing):
-            challenge += f', error="invalid_token", error_description="{exc.code}"'
-        headers["WWW-Authenticate"] = challenge
+        headers["WWW-Authenticate"] = bearer_challenge(exc, realm=realm)
     if exc.retryable or exc.http_status == 503:
         headers.update(RETRY_AFTER)
     if request_id:
@@ -106,6 +115,37 @@ def failure_response(exc: Exception, *, realm: str, method: str, path: str, requ
     return JSONResponse({"error": "internal_error", "message": "internal error"}, status_code=500)
 
 
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app serves at this request's path.
+
+    Why not the framework's own ``Allow``: it names the methods of the first route whose
+    path matches, and a path served by one route per method (``/v1/data/{path}``: GET,
+    POST, PUT, PATCH, DELETE) advertised one of them. Each method is asked of the routes'
+    public ``matches`` (included routers nest theirs).
+    """
+    scope = request.scope
+    if any(isinstance(route, Mount) and isinstance(route.app, StaticFiles) and route.matches(scope)[0] is Match.FULL
+           for route in request.app.router.routes):
+        return ["GET", "HEAD"]  # static files (docs assets, the console's): a mount matches every method
+    routes = [route for route in request.app.router.routes if not isinstance(route, Mount)]
+    return [method for method in HTTP_METHODS
+            if any(route.matches({**scope, "method": method})[0] is Match.FULL for route in routes)]
+
+
+def http_error_headers(request: Request, exc: StarletteHTTPException) -> dict[str, str] | None:
+    """The headers a framework 404/405 must keep: a 405's ``Allow`` (RFC 9110 15.5.6: "MUST
+    generate"), listing every method the path serves. The handlers below dropped it."""
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        methods = allowed_methods(request)
+        if methods:
+            headers["Allow"] = ", ".join(methods)
+    return headers or None
+
+
 def install_error_handlers(app: FastAPI, *, realm: str) -> None:
     """Typed errors, schema errors, 404/405 and anything unexpected all become JSON (and the
     OpenAPI document says so: :func:`install_error_schema`)."""
@@ -125,7 +165,8 @@ def install_error_handlers(app: FastAPI, *, realm: str) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return JSONResponse({"error": code, "message": str(exc.detail)}, status_code=exc.status_code)
+        return JSONResponse({"error": code, "message": str(exc.detail)}, status_code=exc.status_code,
+                            headers=http_error_headers(request, exc))
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -253,7 +294,10 @@ class RequestGuard:
             await reject(send, 413, "payload_too_large", f"request body exceeds {limit} bytes", oauth=oauth,
                          limit=limit)
             return
-        body = await read_body(receive, limit)
+        try:
+            body = await read_body(receive, limit)
+        except BodyIncomplete:
+            return  # the client is gone: nothing to answer, nothing to do
         if body is None:
             await reject(send, 413, "payload_too_large", f"request body exceeds {limit} bytes", oauth=oauth,
                          limit=limit)
@@ -287,7 +331,10 @@ class JsonBodies:
                 or (self.raw_prefixes and scope["path"].startswith(self.raw_prefixes))):
             await self.app(scope, receive, send)
             return
-        body = await read_body(receive, 2**62) or b""  # already bounded by the guard outside
+        try:
+            body = await read_body(receive, 2**62) or b""  # already bounded by the guard outside
+        except BodyIncomplete:
+            return
         if body:
             try:
                 coding = (single_header(scope, b"content-encoding") or "identity").strip().lower()
@@ -305,14 +352,26 @@ class JsonBodies:
         await self.app(scope, replay(body, receive), send)
 
 
+class BodyIncomplete(InvalidInput):
+    """The client went away before its body ended (fewer bytes than its Content-Length, no last
+    chunk, or the read deadline passed): there is nobody to answer, and nothing is done."""
+
+    code = "body_incomplete"
+
+
 async def read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole (bounded) body, or None as soon as it passes ``limit``: stop reading there."""
+    """The whole (bounded) body, or None as soon as it passes ``limit``: stop reading there.
+
+    :class:`BodyIncomplete` when the connection ends first: a request cut short is never acted
+    on as if its first bytes were all of it (a write whose JSON happened to be complete, or a
+    truncated question, would otherwise be applied or answered).
+    """
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            return b"".join(chunks)  # disconnect: let the app see what arrived
+            raise BodyIncomplete("the client disconnected before the request body ended")
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:

@@ -46,7 +46,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .asgi import DuplicateHeader, single_header
+from .asgi import DuplicateHeader, bearer_challenge, single_header
 from .clients.wire import CheckResult
 from .context import NoTenantContext, RequestContext, reset_context, set_context
 from .errors import ClaimInvalid, TenantGuardError, TokenError, TokenMissing, Unavailable
@@ -82,10 +82,8 @@ class AuthzHTTPError(HTTPException):
 
 
 def unauthorized(exc: TokenError) -> AuthzHTTPError:
-    challenge = 'Bearer realm="tenantguard"'
-    if not isinstance(exc, TokenMissing):
-        challenge += f', error="invalid_token", error_description="{exc.code}"'
-    return AuthzHTTPError(401, exc.to_dict(), {"WWW-Authenticate": challenge})
+    """401 with the same RFC 6750 challenge every tenantguard door writes (``asgi.bearer_challenge``)."""
+    return AuthzHTTPError(401, exc.to_dict(), {"WWW-Authenticate": bearer_challenge(exc, realm="tenantguard")})
 
 
 def forbidden(result: CheckResult, action: str) -> AuthzHTTPError:

@@ -431,28 +431,47 @@ class PlaneClient:
 
 
 class AsyncPlaneClient:
-    """Asynchronous client with the same defaults (what a sidecar uses at startup and for confirmations)."""
+    """Asynchronous client with the same defaults (what a sidecar uses at startup and for confirmations).
 
-    def __init__(self, base_url: str, *, token: str | None = None, service: str | None = None,
+    ``base_url`` may name several replicas, as for :class:`PlaneClient`: a call refused retryably
+    or left unanswered moves the client to the next one, so the caller's retry (the sidecar's
+    key registration retries with a back-off) reaches another replica."""
+
+    def __init__(self, base_url: str | Sequence[str], *, token: str | None = None, service: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.base_url = base_url
-        self._http = httpx.AsyncClient(base_url=base_url, timeout=timeout, headers=_headers(token, service),
+        self.base_urls = plane_urls(base_url)
+        self._at = 0
+        self._http = httpx.AsyncClient(timeout=timeout, headers=_headers(token, service),
                                        transport=transport, verify=True)
+
+    @property
+    def base_url(self) -> str:
+        """The replica the next request goes to."""
+        return self.base_urls[self._at]
 
     async def send(self, call: Call) -> Any:
         try:
-            response = await self._http.request(call.method, call.path, params=call.params or None,
+            return await self._send(call)
+        except TenantGuardError as exc:
+            if retryable(exc):  # the caller's next attempt goes to the next replica
+                self._at = (self._at + 1) % len(self.base_urls)
+            raise
+
+    async def _send(self, call: Call) -> Any:
+        base = self.base_url
+        try:
+            response = await self._http.request(call.method, base + call.path, params=call.params or None,
                                                 json=call.json, content=call.content, headers=call.headers or None)
         except httpx.HTTPError as exc:
-            raise unreachable(self.base_url, exc) from None
+            raise unreachable(base, exc) from None
         if _ask_identity(response):
             try:
-                probe = await self._http.get(IDENTITY_PATH)
+                probe = await self._http.get(base + IDENTITY_PATH)
                 what = describe_service(probe.status_code, _json(probe))
             except httpx.HTTPError:
                 what = describe_service(None, None)
             if what is not None:
-                raise not_a_plane(self.base_url, call, response.status_code, what)
+                raise not_a_plane(base, call, response.status_code, what)
         return parse(response)
 
     async def register_sidecar_key(self, service: str, jwk: Mapping[str, Any], not_after: int | None = None) -> str:

@@ -13,6 +13,7 @@ import errno
 import json
 import os
 import socket
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError, InvalidInput
@@ -96,30 +97,189 @@ def event_loop_runner() -> Any:
     return uvloop.run
 
 
-def http_protocol() -> type[Any] | str:
-    """The uvicorn HTTP protocol the services run: httptools, with uvicorn's own 400 (a request it
-    cannot parse: a bad request line, header or framing) answered as the JSON error body every
-    other refusal has (``{"error": "invalid_request", "message": ...}``), not as plain text.
-    ``"auto"`` where httptools is not installed."""
+DEFAULT_READ_TIMEOUT = 30.0
+DEFAULT_MAX_HEAD_BYTES = 64 * 1024
+MAX_HEAD_FIELDS = 256
+
+
+@dataclass(frozen=True)
+class HttpLimits:
+    """What one HTTP request may cost the server before a route sees it.
+
+    ``read_timeout``: seconds from a connection's open (or a request's first byte) until the
+    request is read whole, head and body; a client that trickles bytes (slowloris) or goes
+    quiet mid-request is answered 408 and closed, instead of holding a connection forever.
+    ``max_head_bytes``: the request line and headers together (uvicorn reads heads of any
+    size into memory); beyond it, and beyond :data:`MAX_HEAD_FIELDS` header lines, 431.
+    """
+
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.read_timeout <= 3600:
+            raise ConfigError("the HTTP read timeout must be within 1..3600 s")
+        if not 4096 <= self.max_head_bytes <= 1024 * 1024:
+            raise ConfigError("the HTTP head bound must be within 4 KiB..1 MiB")
+
+
+class _Refused(Exception):
+    """Raised inside a parser callback: the request is answered ``status`` with a JSON body, then closed."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+_REASONS = {400: b"Bad Request", 408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
+
+
+def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
+    """The uvicorn HTTP protocol the services run: httptools, with these changes:
+
+    * uvicorn's own 400 (a request it cannot parse: a bad request line, header or framing) is
+      answered as the JSON error body every other refusal has, not as plain text;
+    * trailer fields of a chunked body are dropped, never appended to the request's headers
+      (httptools reports them like headers and uvicorn added them to the scope the route was
+      already reading: an ``Authorization`` sent after the body authenticated the request);
+    * a request target with a fragment (``#``; the parser drops it silently, so a door would
+      decide on less than was sent), an absolute-form target whose authority is not the Host
+      header, or any other form than ``/path`` or ``OPTIONS *``, is refused 400;
+    * ``limits`` (:class:`HttpLimits`): a read deadline per request, a bound on its head.
+
+    ``"auto"`` where httptools is not installed.
+    """
+    bound: HttpLimits = limits or HttpLimits()
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     except ImportError:
         return "auto"
 
-    class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
+    class GuardedHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
+        _read_timer: asyncio.TimerHandle | None = None
+        _in_message = False  # between a request's first byte and its end
+        _head_done = False  # its headers are complete: what the parser reports now is a trailer
+        _head_bytes = 0
+        _head_fields = 0
+        _refusal: _Refused | None = None
+
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(CoalescingTransport(transport, asyncio.get_running_loop()))
+            self._arm()  # a connection that never sends a byte is closed too
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if not self._in_message:  # bytes between requests (stray CRLFs) cancel the keep-alive timer
+                self._arm()
+            super().data_received(data)
+
+        def _arm(self) -> None:
+            if self._read_timer is None:
+                self._read_timer = self.loop.call_later(bound.read_timeout, self._read_timed_out)
+
+        def _disarm(self) -> None:
+            if self._read_timer is not None:
+                self._read_timer.cancel()
+                self._read_timer = None
+
+        def _read_timed_out(self) -> None:
+            """The request was not read in time: 408 if one was under way, else close the idle
+            connection. While an answer is being made for a request read whole (a slow route, a
+            response being sent), nothing is cut: the deadline is looked at again later."""
+            self._read_timer = None
+            if self.transport.is_closing():
+                return
+            busy = self.cycle is not None and not self.cycle.response_complete
+            if busy and (self.cycle.response_started or not self._in_message):
+                self._arm()
+            elif self._in_message:
+                self._refuse_now(_Refused(408, "request_timeout",
+                                          f"the request was not received within {bound.read_timeout:g} s"))
+            else:
+                self.transport.close()
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._in_message, self._head_done = True, False
+            self._head_bytes = self._head_fields = 0
+            self._arm()
+
+        def on_url(self, url: bytes) -> None:
+            self._count_head(len(url), 0)
+            super().on_url(url)
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            if self._head_done:
+                return  # a trailer field: never one of the request's headers
+            self._count_head(len(name) + len(value) + 4, 1)
+            super().on_header(name, value)
+
+        def _count_head(self, size: int, fields: int) -> None:
+            self._head_bytes += size
+            self._head_fields += fields
+            if self._head_bytes > bound.max_head_bytes or self._head_fields > MAX_HEAD_FIELDS:
+                self._refuse_in_parser(_Refused(431, "request_header_fields_too_large", "the request head exceeds "
+                                                f"{bound.max_head_bytes} bytes or {MAX_HEAD_FIELDS} fields"))
+
+        def _refuse_in_parser(self, refusal: _Refused) -> None:
+            """Stop parsing: httptools wraps what a callback raises in an ``HttpParserError``, which
+            uvicorn answers through ``send_400_response``; the refusal waits there with its own status."""
+            self._refusal = refusal
+            raise refusal
+
+        def on_headers_complete(self) -> None:
+            self._head_done = True
+            try:
+                _check_target(self.url, self.parser.get_method(), self.headers)
+            except _Refused as refusal:
+                self._refuse_in_parser(refusal)
+            super().on_headers_complete()
+            if self.pipeline and self.pipeline[0][0] is self.cycle:
+                self._disarm()  # queued behind a request being answered: its clock starts with its turn
+
+        def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+            if cycle.more_body and cycle is self.cycle and self._in_message:
+                self._arm()  # a queued request whose body is still to come
+            super()._start_asgi_task(cycle, app)
+
+        def on_message_complete(self) -> None:
+            self._in_message = False
+            self._disarm()
+            super().on_message_complete()
 
         def send_400_response(self, msg: str) -> None:
-            body = json.dumps({"error": InvalidInput.code, "message": msg}).encode()
-            head = [b"HTTP/1.1 400 Bad Request\r\n"]
+            refusal, self._refusal = self._refusal, None
+            self._refuse_now(refusal or _Refused(400, InvalidInput.code, msg))
+
+        def _refuse_now(self, refusal: _Refused) -> None:
+            body = json.dumps({"error": refusal.code, "message": refusal.message}).encode()
+            head = [b"HTTP/1.1 %d %s\r\n" % (refusal.status, _REASONS.get(refusal.status, b"Error"))]
             head += [name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers]
             head += [b"content-type: application/json\r\n", b"content-length: %d\r\n" % len(body),
                      b"connection: close\r\n\r\n"]
             self.transport.write(b"".join(head) + body)
             self.transport.close()
 
-    return JsonErrorHttpToolsProtocol
+    return GuardedHttpToolsProtocol
+
+
+def _check_target(url: bytes, method: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    """Refuse (400) a request target that is not ``/path[?query]``, ``OPTIONS *``, or an absolute
+    form naming the Host header's own authority; and any fragment (see :func:`http_protocol`)."""
+    if b"#" in url:
+        raise _Refused(400, InvalidInput.code, "a request target carries no fragment ('#')")
+    if url.startswith(b"/") or (url == b"*" and method == b"OPTIONS"):
+        return
+    scheme, sep, rest = url.partition(b"://")
+    authority = rest.split(b"/", 1)[0].split(b"?", 1)[0]
+    hosts = [value.strip().lower() for name, value in headers if name == b"host"]
+    if sep and scheme.lower() in (b"http", b"https") and authority and hosts == [authority.lower()]:
+        return
+    raise _Refused(400, InvalidInput.code, "send the request target as /path (origin form); an absolute form "
+                   "must name the Host header's authority")
 
 
 class CoalescingTransport:

@@ -107,3 +107,13 @@ def test_a_content_encoding_is_decoded_or_named(orders: SidecarProcess, world: W
     assert response.status_code == status, response.text
     if status != 200:
         assert response.json()["error"] == "invalid_request" and encoding in response.json()["error_description"]
+
+
+def test_authlib_fetch_token_by_get_is_an_oauth_error(orders: SidecarProcess, world: World) -> None:
+    """authlib offers ``fetch_token(method="GET")``; RFC 6749 3.2 has the client POST. The refusal is an
+    RFC 6749 error authlib reads (was: the sidecar's own 405 body, whose ``error`` no OAuth client knows)."""
+    client = OAuth2Client(client_id="orders", client_secret=SECRET, token_endpoint_auth_method="client_secret_basic")
+    with client, pytest.raises(OAuthError) as refused:
+        client.fetch_token(f"{orders.base_url}/oauth2/token", method="GET", **form(world))
+    assert refused.value.error == "invalid_request"
+    assert refused.value.description is not None and "POST" in refused.value.description

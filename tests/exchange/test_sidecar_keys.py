@@ -6,6 +6,7 @@ import stat
 from pathlib import Path
 
 import httpx
+import pytest
 
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.runtime import Sidecar
@@ -44,3 +45,18 @@ def test_without_a_state_dir_the_key_lives_in_memory(tmp_path: Path) -> None:
     assert first.exchange.key.kid != second.exchange.key.kid
     assert first.exchange.jwks()["keys"][0]["iss"] == "sidecar:orders"
     assert not any(tmp_path.rglob("signing-key.pem"))
+
+
+def test_every_plane_url_of_a_list_must_be_http(tmp_path: Path) -> None:
+    from tenantguard.errors import ConfigError
+
+    world = World(tmp_path)
+    secret = tmp_path / "join.secret"
+    secret.write_text("join-" + "s" * 16)
+    secret.chmod(0o600)
+    base = {"service": "orders", "bundle_file": world.bundle_file, "bundle_keys": (world.plane_pub,),
+            "trust_file": world.trust_file, "join_secret_file": secret}
+    SidecarConfig(**base, plane_url="http://plane-0:8080, https://plane-1:8443")  # type: ignore[arg-type]
+    for bad in ("http://plane-0:8080,plane-1:8080", "ftp://plane", "http://plane-0:8080,,file:///x"):
+        with pytest.raises(ConfigError, match="http:// or https://"):
+            SidecarConfig(**base, plane_url=bad)  # type: ignore[arg-type]

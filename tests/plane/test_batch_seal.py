@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
+import hmac
 import time
 
 from tenantguard import topology as topo
@@ -51,8 +53,6 @@ def test_a_seal_opens_nothing_it_was_not_made_for() -> None:
     assert seal.open(data, {BATCH_MAC_HEADER: ""}) is None
     assert seal.open(data, BatchSeal(SigningKey.generate()).headers(data)) is None  # another plane's replicas
     # the same secret derived for another purpose authenticates nothing here
-    import hashlib
-    import hmac
     foreign = hmac.new(replica_key(key, b"something else v1"), data, hashlib.sha256).digest()
     assert seal.open(data, {BATCH_MAC_HEADER: base64.urlsafe_b64encode(foreign).decode()}) is None
 

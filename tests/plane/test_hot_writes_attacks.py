@@ -58,6 +58,13 @@ def corpus() -> Iterator[tuple[str, str, list[tuple[str, Any]], bytes]]:
     yield "two content types, JSON first", rel, [AUTH, JSON, ("Content-Type", "text/plain")], _rel(obj="doc:ct1")
     yield "two content types, JSON second", rel, [AUTH, ("Content-Type", "text/plain"), JSON], _rel(obj="doc:ct2")
     yield "JSON in capitals", rel, [AUTH, ("Content-Type", "APPLICATION/JSON")], _rel(obj="doc:ct3")
+    # two content codings: the door read the first ("identity": a write) where the route refuses both
+    yield "identity, then gzip", rel, [AUTH, JSON, ("Content-Encoding", "identity"), ("Content-Encoding", "gzip")], \
+        _rel(obj="doc:ce1")
+    yield "empty, then gzip", rel, [AUTH, JSON, ("Content-Encoding", ""), ("Content-Encoding", "gzip")], \
+        _rel(obj="doc:ce2")
+    yield "identity twice", rel, [AUTH, JSON, ("Content-Encoding", "identity"), ("Content-Encoding", "identity")], \
+        _rel(obj="doc:ce3")
     yield "JSON with utf-16 charset", rel, [AUTH, ("Content-Type", "application/json; charset=utf-16")], _rel()
     yield "JSON list of types", rel, [AUTH, ("Content-Type", "application/json, text/plain")], _rel()
     yield "jsonp", rel, [AUTH, ("Content-Type", "application/jsonp")], _rel()
@@ -188,6 +195,7 @@ EXPECTED = {
     "join secret with the service header": 403, "prefix of the token": 403, "token and more": 403,
     "latin-1 bytes in the token": 403, "a huge token": 403,
     # one body, one meaning
+    "identity, then gzip": 400, "empty, then gzip": 400, "identity twice": 200,
     "duplicate in rel": 400, "duplicate op": 400, "escaped duplicate": 400, "escaped lone surrogate in a tuple": 400,
     "BOM": 400, "UTF-16": 400, "two documents": 400, "NUL in an id": 400, "bidi override": 400,
     "tenant with a dot": 400, "tenant with a star": 400, "tenant with a gt": 400, "key with latin-1": 400,

@@ -7,6 +7,7 @@ live replicas' keys (their exchanged tokens then fail with unknown_kid everywher
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 
 import pytest
@@ -56,6 +57,19 @@ def test_expired_keys_are_pruned_at_the_next_change_and_refreshing_extends() -> 
     assert [k.not_after for k in same] == [trust.get(alive.kid).not_after]  # type: ignore[union-attr]
     extended = register(trust, alive, now + 200)
     assert extended.get(alive.kid).not_after == int(now + 200)  # type: ignore[union-attr]
+
+
+def _register_once(registrar: PlaneRegistrar) -> None:
+    """Run ``registrar`` until its first registration is settled (bounded)."""
+
+    async def run() -> None:
+        await registrar.start()
+        try:
+            await asyncio.wait_for(registrar.done.wait(), 20)
+        finally:
+            await registrar.stop()
+
+    asyncio.run(run())
 
 
 @pytest.mark.nats
@@ -116,15 +130,26 @@ def test_a_revoked_key_is_refused_and_the_registrar_moves_to_a_new_one(plane: Pl
 
     registrar.on_revoked = rotate
 
-    async def run() -> None:
-        await registrar.start()
-        try:
-            await asyncio.wait_for(registrar.done.wait(), 20)
-        finally:
-            await registrar.stop()
-
-    asyncio.run(run())
+    _register_once(registrar)
     assert rotations == [revoked.kid]
     assert registrar.status()["state"] == "registered" and registrar.kid == replacement.kid
     published = {k["kid"] for k in plane.client(None).get("/.well-known/jwks.json").json()["keys"]}
     assert replacement.kid in published and revoked.kid not in published
+
+
+@pytest.mark.nats
+@pytest.mark.timeout(60)
+def test_a_sidecar_given_several_plane_urls_registers_through_the_one_that_answers(plane: PlaneProcess) -> None:
+    """``--plane-url`` with a replica that is down first: the next attempt goes to the next replica."""
+    with socket.socket() as closed:  # a port nothing listens on: connection refused, at once
+        closed.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    key = SigningKey.generate()
+    options = RegistrationOptions(backoff_initial=0.05)
+    registrar = PlaneRegistrar(f"{down},{plane.base_url}", JOIN_SECRET, options=options)
+    registrar.register("billing", key.public_jwk())
+
+    _register_once(registrar)
+    assert registrar.status()["state"] == "registered" and registrar.attempts == 2  # one refused, then accepted
+    published = {k["kid"] for k in plane.client(None).get("/.well-known/jwks.json").json()["keys"]}
+    assert key.kid in published

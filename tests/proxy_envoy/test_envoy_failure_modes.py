@@ -9,6 +9,7 @@ answers an oversized body with its own 413, which Envoy enforces as a denial.
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -133,3 +134,45 @@ def test_http2_downstream_gets_the_same_decisions(stack: OpenStack, tmp_path: Pa
     version, code = result.stdout.split()
     assert (version, int(code)) == ("2", status), result.stdout + result.stderr
     assert len(stack.upstream.seen) == before + (1 if status == 200 else 0)
+
+
+def test_the_shipped_http_config_speaks_http_1_1_to_the_sidecar() -> None:
+    """The sidecar's HTTP listener does not speak h2c (test below): the HTTP-mode cluster must not ask for it."""
+    config = yaml.safe_load(CONFIGS["http"].read_text())
+    (cluster,) = [c for c in config["static_resources"]["clusters"] if c["name"] == "tenantguard_sidecar_http"]
+    assert "http2_protocol_options" not in json.dumps(cluster) and "typed_extension_protocol_options" not in cluster
+
+
+@pytest.mark.parametrize("fail_open_too", [False, True])
+def test_an_http2_cluster_to_the_http_door_fails_every_check(world: World, tmp_path: Path, fail_open_too: bool) -> None:
+    """What deploy/README.md warns about: HTTP mode with ``http2_protocol_options`` on the sidecar's cluster
+    (a mesh default for "http2" ports) makes every check a connection error, the sidecar never asked:
+    ``status_on_error`` (503) for every request, or, with ``failure_mode_allow: true``, every request let through
+    undecided, another tenant's included."""
+    sidecar = start_sidecar(world.args())
+    upstream = start_upstream()
+    envoy: Envoy | None = None
+    try:
+        config = rewrite(yaml.safe_load(CONFIGS["http"].read_text()), sidecar=sidecar, app_port=upstream.port,
+                         raw_headers=False)
+        for cluster in config["static_resources"]["clusters"]:
+            if cluster["name"] == "tenantguard_sidecar_http":
+                cluster["typed_extension_protocol_options"] = {
+                    "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+                        "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+                        "explicit_http_config": {"http2_protocol_options": {}}}}
+        if fail_open_too:
+            config = fail_open(config)
+        envoy = start_envoy(config, tmp_path)
+        stack = OpenStack("http", world, sidecar, upstream, envoy)
+        status, _ = send(stack, "/tenants/globex/orders", b"")
+        if fail_open_too:
+            assert status == 200 and len(upstream.seen) == 1  # another tenant's route, never decided
+        else:
+            assert status == 503 and upstream.seen == []
+    finally:
+        if envoy is not None:
+            envoy.stop()
+        upstream.server.shutdown()
+        upstream.server.server_close()
+        sidecar.stop()

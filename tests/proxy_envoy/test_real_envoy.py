@@ -243,6 +243,21 @@ def raw_status(stack: Stack, target: bytes) -> int:
     return int(data.split(b" ", 2)[1])
 
 
+def raw_get(stack: Stack, target: bytes, extra_headers: list[tuple[bytes, bytes]]) -> tuple[int, bytes]:
+    """GET ``target`` with ``extra_headers`` exactly as listed (repeats kept); the status and the body."""
+    host, port = stack.envoy.url.removeprefix("http://").rsplit(":", 1)
+    lines = b"".join(name + b": " + value + b"\r\n" for name, value in extra_headers)
+    request = (b"GET " + target + b" HTTP/1.1\r\nhost: billing.internal\r\nconnection: close\r\n"
+               b"authorization: Bearer " + token(stack.world).encode() + b"\r\n" + lines + b"\r\n")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(request)
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
 # --------------------------------------------------------------------------------- tests
 
 
@@ -284,8 +299,24 @@ def test_no_token_gets_401(stack: Stack) -> None:
     response = get(stack, "/tenants/acme/orders")
     assert response.status_code == 401, response.text
     assert response.json()["error"] == "token_missing"
-    assert response.headers["www-authenticate"].startswith("Bearer")
+    assert response.headers["www-authenticate"] == 'Bearer realm="tenantguard"'  # no token: no error attribute
     assert len(stack.upstream.seen) == before
+
+
+@pytest.mark.parametrize(("case", "error"), [("expired", "token_expired"), ("wrong audience", "audience_invalid"),
+                                              ("forged", "token_malformed")])
+def test_a_refused_token_is_challenged_as_invalid_token(stack: Stack, case: str, error: str) -> None:
+    """RFC 6750 3: a request whose token is refused gets ``error="invalid_token"`` in the challenge, as at
+    every other door; through Envoy it got the bare challenge that means "send a token", so clients did
+    not know to refresh. A missing token still gets the bare one (test_no_token_gets_401)."""
+    presented = {"expired": token(stack.world, now=time.time() - 3600),
+                 "wrong audience": token(stack.world, aud="orders"),
+                 "forged": "not-a-jwt"}[case]
+    response = get(stack, "/tenants/acme/orders", {"authorization": f"Bearer {presented}"})
+    assert response.status_code == 401, response.text
+    assert response.json()["error"] == error
+    assert response.headers["www-authenticate"] == (
+        f'Bearer realm="tenantguard", error="invalid_token", error_description="{error}"')
 
 
 @pytest.mark.parametrize("target", [b"/tenants/acme/../globex/orders", b"/%74enants/globex/orders",
@@ -305,6 +336,28 @@ def test_the_original_method_reaches_the_decision(stack: Stack) -> None:
     assert posted.status_code == 403 and "missing_role" in posted.json()["reasons"]
 
 
+@pytest.mark.parametrize(("claims", "allowed"), [
+    ([b"acme", b"acme"], True),  # Envoy folds the two lines into "acme,acme" before asking
+    ([b"acme, acme"], True),
+    ([b"acme", b"globex"], False),
+    ([b"acme,globex"], False),
+    ([b"acme,"], False),  # an empty element is a second (impossible) tenant, not nothing
+    ([b"globex", b"globex"], False),
+])
+def test_a_repeated_tenant_claim_is_judged_as_its_names(stack: Stack, claims: list[bytes], allowed: bool) -> None:
+    """A client's repeated ``x-tenant-id`` reaches the sidecar folded into one comma-joined value (both
+    Envoy modes); ``acme,acme`` was denied as a tenant mismatch, though a door asked directly takes two
+    identical lines as one claim. Each name is checked against the token; two different names deny."""
+    before = len(stack.upstream.seen)
+    status, body = raw_get(stack, b"/orders", [(b"x-tenant-id", claim) for claim in claims])
+    if allowed:
+        assert status == 200, body[:300]
+        assert stack.upstream.seen[-1]["headers"]["x-tenant-id"] == "acme"  # the sidecar's one value
+    else:
+        assert status == 403 and b"tenant_mismatch" in body, body[:300]
+        assert len(stack.upstream.seen) == before
+
+
 def test_sidecar_down_fails_closed(stack: Stack) -> None:
     """Last in the module on purpose: it stops this mode's sidecar."""
     stack.sidecar.stop()
@@ -312,3 +365,4 @@ def test_sidecar_down_fails_closed(stack: Stack) -> None:
     response = get(stack, "/tenants/acme/orders", {"authorization": f"Bearer {token(stack.world)}"})
     assert response.status_code == 503, response.text
     assert len(stack.upstream.seen) == before
+

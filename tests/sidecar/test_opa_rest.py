@@ -162,3 +162,34 @@ def test_opa_client_without_a_token_is_answered_as_the_local_pep(sidecar: Sideca
         assert client.query_rule(stated, "tenantguard.decision", "allow")["result"] is True
     finally:
         client.close_connection()
+
+
+# ------------------------------------------------------------------------------- 405 Allow
+
+
+@pytest.mark.parametrize(("method", "path", "allowed"), [
+    ("OPTIONS", "/v1/data/tenantguard/decision", {"DELETE", "GET", "PATCH", "POST", "PUT"}),
+    ("GET", "/v0/data/tenantguard/decision", {"POST"}),
+    ("GET", "/v1/check", {"POST"}),
+    ("POST", "/health", {"GET"}),  # as OPA: no HEAD
+    ("DELETE", "/v1/config", {"GET"}),
+    ("POST", "/_docs-assets/favicon.png", {"GET", "HEAD"}),  # a static-files mount
+])
+def test_a_405_names_every_method_the_path_serves(sidecar: SidecarProcess, method: str, path: str,
+                                                  allowed: set[str]) -> None:
+    """RFC 9110 15.5.6: a 405 MUST carry ``Allow``. The error handlers dropped it, and the framework's
+    own named only the first route's methods (``/v1/data/{path}`` is one route per method)."""
+    response = httpx.request(method, sidecar.base_url + path)
+    assert response.status_code == 405, response.text
+    assert {m.strip() for m in response.headers["allow"].split(",")} == allowed
+    assert response.json()["error"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "OPTIONS"])
+def test_the_token_endpoint_answers_another_method_as_oauth(sidecar: SidecarProcess, method: str) -> None:
+    """Every answer of ``/oauth2/token`` is an RFC 6749 5.2 error its clients read (the guard's refusals
+    already were); a wrong method was the sidecar's own 405 shape, uncacheable-unmarked."""
+    response = httpx.request(method, f"{sidecar.base_url}/oauth2/token")
+    assert response.status_code == 405 and response.headers["allow"] == "POST"
+    assert response.json()["error"] == "invalid_request" and "POST" in response.json()["error_description"]
+    assert response.headers["cache-control"] == "no-store"
