@@ -156,7 +156,10 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
         return "auto"
 
     class GuardedHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
+        # One timer per connection, re-armed when it fires, and a deadline per phase: a request
+        # costs two clock reads, not a timer made and cancelled (measured: ~8 % of the HTTP floor).
         _read_timer: asyncio.TimerHandle | None = None
+        _deadline: float | None = None  # when the phase under way (a request being read, a wait) must end
         _in_message = False  # between a request's first byte and its end
         _head_done = False  # its headers are complete: what the parser reports now is a trailer
         _head_bytes = 0
@@ -165,36 +168,38 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(CoalescingTransport(transport, asyncio.get_running_loop()))
-            self._arm()  # a connection that never sends a byte is closed too
+            self._start_clock()  # a connection that never sends a byte is closed too
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
-
-        def data_received(self, data: bytes) -> None:
-            if not self._in_message:  # bytes between requests (stray CRLFs) cancel the keep-alive timer
-                self._arm()
-            super().data_received(data)
-
-        def _arm(self) -> None:
-            if self._read_timer is None:
-                self._read_timer = self.loop.call_later(bound.read_timeout, self._read_timed_out)
-
-        def _disarm(self) -> None:
             if self._read_timer is not None:
                 self._read_timer.cancel()
                 self._read_timer = None
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if not self._in_message and self._deadline is None:  # bytes between requests (stray CRLFs)
+                self._start_clock()
+            HttpToolsProtocol.data_received(self, data)
+
+        def _start_clock(self) -> None:
+            self._deadline = self.loop.time() + bound.read_timeout
+            if self._read_timer is None:
+                self._read_timer = self.loop.call_at(self._deadline, self._read_timed_out)
 
         def _read_timed_out(self) -> None:
-            """The request was not read in time: 408 if one was under way, else close the idle
-            connection. While an answer is being made for a request read whole (a slow route, a
-            response being sent), nothing is cut: the deadline is looked at again later."""
+            """The phase under way is past its deadline: 408 if a request was being read, else close
+            the idle connection. While an answer is being made for a request read whole (a slow
+            route, a response being sent), nothing is cut: the deadline is looked at again later."""
             self._read_timer = None
-            if self.transport.is_closing():
+            deadline = self._deadline
+            if deadline is None or self.transport.is_closing():
+                return  # nothing under way: the next phase starts the clock again
+            if self.loop.time() < deadline:  # a later phase moved the deadline: wait for it
+                self._read_timer = self.loop.call_at(deadline, self._read_timed_out)
                 return
             busy = self.cycle is not None and not self.cycle.response_complete
             if busy and (self.cycle.response_started or not self._in_message):
-                self._arm()
+                self._start_clock()
             elif self._in_message:
                 self._refuse_now(_Refused(408, "request_timeout",
                                           f"the request was not received within {bound.read_timeout:g} s"))
@@ -202,27 +207,29 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
                 self.transport.close()
 
         def on_message_begin(self) -> None:
-            super().on_message_begin()
+            HttpToolsProtocol.on_message_begin(self)
             self._in_message, self._head_done = True, False
             self._head_bytes = self._head_fields = 0
-            self._arm()
+            self._start_clock()
 
         def on_url(self, url: bytes) -> None:
-            self._count_head(len(url), 0)
-            super().on_url(url)
+            self._head_bytes += len(url)
+            if self._head_bytes > bound.max_head_bytes:
+                self._head_too_large()
+            HttpToolsProtocol.on_url(self, url)
 
         def on_header(self, name: bytes, value: bytes) -> None:
             if self._head_done:
                 return  # a trailer field: never one of the request's headers
-            self._count_head(len(name) + len(value) + 4, 1)
-            super().on_header(name, value)
-
-        def _count_head(self, size: int, fields: int) -> None:
-            self._head_bytes += size
-            self._head_fields += fields
+            self._head_bytes += len(name) + len(value) + 4
+            self._head_fields += 1
             if self._head_bytes > bound.max_head_bytes or self._head_fields > MAX_HEAD_FIELDS:
-                self._refuse_in_parser(_Refused(431, "request_header_fields_too_large", "the request head exceeds "
-                                                f"{bound.max_head_bytes} bytes or {MAX_HEAD_FIELDS} fields"))
+                self._head_too_large()
+            HttpToolsProtocol.on_header(self, name, value)
+
+        def _head_too_large(self) -> None:
+            self._refuse_in_parser(_Refused(431, "request_header_fields_too_large", "the request head exceeds "
+                                            f"{bound.max_head_bytes} bytes or {MAX_HEAD_FIELDS} fields"))
 
         def _refuse_in_parser(self, refusal: _Refused) -> None:
             """Stop parsing: httptools wraps what a callback raises in an ``HttpParserError``, which
@@ -232,23 +239,25 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
 
         def on_headers_complete(self) -> None:
             self._head_done = True
-            try:
-                _check_target(self.url, self.parser.get_method(), self.headers)
-            except _Refused as refusal:
-                self._refuse_in_parser(refusal)
-            super().on_headers_complete()
+            url = self.url
+            if url[:1] != b"/" or b"#" in url:  # anything but a plain origin-form target is looked at
+                try:
+                    _check_target(url, self.parser.get_method(), self.headers)
+                except _Refused as refusal:
+                    self._refuse_in_parser(refusal)
+            HttpToolsProtocol.on_headers_complete(self)
             if self.pipeline and self.pipeline[0][0] is self.cycle:
-                self._disarm()  # queued behind a request being answered: its clock starts with its turn
+                self._deadline = None  # queued behind a request being answered: its clock starts with its turn
 
         def _start_asgi_task(self, cycle: Any, app: Any) -> None:
             if cycle.more_body and cycle is self.cycle and self._in_message:
-                self._arm()  # a queued request whose body is still to come
-            super()._start_asgi_task(cycle, app)
+                self._start_clock()  # a queued request whose body is still to come
+            HttpToolsProtocol._start_asgi_task(self, cycle, app)
 
         def on_message_complete(self) -> None:
             self._in_message = False
-            self._disarm()
-            super().on_message_complete()
+            self._deadline = None
+            HttpToolsProtocol.on_message_complete(self)
 
         def send_400_response(self, msg: str) -> None:
             refusal, self._refusal = self._refusal, None
