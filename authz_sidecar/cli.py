@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 from tenantguard.natsconn import HELP as NATS_HELP
-from tenantguard.serving import DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT
+from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
 from .config import (
@@ -75,6 +75,9 @@ def serve(
     max_head_bytes: Annotated[int, typer.Option(envvar=ENV + "MAX_HEAD_BYTES", help=(
         "Bound on an HTTP request's line and headers together (4 KiB..1 MiB; beyond it 431)"))
     ] = DEFAULT_MAX_HEAD_BYTES,
+    max_connections: Annotated[int, typer.Option(envvar=ENV + "MAX_CONNECTIONS", help=(
+        "Open HTTP connections (or requests in flight) this server takes (2..100000); past them a request "
+        "is answered 503 too_many_connections with Retry-After"))] = DEFAULT_MAX_CONNECTIONS,
     grpc_max_message_bytes: Annotated[int, typer.Option(envvar=ENV + "GRPC_MAX_MESSAGE_BYTES", help=(
         "Largest ext_authz Check message read (1 MiB..1 GiB); keep it above Envoy's headers plus "
         "with_request_body.max_request_bytes: a larger Check is a gRPC error, which failure_mode_allow: true "
@@ -181,7 +184,7 @@ def serve(
         require_token=require_token, tenant=tenant, pep_keys_file=pep_keys, public_url=public_url,
         loopback_only=not allow_remote,
         algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes,
-        http_read_timeout=http_read_timeout, max_head_bytes=max_head_bytes,
+        http_read_timeout=http_read_timeout, max_head_bytes=max_head_bytes, max_connections=max_connections,
         grpc_max_message_bytes=grpc_max_message_bytes, decision_memo_size=decision_memo,
         decision_log_sample_allow=decision_log_sample_allow, decision_log_sample_deny=decision_log_sample_deny,
         decision_log_masks=tuple(decision_log_mask or ()), sidecar_id=sidecar_id,

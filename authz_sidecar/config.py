@@ -12,7 +12,7 @@ from tenantguard.errors import ConfigError
 from tenantguard.natsconn import NatsConnection
 from tenantguard.relations import RelationScope, scope_of
 from tenantguard.relations.model import NAME_RE
-from tenantguard.serving import DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HttpLimits
+from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HttpLimits
 from tenantguard.tokens import DEFAULT_LIFETIME, DEFAULT_MAX_ACT_DEPTH, MAX_LEEWAY, MAX_LIFETIME
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
@@ -57,6 +57,7 @@ class SidecarConfig:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     http_read_timeout: float = DEFAULT_READ_TIMEOUT  # a request's head and body must arrive within it (408)
     max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES  # request line + headers; beyond it 431
+    max_connections: int = DEFAULT_MAX_CONNECTIONS  # open HTTP connections; past them 503 too_many_connections
     grpc_max_message_bytes: int = DEFAULT_GRPC_MAX_MESSAGE_BYTES
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS
     max_wait_ms: int = 500
@@ -86,7 +87,8 @@ class SidecarConfig:
     @property
     def http_limits(self) -> HttpLimits:
         """What one HTTP request may cost before a route sees it (``tenantguard.serving``)."""
-        return HttpLimits(read_timeout=self.http_read_timeout, max_head_bytes=self.max_head_bytes)
+        return HttpLimits(read_timeout=self.http_read_timeout, max_head_bytes=self.max_head_bytes,
+                          max_connections=self.max_connections)
 
     def __post_init__(self) -> None:
         if not self.service or not self.service.replace("-", "").replace("_", "").isalnum():

@@ -98,7 +98,7 @@ def uvicorn_config(app: ASGIApp, limits: HttpLimits | None = None) -> uvicorn.Co
     """
     return uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5,
                           proxy_headers=False, server_header=False, ws="none",
-                          http=http_protocol(limits))
+                          http=http_protocol(limits), limit_concurrency=(limits or HttpLimits()).max_connections)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 from tenantguard.natsconn import HELP as NATS_HELP
-from tenantguard.serving import DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT
+from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT
 
 from .config import (
     DEFAULT_DECISIONS_KEPT,
@@ -88,6 +88,9 @@ def serve(
     max_head_bytes: Annotated[int, typer.Option(envvar=ENV + "MAX_HEAD_BYTES", help=(
         "Bound on an HTTP request's line and headers together (4 KiB..1 MiB; beyond it 431)"))
     ] = DEFAULT_MAX_HEAD_BYTES,
+    max_connections: Annotated[int, typer.Option(envvar=ENV + "MAX_CONNECTIONS", help=(
+        "Open HTTP connections (or requests in flight) this server takes (2..100000); past them a request "
+        "is answered 503 too_many_connections with Retry-After"))] = DEFAULT_MAX_CONNECTIONS,
     connect_timeout: Annotated[
         float,
         typer.Option(
@@ -208,6 +211,7 @@ def serve(
         max_bundle_bytes=max_bundle_bytes,
         http_read_timeout=http_read_timeout,
         max_head_bytes=max_head_bytes,
+        max_connections=max_connections,
         connect_timeout=connect_timeout,
         stream_replicas=stream_replicas,
         cells=cells,

@@ -17,7 +17,7 @@ from tenantguard import topology as topo
 from tenantguard.errors import ConfigError
 from tenantguard.keys import SigningKey
 from tenantguard.natsconn import NatsConnection
-from tenantguard.serving import DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HttpLimits
+from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HttpLimits
 
 from .secrets import SecretChecker
 
@@ -63,6 +63,7 @@ class PlaneConfig:
     max_bundle_bytes: int = DEFAULT_MAX_BUNDLE_BYTES
     http_read_timeout: float = DEFAULT_READ_TIMEOUT  # a request's head and body must arrive within it (408)
     max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES  # request line + headers; beyond it 431
+    max_connections: int = DEFAULT_MAX_CONNECTIONS  # open HTTP connections; past them 503 too_many_connections
     decisions_kept: int = DEFAULT_DECISIONS_KEPT
     audit_kept: int = DEFAULT_AUDIT_KEPT
     relations_max_age: float = DEFAULT_RELATIONS_MAX_AGE
@@ -91,7 +92,8 @@ class PlaneConfig:
     @property
     def http_limits(self) -> HttpLimits:
         """What one HTTP request may cost before a route sees it (``tenantguard.serving``)."""
-        return HttpLimits(read_timeout=self.http_read_timeout, max_head_bytes=self.max_head_bytes)
+        return HttpLimits(read_timeout=self.http_read_timeout, max_head_bytes=self.max_head_bytes,
+                          max_connections=self.max_connections)
 
     def __post_init__(self) -> None:
         if self.nats is None:

@@ -56,7 +56,8 @@ async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
     # ws="none": no route takes a WebSocket, and an upgrade would skip the HTTP guards.
     uv = uvicorn.Server(uvicorn.Config(create_server_app(plane), log_level="warning", access_log=False,
                                        lifespan="off", timeout_graceful_shutdown=5, ws="none", server_header=False,
-                                       http=http_protocol(plane.config.http_limits)))
+                                       http=http_protocol(plane.config.http_limits),
+                                       limit_concurrency=plane.config.http_limits.max_connections))
     uv.install_signal_handlers = lambda: None  # type: ignore[attr-defined]  # we own the signals
     http_task = loop.create_task(uv.serve(sockets=[sock]))
     while not uv.started and not http_task.done():

@@ -99,6 +99,7 @@ def event_loop_runner() -> Any:
 
 DEFAULT_READ_TIMEOUT = 30.0
 DEFAULT_MAX_HEAD_BYTES = 64 * 1024
+DEFAULT_MAX_CONNECTIONS = 1000
 MAX_HEAD_FIELDS = 256
 
 
@@ -111,16 +112,22 @@ class HttpLimits:
     quiet mid-request is answered 408 and closed, instead of holding a connection forever.
     ``max_head_bytes``: the request line and headers together (uvicorn reads heads of any
     size into memory); beyond it, and beyond :data:`MAX_HEAD_FIELDS` header lines, 431.
+    ``max_connections``: open connections (or requests in flight) past which a request is
+    answered 503 ``too_many_connections`` (uvicorn's ``limit_concurrency``): clients that
+    never read their answers, or a flood of connections, cannot take every socket and task.
     """
 
     read_timeout: float = DEFAULT_READ_TIMEOUT
     max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
 
     def __post_init__(self) -> None:
         if not 1 <= self.read_timeout <= 3600:
             raise ConfigError("the HTTP read timeout must be within 1..3600 s")
         if not 4096 <= self.max_head_bytes <= 1024 * 1024:
             raise ConfigError("the HTTP head bound must be within 4 KiB..1 MiB")
+        if not 2 <= self.max_connections <= 100_000:
+            raise ConfigError("the HTTP connection bound must be within 2..100000")
 
 
 class _Refused(Exception):
@@ -151,6 +158,7 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
     """
     bound: HttpLimits = limits or HttpLimits()
     try:
+        from uvicorn.protocols.http.flow_control import service_unavailable
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     except ImportError:
         return "auto"
@@ -252,6 +260,8 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
         def _start_asgi_task(self, cycle: Any, app: Any) -> None:
             if cycle.more_body and cycle is self.cycle and self._in_message:
                 self._start_clock()  # a queued request whose body is still to come
+            if app is service_unavailable:  # past max_connections: the JSON body every refusal has
+                app = _too_many_connections
             HttpToolsProtocol._start_asgi_task(self, cycle, app)
 
         def on_message_complete(self) -> None:
@@ -273,6 +283,16 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
             self.transport.close()
 
     return GuardedHttpToolsProtocol
+
+
+async def _too_many_connections(scope: Any, receive: Any, send: Any) -> None:
+    """uvicorn's answer past ``limit_concurrency``, as JSON with Retry-After (it is plain text)."""
+    body = json.dumps({"error": "too_many_connections",
+                       "message": "this server holds as many connections as it takes; retry"}).encode()
+    await send({"type": "http.response.start", "status": 503,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body)),
+                            (b"retry-after", b"1"), (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _check_target(url: bytes, method: bytes, headers: list[tuple[bytes, bytes]]) -> None:

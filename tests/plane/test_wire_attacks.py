@@ -87,3 +87,19 @@ def test_a_write_that_stalls_is_answered_408_and_not_applied(world: World) -> No
     assert "doc:stalled" not in listed
     head = b"GET /v1/status HTTP/1.1\r\nHost: x\r\n" + b"X-Pad: " + b"a" * 70000 + b"\r\n\r\n"
     assert rawhttp.exchange(plane.http, head).startswith(b"HTTP/1.1 431")
+
+
+def test_past_max_connections_a_request_is_refused_503_json(world: World) -> None:
+    """The plane faces many clients: held connections past ``--max-connections`` cannot starve it of
+    sockets and tasks; a request past the bound gets a JSON 503 with Retry-After, none once they close."""
+    plane = world.start("--max-connections", "3")
+    host, port = plane.http.rsplit(":", 1)
+    held = [socket.create_connection((host, int(port)), timeout=30) for _ in range(3)]
+    try:
+        refused = plane.client().get("/v1/status")
+        assert refused.status_code == 503 and refused.json()["error"] == "too_many_connections", refused.text
+        assert refused.headers["retry-after"] == "1"
+    finally:
+        for conn in held:
+            conn.close()
+    plane.wait_until(lambda status: status.get("ready") is True)  # answered again once they are gone (bounded)

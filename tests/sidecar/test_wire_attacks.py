@@ -262,3 +262,37 @@ def test_a_header_repeating_the_requests_own_method_or_target_passes(sidecar: Si
     assert check(grpc_stub, "/tenants/acme/orders?x=1", same).status.code == 0
     http = httpx.get(f"{sidecar.base_url}/envoy/ext_authz/tenants/acme/orders?x=1", headers=same)
     assert http.status_code == 200, http.text
+
+
+# -- connection bound ----------------------------------------------------------------------------
+
+
+def _status_of(sidecar: SidecarProcess) -> tuple[int, dict[str, str], bytes]:
+    with _connect(sidecar) as conn:
+        conn.sendall(b"GET /v1/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        return _responses(_read_all(conn))[0]
+
+
+def test_past_max_connections_a_request_is_refused_503_json_until_connections_close(world: World) -> None:
+    """Connections that hold a socket and send nothing (or never read) cannot take every one: past
+    ``--max-connections`` a request is answered 503 ``too_many_connections`` with Retry-After, as JSON;
+    once they close, requests are answered again."""
+    bound = 4
+    sidecar = start_sidecar(world.args("billing", "--max-connections", str(bound)))
+    try:
+        assert _status_of(sidecar)[0] == 200
+        held = [_connect(sidecar) for _ in range(bound)]
+        try:
+            status, headers, body = _status_of(sidecar)
+            assert status == 503, body
+            assert json.loads(body)["error"] == "too_many_connections"
+            assert headers["content-type"] == "application/json" and headers["retry-after"] == "1"
+        finally:
+            for conn in held:
+                conn.close()
+        answered = []
+        while len(answered) < 200 and 200 not in answered:  # bounded: the server notices the closes
+            answered.append(_status_of(sidecar)[0])
+        assert answered[-1] == 200, answered[-5:]
+    finally:
+        sidecar.stop()
