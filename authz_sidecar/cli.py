@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 from tenantguard.natsconn import HELP as NATS_HELP
-from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT
+from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HTTP_HELP
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
 from .config import (
@@ -69,15 +69,12 @@ def serve(
         envvar=ENV + "MAX_BODY_BYTES",
         help="Largest request body read on the HTTP doors (1 KiB..16 MiB); a larger one is refused 413",
     )] = DEFAULT_MAX_BODY_BYTES,
-    http_read_timeout: Annotated[float, typer.Option(envvar=ENV + "HTTP_READ_TIMEOUT", help=(
-        "Seconds a client has to send a whole HTTP request, head and body, from its first byte (or from "
-        "connecting); a slower one is answered 408 and closed (1..3600)"))] = DEFAULT_READ_TIMEOUT,
-    max_head_bytes: Annotated[int, typer.Option(envvar=ENV + "MAX_HEAD_BYTES", help=(
-        "Bound on an HTTP request's line and headers together (4 KiB..1 MiB; beyond it 431)"))
-    ] = DEFAULT_MAX_HEAD_BYTES,
-    max_connections: Annotated[int, typer.Option(envvar=ENV + "MAX_CONNECTIONS", help=(
-        "Open HTTP connections (or requests in flight) this server takes (2..100000); past them a request "
-        "is answered 503 too_many_connections with Retry-After"))] = DEFAULT_MAX_CONNECTIONS,
+    http_read_timeout: Annotated[float, typer.Option(
+        envvar=ENV + "HTTP_READ_TIMEOUT", help=HTTP_HELP["read_timeout"])] = DEFAULT_READ_TIMEOUT,
+    max_head_bytes: Annotated[int, typer.Option(
+        envvar=ENV + "MAX_HEAD_BYTES", help=HTTP_HELP["max_head_bytes"])] = DEFAULT_MAX_HEAD_BYTES,
+    max_connections: Annotated[int, typer.Option(
+        envvar=ENV + "MAX_CONNECTIONS", help=HTTP_HELP["max_connections"])] = DEFAULT_MAX_CONNECTIONS,
     grpc_max_message_bytes: Annotated[int, typer.Option(envvar=ENV + "GRPC_MAX_MESSAGE_BYTES", help=(
         "Largest ext_authz Check message read (1 MiB..1 GiB); keep it above Envoy's headers plus "
         "with_request_body.max_request_bytes: a larger Check is a gRPC error, which failure_mode_allow: true "

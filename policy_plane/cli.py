@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 from tenantguard.natsconn import HELP as NATS_HELP
-from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT
+from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HTTP_HELP
 
 from .config import (
     DEFAULT_DECISIONS_KEPT,
@@ -81,16 +81,13 @@ def serve(
     max_bundle_bytes: Annotated[
         int, typer.Option(envvar=ENV + "MAX_BUNDLE_BYTES", help="Bound on bundle uploads")
     ] = DEFAULT_MAX_BUNDLE_BYTES,
-    http_read_timeout: Annotated[float, typer.Option(envvar=ENV + "HTTP_READ_TIMEOUT", help=(
-        "Seconds a client has to send a whole HTTP request (a bundle upload included), head and body, from "
-        "its first byte (or from connecting); a slower one is answered 408 and closed (1..3600)"))
+    http_read_timeout: Annotated[float, typer.Option(
+        envvar=ENV + "HTTP_READ_TIMEOUT", help=HTTP_HELP["read_timeout"] + "; a bundle upload included")
     ] = DEFAULT_READ_TIMEOUT,
-    max_head_bytes: Annotated[int, typer.Option(envvar=ENV + "MAX_HEAD_BYTES", help=(
-        "Bound on an HTTP request's line and headers together (4 KiB..1 MiB; beyond it 431)"))
-    ] = DEFAULT_MAX_HEAD_BYTES,
-    max_connections: Annotated[int, typer.Option(envvar=ENV + "MAX_CONNECTIONS", help=(
-        "Open HTTP connections (or requests in flight) this server takes (2..100000); past them a request "
-        "is answered 503 too_many_connections with Retry-After"))] = DEFAULT_MAX_CONNECTIONS,
+    max_head_bytes: Annotated[int, typer.Option(
+        envvar=ENV + "MAX_HEAD_BYTES", help=HTTP_HELP["max_head_bytes"])] = DEFAULT_MAX_HEAD_BYTES,
+    max_connections: Annotated[int, typer.Option(
+        envvar=ENV + "MAX_CONNECTIONS", help=HTTP_HELP["max_connections"])] = DEFAULT_MAX_CONNECTIONS,
     connect_timeout: Annotated[
         float,
         typer.Option(

@@ -181,7 +181,7 @@ async def list_relations(
 ) -> dict[str, Any]:
     """Stored tuples of one tenant, sorted, paged with an opaque cursor; with ``expand``, what each
     userset subject expands to (``expands_to``, ``expansion_truncated`` past the bound)."""
-    _check_filters(tenant, object, relation, subject)
+    _check_filters(tenant, object, relation, subject)  # before any wait: a 400, never a 503 after ``at_least``
     plane = plane_of(request)
     plane.require_ready()
     if at_least is not None:
@@ -192,7 +192,6 @@ async def list_relations(
     return {"relations": listed, "next_cursor": _encode_cursor(last) if last else None, "consistency_token": seq}
 
 
-LIST_THREADS: Final = 2
 def _check_filters(tenant: str, object: str | None, relation: str | None, subject: str | None) -> None:
     """Refuse (400 relationship_invalid) a filter no stored tuple can match: a listing of tenant
     ``ACME`` or object ``Project:p1`` was an empty page, indistinguishable from "nothing stored"."""
@@ -205,6 +204,7 @@ def _check_filters(tenant: str, object: str | None, relation: str | None, subjec
         split_subject(subject)
 
 
+LIST_THREADS: Final = 2
 """Listings walk a whole tenant for every page (the index has no seek by cursor: 2 s for a page
 of a 200,000-tuple tenant). They run in worker threads, at most this many at once per replica:
 the event loop keeps serving, and the executor keeps threads for scrypt checks and the rest."""

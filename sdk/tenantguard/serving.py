@@ -100,6 +100,15 @@ def event_loop_runner() -> Any:
 DEFAULT_READ_TIMEOUT = 30.0
 DEFAULT_MAX_HEAD_BYTES = 64 * 1024
 DEFAULT_MAX_CONNECTIONS = 1000
+
+# The --help of each HttpLimits setting, shared by the sidecar's and the plane's CLI (as natsconn.HELP is).
+HTTP_HELP = {
+    "read_timeout": "Seconds a client has to send a whole HTTP request, head and body, from its first byte (or "
+                    "from connecting); a slower one is answered 408 and closed (1..3600)",
+    "max_head_bytes": "Bound on an HTTP request's line and headers together (4 KiB..1 MiB; beyond it 431)",
+    "max_connections": "Open HTTP connections (or requests in flight) this server takes (2..100000); past them a "
+                       "request is answered 503 too_many_connections with Retry-After",
+}
 MAX_HEAD_FIELDS = 256
 
 

@@ -38,7 +38,6 @@ DEV_ENV_HINT = "while tenantguard dev runs, `source .tenantguard/dev.env` sets i
 DEV_ENV_VARS = frozenset({"TG_PLANE_URL", "TG_PLANE_TOKEN_FILE", "TG_SIDECAR_URL"})
 
 
-
 def _dev_env_missing_message(ctx: object = None) -> str:
     """What Typer appends to "Missing option '--plane'" for an option :data:`DEV_ENV_VARS` sets."""
     return f"{DEV_ENV_HINT[0].upper()}{DEV_ENV_HINT[1:]} in this shell"
