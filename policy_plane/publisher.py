@@ -24,7 +24,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import nats
 import nats.errors
@@ -50,6 +50,7 @@ from tenantguard.natsconn import NatsConnection
 from tenantguard.urls import shown_text
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 EXPECTED_LAST_SUBJECT_SEQ: Final = "Nats-Expected-Last-Subject-Sequence"
 MSG_ID: Final = "Nats-Msg-Id"
@@ -59,6 +60,12 @@ DUPLICATE_WINDOW: Final = 600.0  # seconds JetStream remembers a Nats-Msg-Id: re
 PING_INTERVAL: Final = 1.0  # seconds between client pings; a node that misses MAX_OUTSTANDING_PINGS is left
 MAX_OUTSTANDING_PINGS: Final = 3  # so a hung node (alive to TCP, answering nothing) is left within ~4 s
 MOVE_GRACE: Final = 5.0  # seconds a replica moving to another node still takes writes (see Publisher.moving)
+READ_PATIENCE: Final = 3.0  # seconds a read is asked again while JetStream is in a handover (Publisher._read)
+READ_PAUSE: Final = 0.1  # seconds between two such asks
+# what JetStream answers while a leader is being elected (a 503, or no responder to the API subject), or
+# what a request meets while its connection moves to another node; any other refusal is final at once
+_IN_HANDOVER = (nats.js.errors.ServiceUnavailableError, nats.errors.NoRespondersError, nats.errors.TimeoutError,
+                nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError)
 FOLLOW_PATIENCE: Final = 30.0  # seconds creating an ordered consumer is retried while NATS is unavailable
 FOLLOW_HEARTBEAT: Final = 0.5  # ordered consumers: two missed heartbeats (1 s) and nats-py resets them
 STREAM_SEQ_HINT: Final = "Tg-Stream-Seq"  # unsigned hint on snapshot manifests (see state.py)
@@ -339,22 +346,40 @@ class Publisher:
             ack = await self.js.publish(subject, data, timeout=timeout, headers=hdrs or None)
         return Stored(int(ack.seq), bool(ack.duplicate))
 
+    async def _read(self, what: str, ask: Callable[[], Awaitable[_T]]) -> _T | None:
+        """``ask()``, a JetStream read (idempotent); None when JetStream has no such message or stream.
+
+        Asked again for up to ``READ_PATIENCE`` while JetStream is in a handover or the
+        connection moves to another node: a node leaving in lame-duck mode hands its leaderships
+        away, and for a moment the API answers 503 or nobody answers (the meta leader leaving:
+        ``read last ...: JetStream is not available`` reached a writer's caller as a 503 when it
+        caught up after a lost race). Every other refusal passes at once; so does a failure once
+        NATS is gone (neither connected nor moving) or the patience is spent."""
+        deadline = time.monotonic() + READ_PATIENCE
+        while True:
+            async with nats_boundary(what):
+                try:
+                    return await ask()
+                except nats.js.errors.NotFoundError:
+                    return None
+                except _IN_HANDOVER:
+                    if time.monotonic() + READ_PAUSE >= deadline or not (self.connected or self.moving):
+                        raise
+            await asyncio.sleep(READ_PAUSE)
+
     async def stored(self, stream: str, stream_seq: int) -> StoredMsg:
         """The message at ``stream_seq`` (e.g. the first outcome of an idempotent retry)."""
-        async with nats_boundary(f"read {stream} message {stream_seq}"):
-            try:
-                raw = await self.js.get_msg(stream, stream_seq)
-            except nats.js.errors.NotFoundError:
-                raise Unavailable(f"{stream} message {stream_seq} is gone") from None
+        raw = await self._read(f"read {stream} message {stream_seq}", lambda: self.js.get_msg(stream, stream_seq))
+        if raw is None:
+            raise Unavailable(f"{stream} message {stream_seq} is gone")
         return StoredMsg(int(raw.seq or 0), bytes(raw.data or b""), dict(raw.headers or {}))
 
     async def first_after(self, stream: str, subject: str, stream_seq: int) -> StoredMsg | None:
         """The first message on ``subject`` stored after ``stream_seq``, None when there is none."""
-        async with nats_boundary(f"read {stream} after message {stream_seq}"):
-            try:
-                raw = await self.js.get_msg(stream, stream_seq + 1, subject=subject, next=True)
-            except nats.js.errors.NotFoundError:
-                return None
+        raw = await self._read(f"read {stream} after message {stream_seq}",
+                               lambda: self.js.get_msg(stream, stream_seq + 1, subject=subject, next=True))
+        if raw is None:
+            return None
         return StoredMsg(int(raw.seq or 0), bytes(raw.data or b""), dict(raw.headers or {}), subject)
 
     async def publish_core(self, subject: str, data: bytes) -> None:
@@ -364,11 +389,9 @@ class Publisher:
 
     async def last_on_subject(self, stream: str, subject: str) -> StoredMsg | None:
         """The last message stored on ``subject``, or None when there is none."""
-        async with nats_boundary(f"read last {subject}"):
-            try:
-                raw = await self.js.get_last_msg(stream, subject)
-            except nats.js.errors.NotFoundError:
-                return None
+        raw = await self._read(f"read last {subject}", lambda: self.js.get_last_msg(stream, subject))
+        if raw is None:
+            return None
         return StoredMsg(int(raw.seq or 0), bytes(raw.data or b""), dict(raw.headers or {}))
 
     async def subject_history(self, stream: str, subject: str, *, start_seq: int = 1,
@@ -390,8 +413,9 @@ class Publisher:
 
     async def stream_bounds(self, stream: str) -> tuple[int, int]:
         """(first, last) sequence stored in ``stream``; (0, 0) or (n+1, n) when empty."""
-        async with nats_boundary(f"stream info {stream}"):
-            info = await self.js.stream_info(stream)
+        info = await self._read(f"stream info {stream}", lambda: self.js.stream_info(stream))
+        if info is None:
+            raise Unavailable(f"stream info {stream}: there is no such stream")
         return int(info.state.first_seq or 0), int(info.state.last_seq or 0)
 
     async def scan(self, stream: str, subject: str, *, start_seq: int, end_seq: int,
@@ -451,17 +475,17 @@ class Publisher:
 
     async def _next_stored(self, stream: str, subject: str, seq: int) -> tuple[int, float] | None:
         """(sequence, stored time) of the first message on ``subject`` at or after ``seq``."""
-        async with nats_boundary(f"read {stream} from {seq}"):
-            try:
-                raw = await self.js.get_msg(stream, seq, subject=subject, next=True)
-            except nats.js.errors.NotFoundError:
-                return None
+        raw = await self._read(f"read {stream} from {seq}",
+                               lambda: self.js.get_msg(stream, seq, subject=subject, next=True))
+        if raw is None:
+            return None
         return int(raw.seq or 0), raw.time.timestamp() if raw.time is not None else 0.0
 
     async def stream_last_seq(self, stream: str) -> int:
         """The last sequence stored in ``stream`` (0 when empty)."""
-        async with nats_boundary(f"stream info {stream}"):
-            info = await self.js.stream_info(stream)
+        info = await self._read(f"stream info {stream}", lambda: self.js.stream_info(stream))
+        if info is None:
+            raise Unavailable(f"stream info {stream}: there is no such stream")
         return int(info.state.last_seq or 0)
 
     async def put_object(self, bucket: str, name: str, data: bytes) -> None:
