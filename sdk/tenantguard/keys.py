@@ -31,6 +31,11 @@ PrivateKey: TypeAlias = ed25519.Ed25519PrivateKey | ec.EllipticCurvePrivateKey |
 PublicKey: TypeAlias = ed25519.Ed25519PublicKey | ec.EllipticCurvePublicKey | rsa.RSAPublicKey
 
 SUPPORTED_ALGORITHMS: tuple[Algorithm, ...] = ("EdDSA", "ES256", "RS256")
+# RFC 9864 gives EdDSA over Ed25519 a fully specified name, "Ed25519", and deprecates "EdDSA";
+# IdPs and JOSE libraries are moving to it. Both name the one algorithm an Ed25519 key has here
+# (an Ed448 key is refused whatever it is called), so either may appear in a JWS header, a JWK
+# or a configured list; what tenantguard signs keeps saying "EdDSA", which every verifier knows.
+ALGORITHM_NAMES: Mapping[str, Algorithm] = {"EdDSA": "EdDSA", "Ed25519": "EdDSA", "ES256": "ES256", "RS256": "RS256"}
 DEFAULT_ALGORITHM: Algorithm = "EdDSA"
 MIN_RSA_BITS = 2048
 MAX_RSA_BITS = 8192  # OpenSSL will not verify past 16,384 bits: a larger key is unusable, only a cost to hold
@@ -56,6 +61,17 @@ def algorithm_for(key: PrivateKey | PublicKey) -> Algorithm:
             raise KeyMaterialError(f"RSA key of {key.key_size} bits is larger than {MAX_RSA_BITS}")
         return "RS256"
     raise KeyMaterialError(f"unsupported key type {type(key).__name__}")
+
+
+def algorithm_named(name: object) -> Algorithm | None:
+    """The algorithm a JWS header's or a JWK's ``alg`` names, None when it is none accepted here."""
+    return ALGORITHM_NAMES.get(name) if isinstance(name, str) else None
+
+
+def algorithms_named(names: Iterable[object]) -> frozenset[Algorithm] | None:
+    """A configured list of algorithm names as algorithms; None when it is empty or names one not accepted."""
+    named = {algorithm_named(name) for name in names}
+    return None if not named or None in named else frozenset(a for a in named if a is not None)
 
 
 def public_jwk(key: PublicKey) -> dict[str, Any]:
@@ -266,7 +282,7 @@ class TrustedKey:
         kid = key_id(key)
         if jwk.get("kid", kid) != kid:
             raise KeyMaterialError(f"JWK kid {jwk.get('kid')!r} is not its RFC 7638 thumbprint")
-        if jwk.get("alg", algorithm_for(key)) != algorithm_for(key):
+        if algorithm_named(jwk.get("alg", algorithm_for(key))) != algorithm_for(key):
             raise KeyMaterialError(f"JWK alg {jwk.get('alg')!r} does not match the key type")
         exp = jwk.get("exp")
         if exp is not None and (isinstance(exp, bool) or not isinstance(exp, int | float)

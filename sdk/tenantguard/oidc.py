@@ -51,7 +51,14 @@ from .errors import (
     Unavailable,
     UnknownKey,
 )
-from .keys import SUPPORTED_ALGORITHMS, PublicKey, algorithm_for, public_key_from_jwk
+from .keys import (
+    SUPPORTED_ALGORITHMS,
+    PublicKey,
+    algorithm_for,
+    algorithm_named,
+    algorithms_named,
+    public_key_from_jwk,
+)
 from .revocations import RevocationList
 from .tokens import (
     CompactJWS,
@@ -122,9 +129,11 @@ class EdgeTenant:
         _check_url(self.jwks_uri, f"jwks_uri of tenant {self.tenant_id}")
         if not self.audience or not isinstance(self.audience, str):
             raise ConfigError(f"tenant {self.tenant_id} needs the audience its IdP issues tokens for")
-        bad = set(self.algorithms) - set(SUPPORTED_ALGORITHMS)
-        if not self.algorithms or bad:
-            raise ConfigError(f"tenant {self.tenant_id}: algorithms must be a subset of {SUPPORTED_ALGORITHMS}")
+        algorithms = algorithms_named(self.algorithms)
+        if algorithms is None:
+            raise ConfigError(f"tenant {self.tenant_id}: algorithms must be a subset of {SUPPORTED_ALGORITHMS} "
+                              "(Ed25519, EdDSA's RFC 9864 name, is taken too)")
+        object.__setattr__(self, "algorithms", algorithms)
 
     @classmethod
     def from_wire(cls, doc: Mapping[str, Any]) -> EdgeTenant:
@@ -232,7 +241,7 @@ def _parse_jwk(jwk: Any) -> JwkKey | None:
     except KeyMaterialError as exc:
         log.debug("skipping JWK %s: %s", jwk.get("kid"), exc)
         return None
-    if jwk.get("alg", alg) != alg:
+    if algorithm_named(jwk.get("alg", alg)) != alg:
         return None
     return JwkKey(jwk["kid"], alg, key)
 
@@ -411,9 +420,10 @@ class EdgeVerifier:
         tenant = self._by_issuer.get(_unverified_issuer(jws) or "")
         if tenant is None:
             raise IssuerNotTrusted("token's issuer is not a configured edge tenant")
-        alg, kid = jws.header.get("alg"), jws.header.get("kid")
-        if not isinstance(alg, str) or alg not in tenant.algorithms:
-            raise AlgorithmNotAllowed(f"algorithm {str(alg)[:16]!r} is not accepted for tenant {tenant.tenant_id}")
+        named, kid = jws.header.get("alg"), jws.header.get("kid")
+        alg = algorithm_named(named)
+        if alg is None or alg not in tenant.algorithms:
+            raise AlgorithmNotAllowed(f"algorithm {str(named)[:16]!r} is not accepted for tenant {tenant.tenant_id}")
         if not isinstance(kid, str) or not kid:
             raise UnknownKey("token header has no kid")
         check_header(jws.header)

@@ -61,7 +61,7 @@ from .errors import (
     TokenTooLarge,
     UnknownKey,
 )
-from .keys import SUPPORTED_ALGORITHMS, Algorithm, PublicKey, SigningKey, TrustSet
+from .keys import SUPPORTED_ALGORITHMS, Algorithm, PublicKey, SigningKey, TrustSet, algorithm_named, algorithms_named
 from .relations.model import NAME_PATTERN
 from .revocations import RevocationList
 from .topology import sidecar_issuer
@@ -269,11 +269,11 @@ class VerifyOptions:
     def __post_init__(self) -> None:
         if not self.audience:
             raise ConfigError("a verifier needs the audience (this service's name)")
-        unsupported = set(self.algorithms) - set(SUPPORTED_ALGORITHMS)
-        if unsupported or not self.algorithms:
-            raise ConfigError(
-                f"algorithms must be a non-empty subset of {SUPPORTED_ALGORITHMS}, got {sorted(self.algorithms)}"
-            )
+        algorithms = algorithms_named(self.algorithms)
+        if algorithms is None:
+            raise ConfigError(f"algorithms must be a non-empty subset of {SUPPORTED_ALGORITHMS} (or Ed25519, "
+                              f"EdDSA's RFC 9864 name), got {sorted(map(str, self.algorithms))}")
+        object.__setattr__(self, "algorithms", algorithms)
         if not 0 <= self.leeway <= MAX_LEEWAY:
             raise ConfigError(f"leeway must be within 0..{MAX_LEEWAY:.0f} s")
         if not 0 < self.max_lifetime <= MAX_LIFETIME:
@@ -574,10 +574,11 @@ class TokenVerifier:
         return claims
 
     def _read_header(self, header: Mapping[str, Any]) -> tuple[str, str]:
-        alg = header.get("alg")
-        if not isinstance(alg, str) or alg not in self.options.algorithms:
+        named = header.get("alg")
+        alg = algorithm_named(named)
+        if alg is None or alg not in self.options.algorithms:
             # Covers "none", every HS*, and asymmetric algs this service did not enable.
-            raise AlgorithmNotAllowed(f"algorithm {str(alg)[:16]!r} is not accepted")
+            raise AlgorithmNotAllowed(f"algorithm {str(named)[:16]!r} is not accepted")
         kid = header.get("kid")
         if not isinstance(kid, str) or not kid:
             raise UnknownKey("token header has no kid")

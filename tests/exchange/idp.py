@@ -19,6 +19,8 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from tenantguard.keys import public_jwk
 
+from ..tokens.attacks import signed_text
+
 PrivateKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey
 
 
@@ -58,6 +60,9 @@ class Realm:
         now = int(time.time())
         payload = {"iss": self.issuer, "sub": sub, "aud": aud, "iat": now, "exp": now + lifetime,
                    "groups": ["editor"], **claims}
+        if alg == "Ed25519":  # RFC 9864's name for EdDSA over Ed25519, which PyJWT does not sign under
+            header = {"alg": alg, "typ": "JWT", "kid": kid, **(headers or {})}
+            return signed_text(key, json.dumps(header), json.dumps(payload))
         return jwt.encode(payload, key, algorithm=alg, headers={"kid": kid, **(headers or {})})
 
 

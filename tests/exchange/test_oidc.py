@@ -61,6 +61,25 @@ async def test_each_algorithm_verifies_and_maps(server: LocalIdP, verifier: Any,
     assert (identity.sub, identity.tenant_id, identity.roles) == ("alice", realm, ("editor", "viewer"))
 
 
+@pytest.mark.parametrize("configured", ["Ed25519", "EdDSA"])
+async def test_an_idp_that_names_eddsa_ed25519_as_rfc_9864_does_verifies(server: LocalIdP, configured: str) -> None:
+    """Its JWKS says ``"alg": "Ed25519"``, and so do its tokens; configured under either name."""
+    server.realm("hooli", "Ed25519").add_key("hooli-rsa", "RS256")  # published beside it
+    tenant = EdgeTenant.from_wire({**server.tenant_config("hooli", "hooli"), "algorithms": [configured]})
+    cfg = EdgeConfig(tenants=(tenant,), min_refetch_interval=30, http_timeout=1)
+    v = EdgeVerifier(cfg, jwks=JwksCache(ttl=cfg.jwks_ttl, min_refetch_interval=30, timeout=1))
+    try:
+        assert [k["alg"] for k in server.realms["hooli"].jwks()["keys"]] == ["Ed25519", "RS256"]
+        assert (await v.verify(server.realms["hooli"].token(sub="alice"))).tenant_id == "hooli"
+        forged = signed_text(server.realms["hooli"].keys["hooli-rsa"][1], json.dumps(
+            {"alg": "Ed25519", "kid": "hooli-rsa"}), json.dumps(jwt.decode(
+                server.realms["hooli"].token(), options={"verify_signature": False})))
+        with pytest.raises(errors.AlgorithmNotAllowed):  # the name on another key type
+            await v.verify(forged)
+    finally:
+        await v.aclose()
+
+
 async def test_tenant_comes_from_the_issuer_not_the_claims(server: LocalIdP, verifier: Any) -> None:
     v, _ = verifier
     identity = await v.verify(server.realms["acme"].token(tenant_id="globex"))
