@@ -15,14 +15,14 @@ from typing import Any
 import httpx
 import pytest
 from tenantguard.errors import PlaneTlsRefused, Unavailable
-from tenantguard.plane_client import PlaneClient
 from tenantguard.natsserver import NatsServer
+from tenantguard.plane_client import PlaneClient
 from tenantguard.relations import RelationChange, Relationship
 
 from tests.plane.conftest import ADMIN_TOKEN, JOIN_SECRET, World
 from tests.plane.process import TENANTGUARD, PlaneProcess
 from tests.sidecar.process import start_sidecar
-from tests.tlscerts import Pki, make_pki
+from tests.tlscerts import make_pki
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
 
@@ -161,7 +161,8 @@ def test_mutual_tls_refuses_other_clients_and_nothing_is_written(tls_world: TlsW
 def test_the_admin_token_never_appears_in_what_was_printed(tls_world: TlsWorld) -> None:
     """Refusals name the URL and the TLS problem, never the credentials sent; the planes log neither."""
     w = tls_world
-    for extra in ([], ["--plane-ca", w.pki.ca.cert]):
+    without: list[str | Path] = []
+    for extra in (without, ["--plane-ca", w.pki.ca.cert]):
         w.cli("relation", "list", "--tenant", "acme", "--plane", w.url(w.plane), "--token-file", w.world.token_file,
               *extra)
     printed = w.outputs + [_printed_so_far(plane) for plane in w.world.planes]

@@ -206,14 +206,13 @@ def test_mutual_tls_answers_a_client_with_a_certificate_of_its_ca(mutual: Served
 
 @pytest.mark.parametrize("who", ["no certificate", "another CA's certificate"])
 def test_mutual_tls_refuses_other_clients_at_the_handshake(mutual: Served, pki: Pki, who: str) -> None:
-    cert = {"no certificate": {}, "another CA's certificate": {"client_cert": pki.other_client.cert,
-                                                                "client_key": pki.other_client.key}}[who]
     """Under TLS 1.3 the server judges the client's certificate after the client's side of the
     handshake is done: the client sees the server's alert (PlaneTlsRefused) or, when the close
     overtakes it, a connection closed without an answer; either way no request reaches a route."""
+    cert, key = (None, None) if who == "no certificate" else (pki.other_client.cert, pki.other_client.key)
     SEEN.clear()
-    with PlaneClient(f"https://127.0.0.1:{mutual.port}", ca=pki.ca.cert, retry_for=0, **cert) as client, \
-            pytest.raises(Unavailable) as caught:
+    with PlaneClient(f"https://127.0.0.1:{mutual.port}", ca=pki.ca.cert, retry_for=0, client_cert=cert,
+                     client_key=key) as client, pytest.raises(Unavailable) as caught:
         client.status()
     assert SEEN == []
     assert isinstance(caught.value, PlaneTlsRefused) or "mutual TLS" in caught.value.message, caught.value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 import typer
 from rich.console import Console
@@ -100,6 +100,13 @@ PlaneClientKeyOpt = Annotated[Path | None, typer.Option("--plane-client-key", en
                                                         dir_okay=False, help=TLS_HELP["key"])]
 
 
-def plane_tls(ca: Path | None, client_cert: Path | None, client_key: Path | None) -> dict[str, Path | None]:
+class PlaneTlsArgs(TypedDict):
     """The ``PlaneClient`` keyword arguments of those three options."""
+
+    ca: Path | None
+    client_cert: Path | None
+    client_key: Path | None
+
+
+def plane_tls(ca: Path | None, client_cert: Path | None, client_key: Path | None) -> PlaneTlsArgs:
     return {"ca": ca, "client_cert": client_cert, "client_key": client_key}

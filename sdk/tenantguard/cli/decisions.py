@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
 
 from ..plane_client import PlaneClient
-from .common import PlaneCaOpt, PlaneClientCertOpt, PlaneClientKeyOpt, plane_tls, print_json
+from .common import PlaneCaOpt, PlaneClientCertOpt, PlaneClientKeyOpt, PlaneTlsArgs, plane_tls, print_json
 from .relation import PlaneOpt, TokenFileOpt, read_token
 
 app = typer.Typer(help="Query, export and follow decision records kept by the policy plane.", no_args_is_help=True)
@@ -34,7 +33,7 @@ UntilF = Annotated[float | None, typer.Option(help="Epoch seconds (inclusive)")]
 FormatF = Annotated[Literal["tenantguard", "opa"], typer.Option("--format", help="opa: OPA decision-log events")]
 
 
-def _client(plane: str, token_file: Any, *, tls: dict[str, Path | None]) -> PlaneClient:
+def _client(plane: str, token_file: Any, *, tls: PlaneTlsArgs) -> PlaneClient:
     return PlaneClient(plane, token=read_token(token_file), **tls)
 
 

@@ -23,6 +23,7 @@ from .common import (
     PlaneCaOpt,
     PlaneClientCertOpt,
     PlaneClientKeyOpt,
+    PlaneTlsArgs,
     console_err,
     plane_tls,
     print_json,
@@ -56,7 +57,7 @@ def read_token(path: Path) -> str:
 
 
 def _client(plane: str, token_file: Path, retry_for: float = DEFAULT_RETRY_FOR, *,
-            tls: dict[str, Path | None]) -> PlaneClient:
+            tls: PlaneTlsArgs) -> PlaneClient:
     return PlaneClient(plane, token=read_token(token_file), retry_for=retry_for, on_retry=say_retrying, **tls)
 
 

@@ -8,13 +8,12 @@ published, 1 a typed error (``error <code>: ...`` on stderr), 2 bad usage.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from ..plane_client import DEFAULT_RETRY_FOR
-from .common import PlaneCaOpt, PlaneClientCertOpt, PlaneClientKeyOpt, plane_tls, print_json
+from .common import PlaneCaOpt, PlaneClientCertOpt, PlaneClientKeyOpt, PlaneTlsArgs, plane_tls, print_json
 from .relation import PlaneOpt, RetryForOpt, TokenFileOpt, _client
 
 app = typer.Typer(help="Revoke a token, a subject, a signing key or a whole tenant (kill switch).",
@@ -23,7 +22,7 @@ TenantOpt = Annotated[str, typer.Option("--tenant", help="The tenant")]
 
 
 def _publish(plane: str, token_file: Any, revocation: dict[str, Any], retry_for: float,
-             tls: dict[str, Path | None]) -> None:
+             tls: PlaneTlsArgs) -> None:
     with _client(plane, token_file, retry_for, tls=tls) as client:
         print_json({"seq": client.revoke(revocation)})
 
