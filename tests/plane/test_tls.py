@@ -14,11 +14,13 @@ from typing import Any
 
 import httpx
 import pytest
-from tenantguard.errors import PlaneTlsRefused, Unavailable
+from tenantguard.errors import ConfigError, PlaneTlsRefused, Unavailable
+from tenantguard.httptls import ClientTls
 from tenantguard.natsserver import NatsServer
 from tenantguard.plane_client import PlaneClient
 from tenantguard.relations import RelationChange, Relationship
 
+from authz_sidecar.config import SidecarConfig
 from tests.plane.conftest import ADMIN_TOKEN, JOIN_SECRET, World
 from tests.plane.process import TENANTGUARD, PlaneProcess
 from tests.sidecar.process import start_sidecar
@@ -211,3 +213,16 @@ def _eventually(read: Any, done: Any, timeout: float = 30.0) -> dict[str, Any]:
             return dict(value)
         assert time.monotonic() < deadline, value
         time.sleep(0.1)
+
+
+def test_sidecar_plane_tls_options_need_an_https_plane_url(tmp_path: Path) -> None:
+    """``sidecar serve --plane-ca`` without ``--plane-url``, or with an http:// one, is a config error."""
+    pki = make_pki(tmp_path)
+    tls = ClientTls(ca_file=pki.ca.cert)
+    with pytest.raises(ConfigError, match="need --plane-url"):
+        SidecarConfig(service="billing", plane_tls=tls)
+    with pytest.raises(ConfigError, match="not https"):
+        SidecarConfig(service="billing", plane_url="https://a:1,http://b:2", join_secret_file=tmp_path / "s",
+                      plane_tls=tls)
+    assert SidecarConfig(service="billing", plane_url="https://a:1", join_secret_file=tmp_path / "s",
+                         plane_tls=tls).plane_tls is tls
