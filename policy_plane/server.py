@@ -15,8 +15,7 @@ import signal
 import sys
 
 import uvicorn
-from tenantguard.httptls import ServerTls
-from tenantguard.serving import bind_tcp, event_loop_runner, http_protocol
+from tenantguard.serving import bind_tcp, event_loop_runner, http_protocol, serve_tls
 
 from .app import create_server_app
 from .runtime import Plane
@@ -26,18 +25,6 @@ log = logging.getLogger(__name__)
 
 def announce(http: str, *, tls: bool = False) -> None:
     print(json.dumps({"event": "listening", "http": http, **({"tls": True} if tls else {})}), flush=True)
-
-
-def _use_tls(config: uvicorn.Config, tls: ServerTls | None) -> None:
-    """Serve with our TLS context (TLS 1.2+, no compression, client certificates required with a
-    client CA), not one uvicorn builds from file names (its cipher default is "TLSv1"). The config is
-    loaded first and its context replaced, which every uvicorn we support honours. The guarded HTTP
-    protocol runs above the TLS transport, so its read deadline, head bound and connection bound
-    hold as over plain TCP, from the end of the handshake (asyncio bounds the handshake: 60 s)."""
-    if tls is None:
-        return
-    config.load()
-    config.ssl = tls.ssl_context()
 
 
 async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
@@ -71,7 +58,8 @@ async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
                                        lifespan="off", timeout_graceful_shutdown=5, ws="none", server_header=False,
                                        http=http_protocol(plane.config.http_limits),
                                        limit_concurrency=plane.config.http_limits.max_connections))
-    _use_tls(uv.config, plane.config.tls)
+    if plane.config.tls is not None:
+        serve_tls(uv.config, plane.config.tls.ssl_context())
     uv.install_signal_handlers = lambda: None  # type: ignore[attr-defined]  # we own the signals
     http_task = loop.create_task(uv.serve(sockets=[sock]))
     while not uv.started and not http_task.done():

@@ -21,7 +21,7 @@ import uvicorn
 from tenantguard.errors import ConfigError, PlaneTlsRefused, Unavailable
 from tenantguard.httptls import ClientTls, ServerTls
 from tenantguard.plane_client import PLANE_TITLE, PlaneClient, retryable
-from tenantguard.serving import HttpLimits, bind_tcp, http_protocol
+from tenantguard.serving import HttpLimits, bind_tcp, http_protocol, serve_tls
 
 from tests.tlscerts import Pki, make_pki
 
@@ -49,8 +49,7 @@ class Served:
     def __init__(self, tls: ServerTls) -> None:
         self.sock = bind_tcp("127.0.0.1", 0)
         config = uvicorn.Config(app, http=http_protocol(LIMITS), log_level="warning", lifespan="off")
-        config.load()
-        config.ssl = tls.ssl_context()  # as policy_plane.server._use_tls does
+        serve_tls(config, tls.ssl_context())
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve(sockets=[self.sock])),
                                        daemon=True)
