@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from tenantguard.httptls import CLIENT_HELP as PLANE_TLS_HELP
 from tenantguard.natsconn import HELP as NATS_HELP
 from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HTTP_HELP
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
@@ -119,6 +120,12 @@ def serve(
     join_secret_file: Annotated[Path | None, typer.Option(
         envvar=ENV + "JOIN_SECRET_FILE", dir_okay=False,
         help="This service's join secret for --plane-url (mode 0600; read once, never logged)")] = None,
+    plane_ca: Annotated[Path | None, typer.Option(
+        envvar=ENV + "PLANE_CA", dir_okay=False, help=PLANE_TLS_HELP["ca"])] = None,
+    plane_client_cert: Annotated[Path | None, typer.Option(
+        envvar=ENV + "PLANE_CLIENT_CERT", dir_okay=False, help=PLANE_TLS_HELP["cert"])] = None,
+    plane_client_key: Annotated[Path | None, typer.Option(
+        envvar=ENV + "PLANE_CLIENT_KEY", dir_okay=False, help=PLANE_TLS_HELP["key"])] = None,
     nats_user: Annotated[str | None, typer.Option(
         envvar=ENV + "NATS_USER", help=NATS_HELP["user"])] = None,
     nats_password_file: Annotated[Path | None, typer.Option(
@@ -158,6 +165,7 @@ def serve(
     starts NATS, a plane and a sidecar for you.
     """
     from tenantguard.errors import ConfigError
+    from tenantguard.httptls import ClientTls
     from tenantguard.natsconn import from_options as nats_from_options
 
     from .runtime import Sidecar
@@ -189,6 +197,7 @@ def serve(
         exchange_client_secret_file=exchange_client_secret_file, edge_config=edge_config,
         nats_url=nats, nats=nats_connection, plane_key=plane_key, max_staleness_seconds=max_staleness,
         plane_url=plane_url, join_secret_file=join_secret_file,
+        plane_tls=ClientTls(ca_file=plane_ca, cert_file=plane_client_cert, key_file=plane_client_key),
         cells=cells, scope_cells=tuple(scope_cell or ()), scope_types=tuple(scope_type or ()),
     )
     configure_logging()

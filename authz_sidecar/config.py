@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from tenantguard.decisionlog import LogPolicy
 from tenantguard.errors import ConfigError
+from tenantguard.httptls import ClientTls
 from tenantguard.natsconn import NatsConnection
 from tenantguard.relations import RelationScope, scope_of
 from tenantguard.relations.model import NAME_RE
@@ -79,6 +80,7 @@ class SidecarConfig:
     # -- key registration: the exchange key goes to the plane, which publishes it in the trust set
     plane_url: str | None = None  # the plane's HTTP API, e.g. https://plane.internal:8443
     join_secret_file: Path | None = None  # this service's join secret (mode 0600, read once)
+    plane_tls: ClientTls | None = None  # the CA an https:// plane's certificate chains to; a client cert for mTLS
     # -- scoped feeds: which tenant cells and object types this sidecar holds (docs/scoped-feeds.md)
     cells: int = 1  # the system's cell count; must equal the plane's (checked against its signed heartbeat)
     scope_cells: tuple[str, ...] = ()  # cells followed and held; empty: every cell
@@ -135,6 +137,11 @@ class SidecarConfig:
         if self.plane_url is not None and not all(
                 url.strip().startswith(("http://", "https://")) for url in self.plane_url.split(",")):
             raise ConfigError("--plane-url must be an http:// or https:// URL, or several separated by commas")
+        if self.plane_tls is not None and self.plane_tls.configured:
+            if self.plane_url is None:
+                raise ConfigError("--plane-ca and --plane-client-cert/--plane-client-key need --plane-url")
+            for url in self.plane_url.split(","):
+                self.plane_tls.check_url(url.strip())
 
         try:
             object.__setattr__(self, "scope_cells", tuple(dict.fromkeys(self.scope_cells)))

@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any, Final
 
 import httpx
-from tenantguard.errors import ConfigError, TenantGuardError, Unavailable
+from tenantguard.errors import ConfigError, PlaneTlsRefused, TenantGuardError, Unavailable
+from tenantguard.httptls import ClientTls
 from tenantguard.plane_client import AsyncPlaneClient, register_key_call
 
 log = logging.getLogger(__name__)
@@ -89,9 +90,10 @@ class PlaneRegistrar:
     """
 
     def __init__(self, plane_url: str, join_secret: str, *, options: RegistrationOptions | None = None,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None, tls: ClientTls | None = None) -> None:
         self.plane_url = plane_url
         self.options = options or RegistrationOptions()
+        self.tls = tls or ClientTls()
         self._secret = join_secret
         self._transport = transport
         self._pending: tuple[str, dict[str, Any]] | None = None
@@ -109,9 +111,9 @@ class PlaneRegistrar:
         self.on_revoked: Callable[[], None] | None = None
 
     @classmethod
-    def from_files(cls, plane_url: str, join_secret_file: Path,
-                   options: RegistrationOptions | None = None) -> PlaneRegistrar:
-        return cls(plane_url, read_join_secret(join_secret_file), options=options)
+    def from_files(cls, plane_url: str, join_secret_file: Path, options: RegistrationOptions | None = None,
+                   tls: ClientTls | None = None) -> PlaneRegistrar:
+        return cls(plane_url, read_join_secret(join_secret_file), options=options, tls=tls)
 
     def __repr__(self) -> str:  # never show the secret
         return f"PlaneRegistrar({self.plane_url!r}, state={self.state!r})"
@@ -145,7 +147,8 @@ class PlaneRegistrar:
         """Register, then keep registering every ``refresh`` so the key never expires while we
         run; a new key (:meth:`register` again, after a rotation) is registered at once."""
         async with AsyncPlaneClient(self.plane_url, token=self._secret, timeout=self.options.timeout,
-                                    transport=self._transport) as client:
+                                    transport=self._transport, ca=self.tls.ca_file,
+                                    client_cert=self.tls.cert_file, client_key=self.tls.key_file) as client:
             while True:
                 assert self._pending is not None
                 self._changed.clear()
@@ -169,10 +172,14 @@ class PlaneRegistrar:
                     if self.on_revoked is not None:
                         self.on_revoked()
                     return
-                transient = exc.retryable or exc.http_status >= 500
+                tls = isinstance(exc, PlaneTlsRefused)  # only a new certificate or CA helps: as a refusal
+                transient = (exc.retryable or exc.http_status >= 500) and not tls
                 self.state = "failed" if transient else "refused"
                 self.last_error = f"{exc.code}: {exc.message}"[:300]
-                if transient:
+                if tls:
+                    log.error("%s; retrying every %.0f s", self.last_error, self.options.backoff_max)
+                    delay = self.options.backoff_max
+                elif transient:
                     log.warning("key registration with the plane failed (attempt %d), retrying: %s",
                                 self.attempts, self.last_error)
                 else:

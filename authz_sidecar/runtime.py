@@ -198,7 +198,8 @@ class Sidecar:
         sidecar = cls(config, trust=trust, bundle_trust=bundle_trust, relations=relations, log_sink=log_sink,
                       pep_keys=pep_keys, **exchange_settings(config))
         if config.plane_url is not None and config.join_secret_file is not None:
-            sidecar.registrar = PlaneRegistrar.from_files(config.plane_url, config.join_secret_file)
+            sidecar.registrar = PlaneRegistrar.from_files(config.plane_url, config.join_secret_file,
+                                                         tls=config.plane_tls)
             sidecar.registrar.on_revoked = sidecar.rotate_exchange_key  # the plane knew before our feed did
         sidecar.register_exchange_key(sidecar.registrar)
         if config.state_dir is not None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from tenantguard.httptls import SERVER_HELP as TLS_HELP
 from tenantguard.natsconn import HELP as NATS_HELP
 from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HTTP_HELP
 
@@ -88,6 +89,12 @@ def serve(
         envvar=ENV + "MAX_HEAD_BYTES", help=HTTP_HELP["max_head_bytes"])] = DEFAULT_MAX_HEAD_BYTES,
     max_connections: Annotated[int, typer.Option(
         envvar=ENV + "MAX_CONNECTIONS", help=HTTP_HELP["max_connections"])] = DEFAULT_MAX_CONNECTIONS,
+    tls_cert: Annotated[Path | None, typer.Option(
+        envvar=ENV + "TLS_CERT", dir_okay=False, help=TLS_HELP["cert"])] = None,
+    tls_key: Annotated[Path | None, typer.Option(
+        envvar=ENV + "TLS_KEY", dir_okay=False, help=TLS_HELP["key"])] = None,
+    tls_client_ca: Annotated[Path | None, typer.Option(
+        envvar=ENV + "TLS_CLIENT_CA", dir_okay=False, help=TLS_HELP["client_ca"])] = None,
     connect_timeout: Annotated[
         float,
         typer.Option(
@@ -175,6 +182,7 @@ def serve(
     DIR/bundle.pem, DIR/admin.token and the join secrets. To try it all on one machine, `tenantguard dev`
     starts NATS, a plane and a sidecar for you.
     """
+    from tenantguard.httptls import ServerTls
     from tenantguard.keys import SigningKey
     from tenantguard.natsconn import from_options as nats_from_options
 
@@ -183,6 +191,7 @@ def serve(
     from .secrets import SecretChecker
     from .server import run
 
+    tls = ServerTls.from_options(tls_cert, tls_key, tls_client_ca)  # before anything else: a file mistake
     nats_connection = nats_from_options(
         nats, user=nats_user, password_file=nats_password_file, token_file=nats_token_file,
         nkey_seed_file=nats_nkey_seed_file, creds_file=nats_creds_file, tls_ca=nats_tls_ca,
@@ -220,6 +229,7 @@ def serve(
         console_origin=console_origin,
         group_commit=group_commit,
         fast_writes=fast_writes,
+        tls=tls,
     )
     run(Plane(config))
 

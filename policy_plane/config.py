@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from tenantguard import topology as topo
 from tenantguard.errors import ConfigError
+from tenantguard.httptls import ServerTls
 from tenantguard.keys import SigningKey
 from tenantguard.natsconn import NatsConnection
 from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HttpLimits
@@ -84,6 +85,7 @@ class PlaneConfig:
     replica: str = field(default_factory=lambda: os.urandom(4).hex())
     nats: NatsConnection | None = None  # credentials and TLS; built from nats_url when not given
     cells: int = 1  # tenant cells (tenantguard.topology.cell_of): fixed when the system is set up
+    tls: ServerTls | None = None  # serve HTTPS (and require client certificates when it names a client CA)
 
     @property
     def cell_names(self) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ import signal
 import sys
 
 import uvicorn
-from tenantguard.serving import bind_tcp, event_loop_runner, http_protocol
+from tenantguard.serving import bind_tcp, event_loop_runner, http_protocol, serve_tls
 
 from .app import create_server_app
 from .runtime import Plane
@@ -23,8 +23,8 @@ from .runtime import Plane
 log = logging.getLogger(__name__)
 
 
-def announce(http: str) -> None:
-    print(json.dumps({"event": "listening", "http": http}), flush=True)
+def announce(http: str, *, tls: bool = False) -> None:
+    print(json.dumps({"event": "listening", "http": http, **({"tls": True} if tls else {})}), flush=True)
 
 
 async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
@@ -58,6 +58,8 @@ async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
                                        lifespan="off", timeout_graceful_shutdown=5, ws="none", server_header=False,
                                        http=http_protocol(plane.config.http_limits),
                                        limit_concurrency=plane.config.http_limits.max_connections))
+    if plane.config.tls is not None:
+        serve_tls(uv.config, plane.config.tls.ssl_context())
     uv.install_signal_handlers = lambda: None  # type: ignore[attr-defined]  # we own the signals
     http_task = loop.create_task(uv.serve(sockets=[sock]))
     while not uv.started and not http_task.done():
@@ -65,7 +67,7 @@ async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
     if http_task.done():
         await plane.stop()
         http_task.result()
-    announce("{}:{}".format(*sock.getsockname()[:2]))
+    announce("{}:{}".format(*sock.getsockname()[:2]), tls=config.tls is not None)
     await stop.wait()
     uv.should_exit = True
     await http_task

@@ -244,6 +244,15 @@ class NatsTlsRefused(Unavailable):
     retryable = False
 
 
+class PlaneTlsRefused(Unavailable):
+    """The TLS handshake with the policy plane failed (a certificate that does not chain to the CA
+    given, a name it does not carry, a client certificate the plane requires or refuses): never
+    retried, never answered over plain HTTP instead; only a change of configuration helps."""
+
+    code = "plane_tls_refused"
+    retryable = False
+
+
 class NotReady(Unavailable):
     """No verified bundle is active yet, so no decision can be made."""
 

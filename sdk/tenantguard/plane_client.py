@@ -18,21 +18,30 @@ so a retry after a lost answer returns the first outcome instead of writing twic
 ``base_url`` may name several replicas (``http://plane-0:8080,http://plane-1:8080``, or a
 sequence): a write refused retryably or left unanswered is sent again, with its key, to the
 next one, so losing the replica a client talks to costs a retry, not the write.
+
+An ``https://`` plane is verified against ``ca`` (a PEM CA bundle; default: the system's CAs),
+and ``client_cert``/``client_key`` answer a plane that requires mutual TLS
+(:mod:`tenantguard.httptls`). A handshake that fails raises
+:class:`~tenantguard.errors.PlaneTlsRefused` at once, never retried and never sent over
+plain HTTP instead; TLS options with an ``http://`` URL are a :class:`ConfigError`.
 """
 
 from __future__ import annotations
 
 import random
 import re
+import ssl
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
 import httpx
 
-from .errors import BundleRejected, ConfigError, InvalidInput, TenantGuardError, Unavailable
+from .errors import BundleRejected, ConfigError, InvalidInput, PlaneTlsRefused, TenantGuardError, Unavailable
+from .httptls import ClientTls, tls_failure, tls_reason
 from .relations import RelationChange, Relationship
 from .urls import shown_url
 
@@ -207,7 +216,10 @@ def revoke_call(revocation: Mapping[str, Any], *, key: str | None = None) -> Cal
 
 def retryable(exc: TenantGuardError) -> bool:
     """Worth sending again with the same Idempotency-Key: no answer, a 503 (the plane-only
-    ``plane_not_ready`` arrives as a :class:`PlaneError`), or a lost replica race."""
+    ``plane_not_ready`` arrives as a :class:`PlaneError`), or a lost replica race; never a
+    failed TLS handshake (the same certificate fails the same way)."""
+    if isinstance(exc, PlaneTlsRefused):
+        return False
     return exc.retryable or exc.http_status == 503 or exc.code == "sequence_conflict"
 
 
@@ -224,9 +236,42 @@ def plane_urls(spec: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def unreachable(base_url: str, exc: Exception) -> Unavailable:
+    """The typed error for a request that got no answer: :class:`PlaneTlsRefused` when TLS failed."""
+    tls = tls_failure(exc)
+    if tls is not None:
+        return tls_refused(base_url, tls)
     detail = str(exc).strip()
+    hint = ""
+    if base_url.lower().startswith("https://") and isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+        hint = MUTUAL_TLS_HINT  # TLS 1.3: the server's refusal of our certificate may arrive as a bare close
     return Unavailable(f"policy plane at {shown_url(base_url)} unreachable: {type(exc).__name__}"
-                       + (f": {detail}" if detail else ""))
+                       + (f": {detail}" if detail else "") + hint)
+
+
+MUTUAL_TLS_HINT: Final = ("; a plane that requires mutual TLS closes connections that bring no client certificate "
+                          "its CA signed (--plane-client-cert, --plane-client-key)")
+
+
+def tls_refused(base_url: str, error: ssl.SSLError) -> PlaneTlsRefused:
+    reason = tls_reason(error)
+    if isinstance(error, ssl.SSLCertVerificationError):
+        advice = ("name the CA that signed the plane's certificate (--plane-ca), and a URL whose host the "
+                  "certificate names")
+    else:
+        advice = ("a plane that requires mutual TLS wants a client certificate its CA signed "
+                  "(--plane-client-cert, --plane-client-key)")
+    return PlaneTlsRefused(f"TLS with the policy plane at {shown_url(base_url)} failed ({reason}); {advice}",
+                           url=shown_url(base_url), reason=reason)
+
+
+def _tls(ca: str | Path | None, client_cert: str | Path | None, client_key: str | Path | None,
+         urls: Sequence[str]) -> ClientTls:
+    tls = ClientTls(ca_file=Path(ca) if ca is not None else None,
+                    cert_file=Path(client_cert) if client_cert is not None else None,
+                    key_file=Path(client_key) if client_key is not None else None)
+    for url in urls:
+        tls.check_url(url)
+    return tls
 
 
 def describe_service(probe_status: int | None, probe_body: Any) -> str | None:
@@ -295,14 +340,18 @@ class PlaneClient:
     def __init__(self, base_url: str | Sequence[str], *, token: str | None = None, service: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTransport | None = None,
                  retry_for: float = DEFAULT_RETRY_FOR,
-                 on_retry: Callable[[TenantGuardError, float], None] | None = None) -> None:
+                 on_retry: Callable[[TenantGuardError, float], None] | None = None,
+                 ca: str | Path | None = None, client_cert: str | Path | None = None,
+                 client_key: str | Path | None = None) -> None:
         """``on_retry(error, seconds_left)`` is called before the first retry of a call, so a CLI
         can say why it waits instead of sitting silent for ``retry_for`` seconds. ``base_url``:
-        one replica, or several (see the module docstring)."""
+        one replica, or several (see the module docstring); ``ca``, ``client_cert``, ``client_key``:
+        PEM files for an https:// plane (see the module docstring)."""
         self.base_urls = plane_urls(base_url)
         self._at = 0
+        tls = _tls(ca, client_cert, client_key, self.base_urls)
         self._http = httpx.Client(timeout=timeout, headers=_headers(token, service), transport=transport,
-                                  verify=True)
+                                  verify=tls.verify())
         self.retry_for = retry_for
         self.on_retry = on_retry
         self.retries = 0  # attempts sent again, over the client's life
@@ -438,11 +487,14 @@ class AsyncPlaneClient:
     key registration retries with a back-off) reaches another replica."""
 
     def __init__(self, base_url: str | Sequence[str], *, token: str | None = None, service: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT, transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, transport: httpx.AsyncBaseTransport | None = None,
+                 ca: str | Path | None = None, client_cert: str | Path | None = None,
+                 client_key: str | Path | None = None) -> None:
         self.base_urls = plane_urls(base_url)
         self._at = 0
+        tls = _tls(ca, client_cert, client_key, self.base_urls)
         self._http = httpx.AsyncClient(timeout=timeout, headers=_headers(token, service),
-                                       transport=transport, verify=True)
+                                       transport=transport, verify=tls.verify())
 
     @property
     def base_url(self) -> str:

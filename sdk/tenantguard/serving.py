@@ -13,8 +13,9 @@ import errno
 import json
 import os
 import socket
+import ssl
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .errors import ConfigError, InvalidInput
 
@@ -172,7 +173,7 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
     except ImportError:
         return "auto"
 
-    class GuardedHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
+    class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # One timer per connection, re-armed when it fires, and a deadline per phase: a request
         # costs two clock reads, not a timer made and cancelled (measured: ~8 % of the HTTP floor).
         _read_timer: asyncio.TimerHandle | None = None
@@ -184,7 +185,8 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
         _refusal: _Refused | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(CoalescingTransport(transport, asyncio.get_running_loop()))
+            coalescing = CoalescingTransport(transport, asyncio.get_running_loop())  # a Transport by delegation
+            super().connection_made(cast(asyncio.Transport, coalescing))
             self._start_clock()  # a connection that never sends a byte is closed too
 
         def connection_lost(self, exc: Exception | None) -> None:
@@ -292,6 +294,19 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
             self.transport.close()
 
     return GuardedHttpToolsProtocol
+
+
+def serve_tls(config: Any, context: ssl.SSLContext) -> None:
+    """Have the ``uvicorn.Config`` serve TLS with ``context`` (``tenantguard.httptls.ServerTls``:
+    TLS 1.2+, no compression, client certificates required with a client CA), not a context
+    uvicorn builds from file names (its cipher default is "TLSv1"). The config is loaded first
+    and its context replaced, which every uvicorn we support honours. The guarded protocol of
+    :func:`http_protocol` runs above the TLS transport, so its read deadline, head bound and
+    connection bound hold as over plain TCP, counted from the end of the handshake (asyncio
+    bounds the handshake itself: 60 s)."""
+    if not config.loaded:
+        config.load()
+    config.ssl = context
 
 
 async def _too_many_connections(scope: Any, receive: Any, send: Any) -> None:

@@ -33,7 +33,17 @@ from ..bundle import (
 from ..bundle.content import parse_contents
 from ..errors import BundleRejected
 from ..keys import SigningKey, TrustSet, load_public_key_file
-from .common import DEV_ENV_HINT, console, console_err, print_json, shown_message
+from .common import (
+    DEV_ENV_HINT,
+    PlaneCaOpt,
+    PlaneClientCertOpt,
+    PlaneClientKeyOpt,
+    console,
+    console_err,
+    plane_tls,
+    print_json,
+    shown_message,
+)
 
 app = typer.Typer(
     help=(
@@ -427,6 +437,8 @@ def push(
     shadow: ShadowOpt = False,
     sample_rate: SampleRateOpt = None,
     max_per_second: MaxPerSecondOpt = None,
+    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+    plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """Upload a bundle archive to the policy plane, which announces it to the sidecars.
 
@@ -439,7 +451,8 @@ def push(
     from ..plane_client import PlaneClient
     from .relation import read_token
 
-    with PlaneClient(plane, token=read_token(token_file)) as client:
+    with PlaneClient(plane, token=read_token(token_file),
+                     **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         _print_step(client.push_bundle(archive.read_bytes(), stages=stages, impact=impact and impact.value,
                                        max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
                                        max_per_second=max_per_second))
@@ -460,6 +473,8 @@ def publish(
     shadow: ShadowOpt = False,
     sample_rate: SampleRateOpt = None,
     max_per_second: MaxPerSecondOpt = None,
+    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+    plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """Test DIR locally, build it unsigned and upload it for the plane to test again and sign.
 
@@ -483,7 +498,7 @@ def publish(
                           "did not pass; nothing was uploaded", soft_wrap=True)
         raise typer.Exit(1)
     archive = build_bundle(directory, revision or _manifest_revision(directory))
-    with PlaneClient(plane, token=token) as client:
+    with PlaneClient(plane, token=token, **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         _print_step(client.push_bundle(archive, stages=stages, impact=impact and impact.value,
                                        max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
                                        max_per_second=max_per_second))
@@ -497,6 +512,8 @@ def rollback(
     to: Annotated[str | None, typer.Option(
         help="The revision to return to (one published to SCOPE); default: the one the active revision replaced")
     ] = None,
+    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+    plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """Return SCOPE to an earlier revision in one step.
 
@@ -508,7 +525,8 @@ def rollback(
     from ..plane_client import PlaneClient
     from .relation import read_token
 
-    with PlaneClient(plane, token=read_token(token_file)) as client:
+    with PlaneClient(plane, token=read_token(token_file),
+                     **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         print_json(client.rollback_bundle(scope, to))
 
 
@@ -517,12 +535,15 @@ def shadow_stop(
     scope: Annotated[str, typer.Option(help="The scope whose shadow ends: 'all' or a service name")],
     plane: PlaneOpt,
     token_file: TokenFileOpt,
+    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+    plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """End a scope's shadow evaluation (announced with `publish --shadow`)."""
     from ..plane_client import PlaneClient
     from .relation import read_token
 
-    with PlaneClient(plane, token=read_token(token_file)) as client:
+    with PlaneClient(plane, token=read_token(token_file),
+                     **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         print_json(client.stop_shadow(scope))
 
 
@@ -534,6 +555,8 @@ def rollout(
                                                      "needed for every step")] = None,
     plane: PlaneOpt = "",
     token_file: TokenFileOpt = Path("admin.token"),
+    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+    plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """Show or drive the staged rollout started by `publish --stages` / `push --stages`.
 
@@ -549,7 +572,8 @@ def rollout(
         raise typer.BadParameter(f"{step} needs the rollout ID (see `bundle rollout status`)", param_hint="ID")
     if not plane:
         raise typer.BadParameter(f"give --plane or TG_PLANE_URL ({DEV_ENV_HINT})", param_hint="--plane")
-    with PlaneClient(plane, token=read_token(token_file)) as client:
+    with PlaneClient(plane, token=read_token(token_file),
+                     **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         _print_step(client.rollout(None if step == "status" else rollout_id, None if step == "status" else step))
 
 

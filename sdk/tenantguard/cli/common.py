@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
 
+import typer
 from rich.console import Console
 
 from ..errors import TenantGuardError
+from ..httptls import CLIENT_HELP as TLS_HELP
 
 
 def make_console(*, stderr: bool = False, width: int | None = None) -> Console:
@@ -85,3 +88,25 @@ CODE_HINTS = {
 # `tenantguard dev` whose old addresses are still exported in this shell.
 UNREACHABLE_HINT = ("; is it running there? A restarted `tenantguard dev` listens on new ports: "
                     "`source .tenantguard/dev.env` again in this shell")
+
+
+# TLS towards the plane, taken by every command that talks to it (read from the environment like
+# --plane and --token-file, so a shell that exports them once covers every command).
+PlaneCaOpt = Annotated[Path | None, typer.Option("--plane-ca", envvar="TG_PLANE_CA", dir_okay=False,
+                                                 help=TLS_HELP["ca"])]
+PlaneClientCertOpt = Annotated[Path | None, typer.Option("--plane-client-cert", envvar="TG_PLANE_CLIENT_CERT",
+                                                         dir_okay=False, help=TLS_HELP["cert"])]
+PlaneClientKeyOpt = Annotated[Path | None, typer.Option("--plane-client-key", envvar="TG_PLANE_CLIENT_KEY",
+                                                        dir_okay=False, help=TLS_HELP["key"])]
+
+
+class PlaneTlsArgs(TypedDict):
+    """The ``PlaneClient`` keyword arguments of those three options."""
+
+    ca: Path | None
+    client_cert: Path | None
+    client_key: Path | None
+
+
+def plane_tls(ca: Path | None, client_cert: Path | None, client_key: Path | None) -> PlaneTlsArgs:
+    return {"ca": ca, "client_cert": client_cert, "client_key": client_key}

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from ..plane_client import PlaneClient
-from .common import print_json
+from .common import PlaneCaOpt, PlaneClientCertOpt, PlaneClientKeyOpt, PlaneTlsArgs, plane_tls, print_json
 from .relation import PlaneOpt, TokenFileOpt, read_token
 
 app = typer.Typer(help="Query, export and follow decision records kept by the policy plane.", no_args_is_help=True)
@@ -33,8 +33,8 @@ UntilF = Annotated[float | None, typer.Option(help="Epoch seconds (inclusive)")]
 FormatF = Annotated[Literal["tenantguard", "opa"], typer.Option("--format", help="opa: OPA decision-log events")]
 
 
-def _client(plane: str, token_file: Any) -> PlaneClient:
-    return PlaneClient(plane, token=read_token(token_file))
+def _client(plane: str, token_file: Any, *, tls: PlaneTlsArgs) -> PlaneClient:
+    return PlaneClient(plane, token=read_token(token_file), **tls)
 
 
 def _filters(tenant: str | None, service: str | None, subject: str | None, resource: str | None,
@@ -52,9 +52,11 @@ def query(plane: PlaneOpt, token_file: TokenFileOpt, tenant: TenantF = None, ser
           decision_id: Annotated[str | None, typer.Option(help="One decision id")] = None,
           limit: Annotated[int, typer.Option(min=1, max=1000, help="Page size")] = 50,
           cursor: Annotated[str | None, typer.Option(help="next_cursor of the previous page")] = None,
-          format: FormatF = "tenantguard") -> None:
+          format: FormatF = "tenantguard",
+          plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+          plane_client_key: PlaneClientKeyOpt = None) -> None:
     """One page, newest first; prints {"decisions": [...], "next_cursor": ...}."""
-    with _client(plane, token_file) as client:
+    with _client(plane, token_file, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         page = client.decisions(**_filters(tenant, service, subject, resource, action, outcome, reason, since,
                                            until), decision_id=decision_id, limit=limit, cursor=cursor,
                                 format=format)
@@ -66,9 +68,11 @@ def query(plane: PlaneOpt, token_file: TokenFileOpt, tenant: TenantF = None, ser
 def export(plane: PlaneOpt, token_file: TokenFileOpt, tenant: TenantF = None, service: ServiceF = None,
            subject: SubjectF = None, resource: ResourceF = None, action: ActionF = None, outcome: OutcomeF = None,
            reason: ReasonF = None, since: SinceF = None, until: UntilF = None,
-           format: FormatF = "tenantguard") -> None:
+           format: FormatF = "tenantguard",
+           plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+           plane_client_key: PlaneClientKeyOpt = None) -> None:
     """Every matching record as JSON lines on stdout, oldest first (e.g. one tenant's records: --tenant)."""
-    with _client(plane, token_file) as client:
+    with _client(plane, token_file, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         for record in client.iter_decisions(**_filters(tenant, service, subject, resource, action, outcome, reason,
                                                        since, until), order="asc", limit=1000, format=format):
             sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
@@ -80,10 +84,12 @@ def tail(plane: PlaneOpt, token_file: TokenFileOpt, tenant: TenantF = None, serv
          follow: Annotated[bool, typer.Option("-f", "--follow", help="Keep printing new records until Ctrl-C")] = False,
          lines: Annotated[int, typer.Option("-n", min=0, max=1000, help="Newest records to print first")] = 10,
          interval: Annotated[float, typer.Option(min=0.2, help="Seconds between polls with -f")] = 1.0,
-         format: FormatF = "tenantguard") -> None:
+         format: FormatF = "tenantguard",
+         plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+         plane_client_key: PlaneClientKeyOpt = None) -> None:
     """The newest records as JSON lines; with -f, then every new one as it arrives."""
     filters = _filters(tenant, service, None, None, None, outcome, reason, None, None)
-    with _client(plane, token_file) as client:
+    with _client(plane, token_file, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         first = client.decisions(**filters, limit=max(lines, 1), format=format)
         for record in reversed(first["decisions"][:lines]):
             sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
@@ -104,8 +110,10 @@ def explain(
     token_file: TokenFileOpt,
     tenant: Annotated[str | None, typer.Option(help="The decision's tenant (narrows the search)")] = None,
     service: Annotated[str | None, typer.Option(help="The decision's service (narrows the search)")] = None,
+    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+    plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """Explain a decision: built-in checks, relations and rules involved, and a re-evaluation on its
     bundle revision and relations state (when the plane still holds them); prints JSON."""
-    with _client(plane, token_file) as client:
+    with _client(plane, token_file, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         print_json(client.explain(decision_id, tenant=tenant, service=service))

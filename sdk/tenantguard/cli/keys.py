@@ -24,7 +24,7 @@ def generate(
         raise typer.BadParameter(f"choose one of {', '.join(SUPPORTED_ALGORITHMS)}", param_hint="--alg")
     if out.exists() and not force:
         raise typer.BadParameter(f"{out} exists; pass --force to overwrite", param_hint="OUT")
-    key = SigningKey.generate(alg)  # type: ignore[arg-type]
+    key = SigningKey.generate(alg)
     pub = key.save(out)
     console.print(f"[green]generated[/] {key.alg} key [bold]{key.kid}[/]")
     console.print(f"  private: {out} (0600)\n  public:  {pub}")
@@ -53,3 +53,41 @@ def jwks(
     else:
         trust.save(out)
         console.print(f"[green]wrote[/] {len(trust)} key(s) to {out}")
+
+
+@app.command()
+def tls(
+    out: Annotated[Path, typer.Option("--out", help="Directory to write into (created if missing)", file_okay=False)],
+    host: Annotated[list[str], typer.Option(
+        "--host", metavar="NAME", help="A DNS name or IP address clients dial the plane by; repeat")],
+    client: Annotated[list[str] | None, typer.Option(
+        "--client", metavar="NAME", help="Also a client certificate NAME for mutual TLS (e.g. admin, billing); "
+                                         "repeat")] = None,
+    days: Annotated[int, typer.Option(min=1, max=825, help="Lifetime of every certificate")] = 90,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing files")] = False,
+) -> None:
+    """Mint a private dev CA and a plane certificate signed by it: OUT/ca.pem (+ ca.key),
+    OUT/plane.pem + plane.key, and OUT/client-NAME.pem + .key per --client. Keys are written 0600.
+
+    For trying HTTPS and mutual TLS; in production use your own CA. Prints the flags that use the files.
+    """
+    from ..devtls import new_ca
+
+    names = [("ca", None), ("plane", None), *((f"client-{name}", name) for name in client or [])]
+    existing = [str(out / f"{stem}{ext}") for stem, _ in names for ext in (".pem", ".key")
+                if (out / f"{stem}{ext}").exists()]
+    if existing and not force:
+        raise typer.BadParameter(f"{', '.join(existing)} exist; pass --force to overwrite", param_hint="--out")
+    ca = new_ca("tenantguard dev CA", days=days)
+    made = {"ca": ca, "plane": ca.issue("tenantguard plane", hosts=host, days=days),  # all made before any write
+            **{stem: ca.issue(str(name), client=True, days=days) for stem, name in names[2:]}}
+    for stem, issued in made.items():
+        issued.write(out / f"{stem}.pem", out / f"{stem}.key")
+    clients = {name: {"cert": str(out / f"{stem}.pem"), "key": str(out / f"{stem}.key")} for stem, name in names[2:]}
+    print_json({
+        "ca": str(out / "ca.pem"), "plane": {"cert": str(out / "plane.pem"), "key": str(out / "plane.key")},
+        "clients": clients, "hosts": host,
+        "plane_flags": ["--tls-cert", str(out / "plane.pem"), "--tls-key", str(out / "plane.key"),
+                        *(["--tls-client-ca", str(out / "ca.pem")] if clients else [])],
+        "client_flags": ["--plane-ca", str(out / "ca.pem")],
+    })

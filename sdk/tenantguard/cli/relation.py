@@ -18,7 +18,16 @@ from ..errors import ConfigError, TenantGuardError, Unavailable
 from ..plane_client import DEFAULT_RETRY_FOR, PlaneClient
 from ..relations import RelationChange, Relationship
 from ..urls import shown_url
-from .common import DEV_ENV_HINT, console_err, print_json
+from .common import (
+    DEV_ENV_HINT,
+    PlaneCaOpt,
+    PlaneClientCertOpt,
+    PlaneClientKeyOpt,
+    PlaneTlsArgs,
+    console_err,
+    plane_tls,
+    print_json,
+)
 
 app = typer.Typer(help="Write, delete, list and check relationship tuples through the policy plane.",
                   no_args_is_help=True)
@@ -47,8 +56,9 @@ def read_token(path: Path) -> str:
     return token
 
 
-def _client(plane: str, token_file: Path, retry_for: float = DEFAULT_RETRY_FOR) -> PlaneClient:
-    return PlaneClient(plane, token=read_token(token_file), retry_for=retry_for, on_retry=say_retrying)
+def _client(plane: str, token_file: Path, retry_for: float = DEFAULT_RETRY_FOR, *,
+            tls: PlaneTlsArgs) -> PlaneClient:
+    return PlaneClient(plane, token=read_token(token_file), retry_for=retry_for, on_retry=say_retrying, **tls)
 
 
 def say_retrying(error: TenantGuardError, seconds_left: float) -> None:
@@ -64,19 +74,23 @@ def _parse(texts: list[str]) -> list[Relationship]:
 
 @app.command()
 def write(tuples: TuplesArg, plane: PlaneOpt, token_file: TokenFileOpt,
-          retry_for: RetryForOpt = DEFAULT_RETRY_FOR) -> None:
+          retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
+          plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+          plane_client_key: PlaneClientKeyOpt = None) -> None:
     """Write tuples as one atomic batch; prints {"consistency_token": N}."""
     changes = [RelationChange("write", rel) for rel in _parse(tuples)]
-    with _client(plane, token_file, retry_for) as client:
+    with _client(plane, token_file, retry_for, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         print_json({"consistency_token": client.write(changes)})
 
 
 @app.command()
 def delete(tuples: TuplesArg, plane: PlaneOpt, token_file: TokenFileOpt,
-           retry_for: RetryForOpt = DEFAULT_RETRY_FOR) -> None:
+           retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
+           plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+           plane_client_key: PlaneClientKeyOpt = None) -> None:
     """Delete tuples as one atomic batch (deleting an absent tuple is a no-op); prints the token."""
     changes = [RelationChange("delete", rel) for rel in _parse(tuples)]
-    with _client(plane, token_file, retry_for) as client:
+    with _client(plane, token_file, retry_for, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         print_json({"consistency_token": client.write(changes)})
 
 
@@ -92,9 +106,11 @@ def list_cmd(
     cursor: Annotated[str | None, typer.Option(help="next_cursor of the previous page")] = None,
     expand: Annotated[bool, typer.Option(help="Also show the users and other direct subjects each userset subject "
                                               "(group:eng#member) expands to, through nesting")] = False,
+    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+    plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """List stored tuples of a tenant, one page; prints the JSON page (--expand: what usersets expand to)."""
-    with _client(plane, token_file) as client:
+    with _client(plane, token_file, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         print_json(client.list(tenant, object=object_, relation=relation, subject=subject, limit=limit,
                                cursor=cursor, expand=expand))
 
@@ -105,10 +121,12 @@ def check(
     plane: PlaneOpt,
     token_file: TokenFileOpt,
     at_least: Annotated[int | None, typer.Option(help="Wait for this consistency token first")] = None,
+    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+    plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """Ask the plane whether the tuple holds (usersets expanded). Exit 0 when allowed, 1 when not."""
     rel = Relationship.parse(tuple_)
-    with _client(plane, token_file) as client:
+    with _client(plane, token_file, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         allowed, seq = client.check(rel, at_least=at_least)
     print_json({"allowed": allowed, "consistency_token": seq})
     if not allowed:

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from ..plane_client import DEFAULT_RETRY_FOR
-from .common import print_json
+from .common import PlaneCaOpt, PlaneClientCertOpt, PlaneClientKeyOpt, PlaneTlsArgs, plane_tls, print_json
 from .relation import PlaneOpt, RetryForOpt, TokenFileOpt, _client
 
 app = typer.Typer(help="Revoke a token, a subject, a signing key or a whole tenant (kill switch).",
@@ -21,8 +21,9 @@ app = typer.Typer(help="Revoke a token, a subject, a signing key or a whole tena
 TenantOpt = Annotated[str, typer.Option("--tenant", help="The tenant")]
 
 
-def _publish(plane: str, token_file: Any, revocation: dict[str, Any], retry_for: float) -> None:
-    with _client(plane, token_file, retry_for) as client:
+def _publish(plane: str, token_file: Any, revocation: dict[str, Any], retry_for: float,
+             tls: PlaneTlsArgs) -> None:
+    with _client(plane, token_file, retry_for, tls=tls) as client:
         print_json({"seq": client.revoke(revocation)})
 
 
@@ -34,9 +35,12 @@ def jti(
     retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
     exp: Annotated[int | None, typer.Option(help="The token's exp (epoch s); sidecars forget the entry after it. "
                                             "Default: now + 1 hour (the longest context-token lifetime)")] = None,
+    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+    plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """Refuse one token everywhere, cached verifications included."""
-    _publish(plane, token_file, {"kind": "jti", "jti": token_id, "exp": exp or int(time.time()) + 3600}, retry_for)
+    _publish(plane, token_file, {"kind": "jti", "jti": token_id, "exp": exp or int(time.time()) + 3600}, retry_for,
+             tls=plane_tls(plane_ca, plane_client_cert, plane_client_key))
 
 
 @app.command()
@@ -46,9 +50,12 @@ def subject(
     plane: PlaneOpt,
     token_file: TokenFileOpt,
     retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
+    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+    plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """Refuse every token of SUB in TENANT issued before now (a re-login afterwards works)."""
-    _publish(plane, token_file, {"kind": "subject", "tenant": tenant, "sub": sub}, retry_for)
+    _publish(plane, token_file, {"kind": "subject", "tenant": tenant, "sub": sub}, retry_for,
+             tls=plane_tls(plane_ca, plane_client_cert, plane_client_key))
 
 
 @app.command()
@@ -57,13 +64,16 @@ def kid(
     plane: PlaneOpt,
     token_file: TokenFileOpt,
     retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
+    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+    plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """Refuse every token signed by a key (a leaked issuer or sidecar key).
 
     The plane also drops the key from the trust set for good, and a sidecar holding it
     switches to a new key.
     """
-    _publish(plane, token_file, {"kind": "kid", "kid": key_id}, retry_for)
+    _publish(plane, token_file, {"kind": "kid", "kid": key_id}, retry_for,
+             tls=plane_tls(plane_ca, plane_client_cert, plane_client_key))
 
 
 @app.command()
@@ -72,9 +82,12 @@ def tenant(
     plane: PlaneOpt,
     token_file: TokenFileOpt,
     retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
+    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+    plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """The kill switch: deny every decision and exchange for TENANT until lifted."""
-    _publish(plane, token_file, {"kind": "tenant", "tenant": name}, retry_for)
+    _publish(plane, token_file, {"kind": "tenant", "tenant": name}, retry_for,
+             tls=plane_tls(plane_ca, plane_client_cert, plane_client_key))
 
 
 @app.command("lift-tenant")
@@ -83,6 +96,9 @@ def lift_tenant(
     plane: PlaneOpt,
     token_file: TokenFileOpt,
     retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
+    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
+    plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """Lift a tenant's kill switch (its unexpired tokens work again)."""
-    _publish(plane, token_file, {"kind": "lift_tenant", "tenant": name}, retry_for)
+    _publish(plane, token_file, {"kind": "lift_tenant", "tenant": name}, retry_for,
+             tls=plane_tls(plane_ca, plane_client_cert, plane_client_key))
