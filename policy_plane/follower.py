@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from nats.aio.subscription import Subscription
 from tenantguard.errors import Unavailable
 
-from .publisher import Publisher
+from .publisher import READ_PATIENCE, Publisher
 
 log = logging.getLogger(__name__)
 
@@ -72,13 +72,14 @@ class Follower:
         self._sub = await self.publisher.follow(self.stream, self.subject, self._on_message,
                                                 start_seq=self.last_stream_seq + 1, patience=0.0)
 
-    async def stored_last(self) -> int:
+    async def stored_last(self, *, patience: float = READ_PATIENCE) -> int:
         """The stream sequence of the last stored message this follower's filter takes (0: none).
 
         Not the stream's last sequence: messages on subjects outside the filter (the pre-cell
         relations subject after an upgrade) are never delivered, so waiting for them would
-        never end."""
-        return await self.publisher.last_seq_on(self.stream, self.subject)
+        never end. ``patience``: how long to ask again through a JetStream handover
+        (:meth:`Publisher._read`)."""
+        return await self.publisher.last_seq_on(self.stream, self.subject, patience=patience)
 
     def observe(self, stored_last: int, now: float) -> float:
         """Note the stream's last sequence; return for how long this follower has been behind it."""

@@ -346,7 +346,8 @@ class Publisher:
             ack = await self.js.publish(subject, data, timeout=timeout, headers=hdrs or None)
         return Stored(int(ack.seq), bool(ack.duplicate))
 
-    async def _read(self, what: str, ask: Callable[[], Awaitable[_T]]) -> _T | None:
+    async def _read(self, what: str, ask: Callable[[], Awaitable[_T]], *,
+                    patience: float = READ_PATIENCE) -> _T | None:
         """``ask()``, a JetStream read (idempotent); None when JetStream has no such message or stream.
 
         Asked again for up to ``READ_PATIENCE`` while JetStream is in a handover or the
@@ -354,8 +355,8 @@ class Publisher:
         away, and for a moment the API answers 503 or nobody answers (the meta leader leaving:
         ``read last ...: JetStream is not available`` reached a writer's caller as a 503 when it
         caught up after a lost race). Every other refusal passes at once; so does a failure once
-        NATS is gone (neither connected nor moving) or the patience is spent."""
-        deadline = time.monotonic() + READ_PATIENCE
+        NATS is gone (neither connected nor moving) or the ``patience`` is spent (0: one ask)."""
+        deadline = time.monotonic() + patience
         while True:
             async with nats_boundary(what):
                 try:
@@ -387,9 +388,11 @@ class Publisher:
         async with nats_boundary(f"publish {subject}"):
             await self.nc.publish(subject, data)
 
-    async def last_on_subject(self, stream: str, subject: str) -> StoredMsg | None:
+    async def last_on_subject(self, stream: str, subject: str, *,
+                              patience: float = READ_PATIENCE) -> StoredMsg | None:
         """The last message stored on ``subject``, or None when there is none."""
-        raw = await self._read(f"read last {subject}", lambda: self.js.get_last_msg(stream, subject))
+        raw = await self._read(f"read last {subject}", lambda: self.js.get_last_msg(stream, subject),
+                               patience=patience)
         if raw is None:
             return None
         return StoredMsg(int(raw.seq or 0), bytes(raw.data or b""), dict(raw.headers or {}))
@@ -407,8 +410,8 @@ class Publisher:
         async with nats_boundary(f"compact {subject}"):
             await self.js.purge_stream(stream, seq=stream_seq, subject=subject)
 
-    async def last_seq_on(self, stream: str, subject: str) -> int:
-        last = await self.last_on_subject(stream, subject)
+    async def last_seq_on(self, stream: str, subject: str, *, patience: float = READ_PATIENCE) -> int:
+        last = await self.last_on_subject(stream, subject, patience=patience)
         return last.stream_seq if last is not None else 0
 
     async def stream_bounds(self, stream: str) -> tuple[int, int]:

@@ -249,9 +249,9 @@ class Plane:
             lagging: dict[str, float] = {}
             for name, follower in self.followers.items():
                 try:
-                    behind = follower.observe(await follower.stored_last(), now)
+                    behind = follower.observe(await follower.stored_last(patience=0.0), now)
                 except TenantGuardError:
-                    continue  # NATS itself is away: readiness already says so
+                    continue  # NATS away or in a handover: readiness says so, the next pass looks again
                 if behind > STALL_RESTART and now - follower.progressed_at > STALL_RESTART:
                     log.warning("follower %s stalled %.1f s behind its stream; restarting it", name, behind)
                     with contextlib.suppress(TenantGuardError):
