@@ -7,7 +7,13 @@ from typing import Annotated
 
 import typer
 from tenantguard.natsconn import HELP as NATS_HELP
-from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HTTP_HELP
+from tenantguard.serving import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_HEAD_BYTES,
+    DEFAULT_READ_TIMEOUT,
+    DEFAULT_WRITE_TIMEOUT,
+    HTTP_HELP,
+)
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
 from .config import (
@@ -71,6 +77,8 @@ def serve(
     )] = DEFAULT_MAX_BODY_BYTES,
     http_read_timeout: Annotated[float, typer.Option(
         envvar=ENV + "HTTP_READ_TIMEOUT", help=HTTP_HELP["read_timeout"])] = DEFAULT_READ_TIMEOUT,
+    http_write_timeout: Annotated[float, typer.Option(
+        envvar=ENV + "HTTP_WRITE_TIMEOUT", help=HTTP_HELP["write_timeout"])] = DEFAULT_WRITE_TIMEOUT,
     max_head_bytes: Annotated[int, typer.Option(
         envvar=ENV + "MAX_HEAD_BYTES", help=HTTP_HELP["max_head_bytes"])] = DEFAULT_MAX_HEAD_BYTES,
     max_connections: Annotated[int, typer.Option(
@@ -181,7 +189,8 @@ def serve(
         require_token=require_token, tenant=tenant, pep_keys_file=pep_keys, public_url=public_url,
         loopback_only=not allow_remote,
         algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes,
-        http_read_timeout=http_read_timeout, max_head_bytes=max_head_bytes, max_connections=max_connections,
+        http_read_timeout=http_read_timeout, http_write_timeout=http_write_timeout, max_head_bytes=max_head_bytes,
+        max_connections=max_connections,
         grpc_max_message_bytes=grpc_max_message_bytes, decision_memo_size=decision_memo,
         decision_log_sample_allow=decision_log_sample_allow, decision_log_sample_deny=decision_log_sample_deny,
         decision_log_masks=tuple(decision_log_mask or ()), sidecar_id=sidecar_id,
