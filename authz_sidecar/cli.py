@@ -8,10 +8,14 @@ from typing import Annotated
 import typer
 from tenantguard.natsconn import HELP as NATS_HELP
 from tenantguard.serving import (
+    DEFAULT_GRPC_MAX_CONNECTION_AGE,
+    DEFAULT_GRPC_MAX_CONNECTION_IDLE,
+    DEFAULT_GRPC_MAX_STREAMS,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_HEAD_BYTES,
     DEFAULT_READ_TIMEOUT,
     DEFAULT_WRITE_TIMEOUT,
+    GRPC_HELP,
     HTTP_HELP,
 )
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
@@ -87,6 +91,14 @@ def serve(
         "Largest ext_authz Check message read (1 MiB..1 GiB); keep it above Envoy's headers plus "
         "with_request_body.max_request_bytes: a larger Check is a gRPC error, which failure_mode_allow: true "
         "lets through"))] = DEFAULT_GRPC_MAX_MESSAGE_BYTES,
+    grpc_max_streams: Annotated[int, typer.Option(
+        envvar=ENV + "GRPC_MAX_STREAMS", help=GRPC_HELP["max_streams"])] = DEFAULT_GRPC_MAX_STREAMS,
+    grpc_max_connection_idle: Annotated[float, typer.Option(
+        envvar=ENV + "GRPC_MAX_CONNECTION_IDLE", help=GRPC_HELP["max_connection_idle"])
+    ] = DEFAULT_GRPC_MAX_CONNECTION_IDLE,
+    grpc_max_connection_age: Annotated[float, typer.Option(
+        envvar=ENV + "GRPC_MAX_CONNECTION_AGE", help=GRPC_HELP["max_connection_age"])
+    ] = DEFAULT_GRPC_MAX_CONNECTION_AGE,
     decision_memo: Annotated[int, typer.Option(
         envvar=ENV + "DECISION_MEMO", help="Policy verdicts kept for repeated questions (dropped whenever the bundle "
         "or the relations change; clock/random/network policies never use it); 0 = evaluate every time")
@@ -191,7 +203,9 @@ def serve(
         algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes,
         http_read_timeout=http_read_timeout, http_write_timeout=http_write_timeout, max_head_bytes=max_head_bytes,
         max_connections=max_connections,
-        grpc_max_message_bytes=grpc_max_message_bytes, decision_memo_size=decision_memo,
+        grpc_max_message_bytes=grpc_max_message_bytes, grpc_max_streams=grpc_max_streams,
+        grpc_max_connection_idle=grpc_max_connection_idle, grpc_max_connection_age=grpc_max_connection_age,
+        decision_memo_size=decision_memo,
         decision_log_sample_allow=decision_log_sample_allow, decision_log_sample_deny=decision_log_sample_deny,
         decision_log_masks=tuple(decision_log_mask or ()), sidecar_id=sidecar_id,
         exchange_lifetime=exchange_lifetime, exchange_max_act_depth=exchange_max_act_depth,

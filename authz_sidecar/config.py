@@ -13,10 +13,14 @@ from tenantguard.natsconn import NatsConnection
 from tenantguard.relations import RelationScope, scope_of
 from tenantguard.relations.model import NAME_RE
 from tenantguard.serving import (
+    DEFAULT_GRPC_MAX_CONNECTION_AGE,
+    DEFAULT_GRPC_MAX_CONNECTION_IDLE,
+    DEFAULT_GRPC_MAX_STREAMS,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_HEAD_BYTES,
     DEFAULT_READ_TIMEOUT,
     DEFAULT_WRITE_TIMEOUT,
+    GrpcLimits,
     HttpLimits,
 )
 from tenantguard.tokens import DEFAULT_LIFETIME, DEFAULT_MAX_ACT_DEPTH, MAX_LEEWAY, MAX_LIFETIME
@@ -66,6 +70,9 @@ class SidecarConfig:
     http_write_timeout: float = DEFAULT_WRITE_TIMEOUT  # answers left unread this long (nothing drains): cut
     max_connections: int = DEFAULT_MAX_CONNECTIONS  # open HTTP connections; past them 503 too_many_connections
     grpc_max_message_bytes: int = DEFAULT_GRPC_MAX_MESSAGE_BYTES
+    grpc_max_streams: int = DEFAULT_GRPC_MAX_STREAMS  # open calls per gRPC connection
+    grpc_max_connection_idle: float = DEFAULT_GRPC_MAX_CONNECTION_IDLE  # s without calls before GOAWAY; 0 never
+    grpc_max_connection_age: float = DEFAULT_GRPC_MAX_CONNECTION_AGE  # s a connection lives before GOAWAY; 0 never
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS
     max_wait_ms: int = 500
     decision_log_queue: int = DEFAULT_DECISION_LOG_QUEUE
@@ -97,6 +104,12 @@ class SidecarConfig:
         return HttpLimits(read_timeout=self.http_read_timeout, max_head_bytes=self.max_head_bytes,
                           max_connections=self.max_connections, write_timeout=self.http_write_timeout)
 
+    @property
+    def grpc_limits(self) -> GrpcLimits:
+        """What one gRPC connection may hold (``tenantguard.serving``)."""
+        return GrpcLimits(max_streams=self.grpc_max_streams, max_connection_idle=self.grpc_max_connection_idle,
+                          max_connection_age=self.grpc_max_connection_age)
+
     def __post_init__(self) -> None:
         if not self.service or not self.service.replace("-", "").replace("_", "").isalnum():
             raise ConfigError("service must be a non-empty name of letters, digits, '-' or '_'")
@@ -113,6 +126,7 @@ class SidecarConfig:
         self.http_limits  # noqa: B018 - validates the HTTP limits
         if not 1024 * 1024 <= self.grpc_max_message_bytes <= 1024 * 1024 * 1024:
             raise ConfigError("grpc_max_message_bytes must be within 1 MiB..1 GiB")
+        self.grpc_limits  # noqa: B018 - validates the gRPC limits
         if not 1 <= self.max_evaluations <= 1024:
             raise ConfigError("max_evaluations must be within 1..1024")
         if not 0 <= self.decision_memo_size <= 1_000_000:

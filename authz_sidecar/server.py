@@ -153,7 +153,7 @@ async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event,
                                     config.http_limits, sidecar.metrics.wire)
         if config.grpc_port is not None:
             door = await start_grpc(sidecar, config.host, config.grpc_port,
-                                   max_message_bytes=config.grpc_max_message_bytes)
+                                   max_message_bytes=config.grpc_max_message_bytes, limits=config.grpc_limits)
     except BaseException:  # a port that is taken: stop what started, so only the typed error is printed
         await _stop_http([h for h in (http, ops) if h is not None])
         raise

@@ -155,6 +155,71 @@ class HttpLimits:
             raise ConfigError("the HTTP connection bound must be within 2..100000")
 
 
+DEFAULT_GRPC_MAX_STREAMS = 1000
+DEFAULT_GRPC_MAX_CONNECTION_IDLE = 300.0
+DEFAULT_GRPC_MAX_CONNECTION_AGE = 1800.0
+GRPC_AGE_GRACE = 30.0  # in-flight calls on a connection past its age: above Envoy's check timeout (1 s here)
+GRPC_KEEPALIVE = 60.0  # the server pings a connection this often...
+GRPC_KEEPALIVE_TIMEOUT = 20.0  # ...and closes it when no answer comes within this
+GRPC_MIN_CLIENT_PING = 10.0  # a client (Envoy's connection_keepalive) may ping this often, even without calls
+
+GRPC_HELP = {
+    "max_streams": "Calls one gRPC connection may have open at once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS, "
+                   "1..100000): a client queues the others or opens another connection",
+    "max_connection_idle": "Seconds a gRPC connection may stay without calls before it is closed (GOAWAY; "
+                           "Envoy reconnects at its next check); 0 never",
+    "max_connection_age": f"Seconds a gRPC connection may live (+/- 10 %) before it is closed (GOAWAY; calls "
+                          f"under way get {GRPC_AGE_GRACE:g} s to finish, Envoy reconnects); 0 never",
+}
+
+
+@dataclass(frozen=True)
+class GrpcLimits:
+    """What one gRPC connection may hold, as gRPC server options.
+
+    Without them a connection lives until its client ends it: an idle or half-open one (a peer
+    gone without a FIN) holds its socket and buffers forever, and one connection may open as
+    many streams as it likes, each able to hold a message of the door's largest size.
+    ``max_streams`` bounds streams per connection (HTTP/2 ``SETTINGS_MAX_CONCURRENT_STREAMS``;
+    a stream past it is refused, ``REFUSED_STREAM``, which clients retry); ``max_connection_idle``
+    closes a connection without calls; ``max_connection_age`` closes any connection after a while,
+    letting calls under way finish within :data:`GRPC_AGE_GRACE`. Both close with GOAWAY, which
+    Envoy and gRPC clients answer by opening a new connection for their next call. Keepalive
+    pings find half-open connections (:data:`GRPC_KEEPALIVE`); a client may ping every
+    :data:`GRPC_MIN_CLIENT_PING` s, so Envoy's ``connection_keepalive`` is never taken for abuse.
+    """
+
+    max_streams: int = DEFAULT_GRPC_MAX_STREAMS
+    max_connection_idle: float = DEFAULT_GRPC_MAX_CONNECTION_IDLE  # 0: never
+    max_connection_age: float = DEFAULT_GRPC_MAX_CONNECTION_AGE  # 0: never
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_streams <= 100_000:
+            raise ConfigError("the gRPC stream bound must be within 1..100000")
+        for name in ("max_connection_idle", "max_connection_age"):
+            seconds = getattr(self, name)
+            if seconds != 0 and not 1 <= seconds <= 7 * 86400:
+                raise ConfigError(f"the gRPC {name.replace('_', ' ')} must be 0 (never) or within 1..604800 s")
+
+    def options(self) -> list[tuple[str, int]]:
+        """The ``grpc.aio.server(options=...)`` that enforce these limits."""
+        options = [("grpc.max_concurrent_streams", self.max_streams),
+                   ("grpc.keepalive_time_ms", _ms(GRPC_KEEPALIVE)),
+                   ("grpc.keepalive_timeout_ms", _ms(GRPC_KEEPALIVE_TIMEOUT)),
+                   ("grpc.keepalive_permit_without_calls", 1),
+                   ("grpc.http2.min_ping_interval_without_data_ms", _ms(GRPC_MIN_CLIENT_PING))]
+        if self.max_connection_idle:
+            options.append(("grpc.max_connection_idle_ms", _ms(self.max_connection_idle)))
+        if self.max_connection_age:
+            options += [("grpc.max_connection_age_ms", _ms(self.max_connection_age)),
+                        ("grpc.max_connection_age_grace_ms", _ms(GRPC_AGE_GRACE))]
+        return options
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
 class _Refused(Exception):
     """Raised inside a parser callback: the request is answered ``status`` with a JSON body, then closed."""
 
