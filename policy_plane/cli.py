@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from tenantguard.cli.common import ReportsEveryMissing
 from tenantguard.natsconn import HELP as NATS_HELP
 from tenantguard.serving import (
     DEFAULT_MAX_CONNECTIONS,
@@ -42,7 +43,7 @@ class ImpactGateMode(StrEnum):
     enforce = "enforce"
 
 
-@app.command()
+@app.command(cls=ReportsEveryMissing)
 def serve(
     nats: Annotated[str, typer.Option(envvar=ENV + "NATS", help=NATS_HELP["servers"])],
     event_key: Annotated[

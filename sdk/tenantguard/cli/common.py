@@ -6,6 +6,13 @@ import json
 from typing import Any
 
 from rich.console import Console
+from typer.core import TyperCommand
+
+try:  # typer >= 0.2x carries its own click
+    from typer._click.core import Context
+    from typer._click.exceptions import MissingParameter, UsageError
+except ImportError:  # pragma: no cover - older typer runs on click itself
+    from click import Context, MissingParameter, UsageError  # type: ignore[assignment]
 
 from ..errors import TenantGuardError
 
@@ -85,3 +92,39 @@ CODE_HINTS = {
 # `tenantguard dev` whose old addresses are still exported in this shell.
 UNREACHABLE_HINT = ("; is it running there? A restarted `tenantguard dev` listens on new ports: "
                     "`source .tenantguard/dev.env` again in this shell")
+
+
+class ReportsEveryMissing(TyperCommand):
+    """A command that names every missing required option at once, not one per attempt.
+
+    click stops at the first required option it finds unset, so a newcomer to ``plane serve``
+    (four required options) learnt them in four failed runs. This one, on the first missing
+    option, looks at every required one (given as a flag or its environment variable).
+    """
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        given = list(args)  # click's parser consumes the list it is handed
+        try:
+            return super().parse_args(ctx, args)
+        except MissingParameter:
+            missing = self._missing(ctx, given)
+            if len(missing) < 2:
+                raise
+            raise UsageError("Missing options: " + ", ".join(missing), ctx) from None
+
+    def _missing(self, ctx: Context, args: list[str]) -> list[str]:
+        parser = self.make_parser(ctx)
+        try:
+            values, _, _ = parser.parse_args(args=list(args))
+        except UsageError:
+            return []
+        out = []
+        for param in self.get_params(ctx):
+            if not param.required or values.get(param.name) is not None:
+                continue
+            if param.resolve_envvar_value(ctx) is not None:
+                continue
+            name = param.opts[0] if param.opts else str(param.name)
+            envvar = param.envvar if isinstance(param.envvar, str) else None
+            out.append(f"{name} (env var {envvar})" if envvar else name)
+        return out
