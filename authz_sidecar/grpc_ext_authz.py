@@ -35,7 +35,7 @@ from envoy.type.v3 import http_status_pb2
 from google.rpc import code_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from tenantguard.errors import ConfigError, InvalidInput
-from tenantguard.serving import GrpcLimits
+from tenantguard.serving import GrpcLimits, bind_tcp
 
 from .config import DEFAULT_GRPC_MAX_MESSAGE_BYTES
 from .envoy_authz import (
@@ -208,6 +208,8 @@ async def start_grpc(sidecar: Sidecar, host: str, port: int, *,
     ``limits`` (:class:`~tenantguard.serving.GrpcLimits`): streams per connection, idle and
     age bounds with GOAWAY, keepalive; without them a connection lived until its client ended it.
     """
+    if port:  # a taken port refused here, in our words, before gRPC's C core logs its own line about it
+        bind_tcp(host, port, flag="--grpc-port", door="gRPC ext_authz").close()
     server = grpc.aio.server(options=[("grpc.max_receive_message_length", max_message_bytes),
                                       ("grpc.so_reuseport", 0), *(limits or GrpcLimits()).options()])
     pb_grpc.add_AuthorizationServicer_to_server(ExtAuthzServicer(sidecar), server)
@@ -215,7 +217,7 @@ async def start_grpc(sidecar: Sidecar, host: str, port: int, *,
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     try:
         bound = server.add_insecure_port(f"{host}:{port}")
-    except RuntimeError:  # grpc says only "Failed to bind"; its log line has the reason
+    except RuntimeError:  # taken since the check above; grpc says only "Failed to bind", its log line the reason
         raise ConfigError(f"cannot listen on {host}:{port} (gRPC ext_authz): the port is in use or the address "
                           "is not this machine's; choose another --grpc-port (0 picks a free one)") from None
     door = GrpcDoor(server, bound, health_servicer)

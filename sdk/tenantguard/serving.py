@@ -23,12 +23,12 @@ from typing import Any
 from .errors import ConfigError, InvalidInput
 
 
-def bind_tcp(host: str, port: int, *, flag: str = "port") -> socket.socket:
+def bind_tcp(host: str, port: int, *, flag: str = "port", door: str = "") -> socket.socket:
     """A non-blocking listening TCP socket on ``host:port`` (0 = any free port).
 
     A port already taken (or a host that is not this machine's) is a :class:`ConfigError` that
-    names the address and what to do (``flag``: the option that chose the port), so the CLI prints
-    one line instead of a traceback.
+    names the address (and ``door``, e.g. "gRPC ext_authz") and what to do (``flag``: the option
+    that chose the port), so the CLI prints one line instead of a traceback.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose
@@ -40,7 +40,7 @@ def bind_tcp(host: str, port: int, *, flag: str = "port") -> socket.socket:
         sock.listen(1024)
     except OSError as exc:
         sock.close()
-        raise cannot_listen(f"{host}:{port}", exc, flag=flag) from None
+        raise cannot_listen(f"{host}:{port}" + (f" ({door})" if door else ""), exc, flag=flag) from None
     sock.setblocking(False)
     return sock
 
@@ -180,8 +180,10 @@ class GrpcLimits:
     Without them a connection lives until its client ends it: an idle or half-open one (a peer
     gone without a FIN) holds its socket and buffers forever, and one connection may open as
     many streams as it likes, each able to hold a message of the door's largest size.
-    ``max_streams`` bounds streams per connection (HTTP/2 ``SETTINGS_MAX_CONCURRENT_STREAMS``;
-    a stream past it is refused, ``REFUSED_STREAM``, which clients retry); ``max_connection_idle``
+    ``max_streams`` bounds streams per connection (HTTP/2 ``SETTINGS_MAX_CONCURRENT_STREAMS``:
+    grpcio and Envoy queue calls past it; a stream opened past it anyway is refused,
+    ``REFUSED_STREAM``; the default sits far above what one Envoy has in flight, since a client
+    reusing a slot the instant a call ends can meet a refusal); ``max_connection_idle``
     closes a connection without calls; ``max_connection_age`` closes any connection after a while,
     letting calls under way finish within :data:`GRPC_AGE_GRACE`. Both close with GOAWAY, which
     Envoy and gRPC clients answer by opening a new connection for their next call. Keepalive
