@@ -30,6 +30,7 @@ class RawH2:
     (as every client must), and nothing else happens unless the test asks."""
 
     def __init__(self, address: str, timeout: float = 30.0) -> None:
+        self.answer_pings = True  # False: a peer gone without a word (a half-open connection)
         host, port = address.rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)), timeout=timeout)
         self.settings: dict[int, int] = {}
@@ -64,7 +65,7 @@ class RawH2:
                 key, value = struct.unpack(">HI", payload[at:at + 6])
                 self.settings[key] = value
             self.sock.sendall(self._frame(SETTINGS, ACK, 0, b""))
-        elif kind == PING and not flags & ACK:
+        elif kind == PING and not flags & ACK and self.answer_pings:
             self.sock.sendall(self._frame(PING, ACK, 0, payload))
         return kind, flags, stream, payload
 

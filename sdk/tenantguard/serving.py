@@ -187,17 +187,22 @@ class GrpcLimits:
     closes a connection without calls; ``max_connection_age`` closes any connection after a while,
     letting calls under way finish within :data:`GRPC_AGE_GRACE`. Both close with GOAWAY, which
     Envoy and gRPC clients answer by opening a new connection for their next call. Keepalive
-    pings find half-open connections (:data:`GRPC_KEEPALIVE`); a client may ping every
+    pings find half-open connections (``keepalive``: a peer that answers no ping within
+    ``keepalive_timeout`` is gone, with whatever calls it held open); a client may ping every
     :data:`GRPC_MIN_CLIENT_PING` s, so Envoy's ``connection_keepalive`` is never taken for abuse.
     """
 
     max_streams: int = DEFAULT_GRPC_MAX_STREAMS
     max_connection_idle: float = DEFAULT_GRPC_MAX_CONNECTION_IDLE  # 0: never
     max_connection_age: float = DEFAULT_GRPC_MAX_CONNECTION_AGE  # 0: never
+    keepalive: float = GRPC_KEEPALIVE
+    keepalive_timeout: float = GRPC_KEEPALIVE_TIMEOUT
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_streams <= 100_000:
             raise ConfigError("the gRPC stream bound must be within 1..100000")
+        if not (1 <= self.keepalive <= 86400 and 1 <= self.keepalive_timeout <= 3600):
+            raise ConfigError("the gRPC keepalive must be within 1..86400 s, its timeout within 1..3600 s")
         for name in ("max_connection_idle", "max_connection_age"):
             seconds = getattr(self, name)
             if seconds != 0 and not 1 <= seconds <= 7 * 86400:
@@ -206,8 +211,10 @@ class GrpcLimits:
     def options(self) -> list[tuple[str, int]]:
         """The ``grpc.aio.server(options=...)`` that enforce these limits."""
         options = [("grpc.max_concurrent_streams", self.max_streams),
-                   ("grpc.keepalive_time_ms", _ms(GRPC_KEEPALIVE)),
-                   ("grpc.keepalive_timeout_ms", _ms(GRPC_KEEPALIVE_TIMEOUT)),
+                   ("grpc.keepalive_time_ms", _ms(self.keepalive)),
+                   ("grpc.keepalive_timeout_ms", _ms(self.keepalive_timeout)),
+                   # gRPC >= 1.6x times a keepalive ping out by this one (default 60 s), not the above
+                   ("grpc.http2.ping_timeout_ms", _ms(self.keepalive_timeout)),
                    ("grpc.keepalive_permit_without_calls", 1),
                    ("grpc.http2.min_ping_interval_without_data_ms", _ms(GRPC_MIN_CLIENT_PING))]
         if self.max_connection_idle:
@@ -384,7 +391,8 @@ def http_protocol(limits: HttpLimits | None = None, counts: WireCounts | None = 
 
         def pause_writing(self) -> None:
             """The send buffer is past its high-water mark: the client is not reading (or slowly). The
-            write clock runs until the buffer drains below the low-water mark (``resume_writing``)."""
+            write clock runs while the writer stays paused; a drain below the low-water mark
+            (``resume_writing``) stops it."""
             HttpToolsProtocol.pause_writing(self)
             if self._write_timer is None:
                 self._arm_write_clock(self.transport.get_write_buffer_size())

@@ -6,6 +6,7 @@ real client's behaviour is the point (it reconnects after a GOAWAY)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ import grpc
 import pytest
 from envoy.service.auth.v3 import external_auth_pb2 as pb
 from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
-from grpc_health.v1 import health_pb2
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from tenantguard.errors import ConfigError
 from tenantguard.serving import GrpcLimits
 
@@ -122,7 +123,35 @@ def test_a_client_keeps_checking_across_age_cycles(aging: SidecarProcess) -> Non
     assert answered >= 3
 
 
-@pytest.mark.parametrize(("streams", "idle", "age"), [(0, 300, 1800), (1000, 0.5, 1800), (1000, 300, -1)])
-def test_limits_out_of_range_are_a_config_error(streams: int, idle: float, age: float) -> None:
+@pytest.mark.parametrize(("streams", "idle", "age", "keepalive"),
+                         [(0, 300, 1800, 60), (1000, 0.5, 1800, 60), (1000, 300, -1, 60), (1000, 300, 1800, 0)])
+def test_limits_out_of_range_are_a_config_error(streams: int, idle: float, age: float, keepalive: float) -> None:
     with pytest.raises(ConfigError):
-        GrpcLimits(max_streams=streams, max_connection_idle=idle, max_connection_age=age)
+        GrpcLimits(max_streams=streams, max_connection_idle=idle, max_connection_age=age, keepalive=keepalive)
+
+
+def test_a_peer_that_stops_answering_is_closed_with_the_calls_it_held() -> None:
+    """A half-open connection (the peer gone without a FIN) holding a call open: before, it stayed
+    for ever. The server's keepalive pings go unanswered and it closes the connection. The same
+    server options as the door, with short keepalive times, on a real grpc.aio server."""
+
+    async def scenario() -> None:
+        server = grpc.aio.server(options=GrpcLimits(keepalive=1, keepalive_timeout=1).options())
+        health_pb2_grpc.add_HealthServicer_to_server(health.aio.HealthServicer(), server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            await asyncio.to_thread(_fall_silent, f"127.0.0.1:{port}")
+        finally:
+            await server.stop(None)
+
+    asyncio.run(scenario())
+
+
+def _fall_silent(address: str) -> None:
+    with rawh2.RawH2(address) as conn:
+        conn.call(1, WATCH, b"")
+        conn.until(rawh2.DATA, stream=1)  # the call is open and answered
+        conn.answer_pings = False  # from here on the peer is gone, its socket still there
+        while conn.next() is not None:  # the server ends the connection (bounded by the socket timeout)
+            pass
