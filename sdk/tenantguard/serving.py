@@ -165,7 +165,7 @@ GRPC_MIN_CLIENT_PING = 10.0  # a client (Envoy's connection_keepalive) may ping 
 
 GRPC_HELP = {
     "max_streams": "Calls one gRPC connection may have open at once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS, "
-                   "1..100000): a client queues the others or opens another connection",
+                   "1..100000): grpcio and Envoy queue the calls past it",
     "max_connection_idle": "Seconds a gRPC connection may stay without calls before it is closed (GOAWAY; "
                            "Envoy reconnects at its next check); 0 never",
     "max_connection_age": f"Seconds a gRPC connection may live (+/- 10 %) before it is closed (GOAWAY; calls "
