@@ -8,7 +8,17 @@ from typing import Annotated
 import typer
 from tenantguard.httptls import CLIENT_HELP as PLANE_TLS_HELP
 from tenantguard.natsconn import HELP as NATS_HELP
-from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HTTP_HELP
+from tenantguard.serving import (
+    DEFAULT_GRPC_MAX_CONNECTION_AGE,
+    DEFAULT_GRPC_MAX_CONNECTION_IDLE,
+    DEFAULT_GRPC_MAX_STREAMS,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_HEAD_BYTES,
+    DEFAULT_READ_TIMEOUT,
+    DEFAULT_WRITE_TIMEOUT,
+    GRPC_HELP,
+    HTTP_HELP,
+)
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
 from .config import (
@@ -72,6 +82,8 @@ def serve(
     )] = DEFAULT_MAX_BODY_BYTES,
     http_read_timeout: Annotated[float, typer.Option(
         envvar=ENV + "HTTP_READ_TIMEOUT", help=HTTP_HELP["read_timeout"])] = DEFAULT_READ_TIMEOUT,
+    http_write_timeout: Annotated[float, typer.Option(
+        envvar=ENV + "HTTP_WRITE_TIMEOUT", help=HTTP_HELP["write_timeout"])] = DEFAULT_WRITE_TIMEOUT,
     max_head_bytes: Annotated[int, typer.Option(
         envvar=ENV + "MAX_HEAD_BYTES", help=HTTP_HELP["max_head_bytes"])] = DEFAULT_MAX_HEAD_BYTES,
     max_connections: Annotated[int, typer.Option(
@@ -80,6 +92,14 @@ def serve(
         "Largest ext_authz Check message read (1 MiB..1 GiB); keep it above Envoy's headers plus "
         "with_request_body.max_request_bytes: a larger Check is a gRPC error, which failure_mode_allow: true "
         "lets through"))] = DEFAULT_GRPC_MAX_MESSAGE_BYTES,
+    grpc_max_streams: Annotated[int, typer.Option(
+        envvar=ENV + "GRPC_MAX_STREAMS", help=GRPC_HELP["max_streams"])] = DEFAULT_GRPC_MAX_STREAMS,
+    grpc_max_connection_idle: Annotated[float, typer.Option(
+        envvar=ENV + "GRPC_MAX_CONNECTION_IDLE", help=GRPC_HELP["max_connection_idle"])
+    ] = DEFAULT_GRPC_MAX_CONNECTION_IDLE,
+    grpc_max_connection_age: Annotated[float, typer.Option(
+        envvar=ENV + "GRPC_MAX_CONNECTION_AGE", help=GRPC_HELP["max_connection_age"])
+    ] = DEFAULT_GRPC_MAX_CONNECTION_AGE,
     decision_memo: Annotated[int, typer.Option(
         envvar=ENV + "DECISION_MEMO", help="Policy verdicts kept for repeated questions (dropped whenever the bundle "
         "or the relations change; clock/random/network policies never use it); 0 = evaluate every time")
@@ -189,8 +209,11 @@ def serve(
         require_token=require_token, tenant=tenant, pep_keys_file=pep_keys, public_url=public_url,
         loopback_only=not allow_remote,
         algorithms=frozenset(alg or ["EdDSA"]), max_body_bytes=max_body_bytes,
-        http_read_timeout=http_read_timeout, max_head_bytes=max_head_bytes, max_connections=max_connections,
-        grpc_max_message_bytes=grpc_max_message_bytes, decision_memo_size=decision_memo,
+        http_read_timeout=http_read_timeout, http_write_timeout=http_write_timeout, max_head_bytes=max_head_bytes,
+        max_connections=max_connections,
+        grpc_max_message_bytes=grpc_max_message_bytes, grpc_max_streams=grpc_max_streams,
+        grpc_max_connection_idle=grpc_max_connection_idle, grpc_max_connection_age=grpc_max_connection_age,
+        decision_memo_size=decision_memo,
         decision_log_sample_allow=decision_log_sample_allow, decision_log_sample_deny=decision_log_sample_deny,
         decision_log_masks=tuple(decision_log_mask or ()), sidecar_id=sidecar_id,
         exchange_lifetime=exchange_lifetime, exchange_max_act_depth=exchange_max_act_depth,

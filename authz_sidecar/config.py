@@ -13,7 +13,17 @@ from tenantguard.httptls import ClientTls
 from tenantguard.natsconn import NatsConnection
 from tenantguard.relations import RelationScope, scope_of
 from tenantguard.relations.model import NAME_RE
-from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HttpLimits
+from tenantguard.serving import (
+    DEFAULT_GRPC_MAX_CONNECTION_AGE,
+    DEFAULT_GRPC_MAX_CONNECTION_IDLE,
+    DEFAULT_GRPC_MAX_STREAMS,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_HEAD_BYTES,
+    DEFAULT_READ_TIMEOUT,
+    DEFAULT_WRITE_TIMEOUT,
+    GrpcLimits,
+    HttpLimits,
+)
 from tenantguard.tokens import DEFAULT_LIFETIME, DEFAULT_MAX_ACT_DEPTH, MAX_LEEWAY, MAX_LIFETIME
 from tenantguard.verdicts import DEFAULT_MEMO_SIZE
 
@@ -58,8 +68,12 @@ class SidecarConfig:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     http_read_timeout: float = DEFAULT_READ_TIMEOUT  # a request's head and body must arrive within it (408)
     max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES  # request line + headers; beyond it 431
+    http_write_timeout: float = DEFAULT_WRITE_TIMEOUT  # answers left unread this long (nothing drains): cut
     max_connections: int = DEFAULT_MAX_CONNECTIONS  # open HTTP connections; past them 503 too_many_connections
     grpc_max_message_bytes: int = DEFAULT_GRPC_MAX_MESSAGE_BYTES
+    grpc_max_streams: int = DEFAULT_GRPC_MAX_STREAMS  # open calls per gRPC connection
+    grpc_max_connection_idle: float = DEFAULT_GRPC_MAX_CONNECTION_IDLE  # s without calls before GOAWAY; 0 never
+    grpc_max_connection_age: float = DEFAULT_GRPC_MAX_CONNECTION_AGE  # s a connection lives before GOAWAY; 0 never
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS
     max_wait_ms: int = 500
     decision_log_queue: int = DEFAULT_DECISION_LOG_QUEUE
@@ -90,7 +104,13 @@ class SidecarConfig:
     def http_limits(self) -> HttpLimits:
         """What one HTTP request may cost before a route sees it (``tenantguard.serving``)."""
         return HttpLimits(read_timeout=self.http_read_timeout, max_head_bytes=self.max_head_bytes,
-                          max_connections=self.max_connections)
+                          max_connections=self.max_connections, write_timeout=self.http_write_timeout)
+
+    @property
+    def grpc_limits(self) -> GrpcLimits:
+        """What one gRPC connection may hold (``tenantguard.serving``)."""
+        return GrpcLimits(max_streams=self.grpc_max_streams, max_connection_idle=self.grpc_max_connection_idle,
+                          max_connection_age=self.grpc_max_connection_age)
 
     def __post_init__(self) -> None:
         if not self.service or not self.service.replace("-", "").replace("_", "").isalnum():
@@ -105,9 +125,10 @@ class SidecarConfig:
             raise ConfigError("--ops-port must differ from --port and --grpc-port")
         if not 1024 <= self.max_body_bytes <= 16 * 1024 * 1024:
             raise ConfigError("max_body_bytes must be within 1 KiB..16 MiB")
-        self.http_limits  # noqa: B018 - validates http_read_timeout and max_head_bytes
+        self.http_limits  # noqa: B018 - validates the HTTP limits
         if not 1024 * 1024 <= self.grpc_max_message_bytes <= 1024 * 1024 * 1024:
             raise ConfigError("grpc_max_message_bytes must be within 1 MiB..1 GiB")
+        self.grpc_limits  # noqa: B018 - validates the gRPC limits
         if not 1 <= self.max_evaluations <= 1024:
             raise ConfigError("max_evaluations must be within 1..1024")
         if not 0 <= self.decision_memo_size <= 1_000_000:

@@ -35,6 +35,7 @@ from envoy.type.v3 import http_status_pb2
 from google.rpc import code_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from tenantguard.errors import ConfigError, InvalidInput
+from tenantguard.serving import GrpcLimits, bind_tcp
 
 from .config import DEFAULT_GRPC_MAX_MESSAGE_BYTES
 from .envoy_authz import (
@@ -189,7 +190,8 @@ class GrpcDoor:
 
 
 async def start_grpc(sidecar: Sidecar, host: str, port: int, *,
-                     max_message_bytes: int = DEFAULT_GRPC_MAX_MESSAGE_BYTES) -> GrpcDoor:
+                     max_message_bytes: int = DEFAULT_GRPC_MAX_MESSAGE_BYTES,
+                     limits: GrpcLimits | None = None) -> GrpcDoor:
     """Start the Check service and the standard health service on ``host:port`` (0 = any free port).
 
     ``grpc.so_reuseport`` is off: gRPC turns SO_REUSEPORT on by default, and then a second
@@ -202,15 +204,20 @@ async def start_grpc(sidecar: Sidecar, host: str, port: int, *,
     Envoy with ``failure_mode_allow: true`` let a request the sidecar denies through (with
     ``false``: ``status_on_error`` instead of the sidecar's 403). The door never reads the body;
     the bound only has to exceed what Envoy is configured to send.
+
+    ``limits`` (:class:`~tenantguard.serving.GrpcLimits`): streams per connection, idle and
+    age bounds with GOAWAY, keepalive; without them a connection lived until its client ended it.
     """
+    if port:  # a taken port refused here, in our words, before gRPC's C core logs its own line about it
+        bind_tcp(host, port, flag="--grpc-port", door="gRPC ext_authz").close()
     server = grpc.aio.server(options=[("grpc.max_receive_message_length", max_message_bytes),
-                                      ("grpc.so_reuseport", 0)])
+                                      ("grpc.so_reuseport", 0), *(limits or GrpcLimits()).options()])
     pb_grpc.add_AuthorizationServicer_to_server(ExtAuthzServicer(sidecar), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     try:
         bound = server.add_insecure_port(f"{host}:{port}")
-    except RuntimeError:  # grpc says only "Failed to bind"; its log line has the reason
+    except RuntimeError:  # taken since the check above; grpc says only "Failed to bind", its log line the reason
         raise ConfigError(f"cannot listen on {host}:{port} (gRPC ext_authz): the port is in use or the address "
                           "is not this machine's; choose another --grpc-port (0 picks a free one)") from None
     door = GrpcDoor(server, bound, health_servicer)

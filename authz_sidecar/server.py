@@ -20,7 +20,15 @@ from dataclasses import dataclass
 
 import uvicorn
 from starlette.types import ASGIApp
-from tenantguard.serving import HttpLimits, bind_tcp, bind_unix, event_loop_runner, http_protocol
+from tenantguard.serving import (
+    HttpLimits,
+    WireCounts,
+    bind_tcp,
+    bind_unix,
+    event_loop_runner,
+    http_protocol,
+    limit_server_logs,
+)
 
 from .app import create_app, create_ops_app
 from .decision_log import JetStreamSink
@@ -87,18 +95,20 @@ def start_feed(sidecar: Sidecar) -> Feed | None:
     return feed
 
 
-def uvicorn_config(app: ASGIApp, limits: HttpLimits | None = None) -> uvicorn.Config:
+def uvicorn_config(app: ASGIApp, limits: HttpLimits | None = None, counts: WireCounts | None = None) -> uvicorn.Config:
     """How the sidecar's HTTP server runs.
 
     ``proxy_headers=False``: uvicorn would otherwise take the client address from
     ``X-Forwarded-For`` when the peer is loopback, and the loopback guard must see the
     real peer. No access log and no ``server`` header: both cost on every decision.
     ``ws="none"``: no route takes a WebSocket, and an upgraded connection would skip the
-    request guard (which judges HTTP requests only). ``limits``: read deadline, head bound.
+    request guard (which judges HTTP requests only). ``limits``: read and write deadlines, head
+    bound, connections; ``counts``: what they cut, for the metrics.
     """
     return uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5,
                           proxy_headers=False, server_header=False, ws="none",
-                          http=http_protocol(limits), limit_concurrency=(limits or HttpLimits()).max_connections)
+                          http=http_protocol(limits, counts),
+                          limit_concurrency=(limits or HttpLimits()).max_connections)
 
 
 @dataclass(frozen=True)
@@ -110,10 +120,11 @@ class _Http:
     address: str
 
 
-async def _start_http(app: ASGIApp, sock: socket.socket, address: str, limits: HttpLimits | None = None) -> _Http:
+async def _start_http(app: ASGIApp, sock: socket.socket, address: str, limits: HttpLimits | None = None,
+                      counts: WireCounts | None = None) -> _Http:
     """Serve ``app`` on an already bound ``sock``; returns once it accepts (or raises its startup error)."""
-    server = uvicorn.Server(uvicorn_config(app, limits))
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # we own the signals
+    server = uvicorn.Server(uvicorn_config(app, limits, counts))
+    server.install_signal_handlers = lambda: None  # type: ignore[attr-defined]  # we own the signals
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started and not task.done():
         await asyncio.sleep(0.01)
@@ -125,23 +136,24 @@ async def _start_http(app: ASGIApp, sock: socket.socket, address: str, limits: H
 async def _serve_doors(sidecar: Sidecar, stop: asyncio.Event,
                        on_stop: Callable[[], Awaitable[None]] | None = None) -> None:
     config = sidecar.config
+    sidecar.metrics.wire.log_limit = limit_server_logs()  # a flood of bad requests cannot flood the log
     sock = bind_unix(str(config.uds)) if config.uds else bind_tcp(config.host, config.port, flag="--port")
     if not config.uds:  # discovery documents name the real port (port 0 binds a free one)
         host, port = sock.getsockname()[:2]
         sidecar.bound_url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
     http = await _start_http(create_app(sidecar), sock,
                              str(config.uds) if config.uds else "{}:{}".format(*sock.getsockname()[:2]),
-                             config.http_limits)
+                             config.http_limits, sidecar.metrics.wire)
     ops: _Http | None = None
     door: GrpcDoor | None = None
     try:
         if config.ops_port is not None:  # probes and metrics only, on --ops-host
             ops_sock = bind_tcp(config.ops_host, config.ops_port, flag="--ops-port")
             ops = await _start_http(create_ops_app(sidecar), ops_sock, "{}:{}".format(*ops_sock.getsockname()[:2]),
-                                    config.http_limits)
+                                    config.http_limits, sidecar.metrics.wire)
         if config.grpc_port is not None:
             door = await start_grpc(sidecar, config.host, config.grpc_port,
-                                   max_message_bytes=config.grpc_max_message_bytes)
+                                   max_message_bytes=config.grpc_max_message_bytes, limits=config.grpc_limits)
     except BaseException:  # a port that is taken: stop what started, so only the typed error is printed
         await _stop_http([h for h in (http, ops) if h is not None])
         raise

@@ -12,9 +12,16 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from tenantguard.cli.common import ReportsEveryMissing
 from tenantguard.httptls import SERVER_HELP as TLS_HELP
 from tenantguard.natsconn import HELP as NATS_HELP
-from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HTTP_HELP
+from tenantguard.serving import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_HEAD_BYTES,
+    DEFAULT_READ_TIMEOUT,
+    DEFAULT_WRITE_TIMEOUT,
+    HTTP_HELP,
+)
 
 from .config import (
     DEFAULT_DECISIONS_KEPT,
@@ -37,7 +44,7 @@ class ImpactGateMode(StrEnum):
     enforce = "enforce"
 
 
-@app.command()
+@app.command(cls=ReportsEveryMissing)
 def serve(
     nats: Annotated[str, typer.Option(envvar=ENV + "NATS", help=NATS_HELP["servers"])],
     event_key: Annotated[
@@ -85,6 +92,8 @@ def serve(
     http_read_timeout: Annotated[float, typer.Option(
         envvar=ENV + "HTTP_READ_TIMEOUT", help=HTTP_HELP["read_timeout"] + "; a bundle upload included")
     ] = DEFAULT_READ_TIMEOUT,
+    http_write_timeout: Annotated[float, typer.Option(
+        envvar=ENV + "HTTP_WRITE_TIMEOUT", help=HTTP_HELP["write_timeout"])] = DEFAULT_WRITE_TIMEOUT,
     max_head_bytes: Annotated[int, typer.Option(
         envvar=ENV + "MAX_HEAD_BYTES", help=HTTP_HELP["max_head_bytes"])] = DEFAULT_MAX_HEAD_BYTES,
     max_connections: Annotated[int, typer.Option(
@@ -216,6 +225,7 @@ def serve(
         max_body_bytes=max_body_bytes,
         max_bundle_bytes=max_bundle_bytes,
         http_read_timeout=http_read_timeout,
+        http_write_timeout=http_write_timeout,
         max_head_bytes=max_head_bytes,
         max_connections=max_connections,
         connect_timeout=connect_timeout,

@@ -18,7 +18,13 @@ from tenantguard.errors import ConfigError
 from tenantguard.httptls import ServerTls
 from tenantguard.keys import SigningKey
 from tenantguard.natsconn import NatsConnection
-from tenantguard.serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEAD_BYTES, DEFAULT_READ_TIMEOUT, HttpLimits
+from tenantguard.serving import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_HEAD_BYTES,
+    DEFAULT_READ_TIMEOUT,
+    DEFAULT_WRITE_TIMEOUT,
+    HttpLimits,
+)
 
 from .secrets import SecretChecker
 
@@ -64,6 +70,7 @@ class PlaneConfig:
     max_bundle_bytes: int = DEFAULT_MAX_BUNDLE_BYTES
     http_read_timeout: float = DEFAULT_READ_TIMEOUT  # a request's head and body must arrive within it (408)
     max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES  # request line + headers; beyond it 431
+    http_write_timeout: float = DEFAULT_WRITE_TIMEOUT  # answers left unread this long (nothing drains): cut
     max_connections: int = DEFAULT_MAX_CONNECTIONS  # open HTTP connections; past them 503 too_many_connections
     decisions_kept: int = DEFAULT_DECISIONS_KEPT
     audit_kept: int = DEFAULT_AUDIT_KEPT
@@ -95,7 +102,7 @@ class PlaneConfig:
     def http_limits(self) -> HttpLimits:
         """What one HTTP request may cost before a route sees it (``tenantguard.serving``)."""
         return HttpLimits(read_timeout=self.http_read_timeout, max_head_bytes=self.max_head_bytes,
-                          max_connections=self.max_connections)
+                          max_connections=self.max_connections, write_timeout=self.http_write_timeout)
 
     def __post_init__(self) -> None:
         if self.nats is None:
@@ -108,7 +115,7 @@ class PlaneConfig:
             raise ConfigError("snapshot_every, snapshot_seconds and heartbeat_seconds must be positive")
         if not 0.1 <= self.rollout_reconcile_seconds <= 3600:
             raise ConfigError("rollout_reconcile_seconds must be within 0.1..3600")
-        self.http_limits  # noqa: B018 - validates http_read_timeout and max_head_bytes
+        self.http_limits  # noqa: B018 - validates the HTTP limits
         for name in ("max_body_bytes", "max_bundle_bytes", "decisions_kept", "audit_kept"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be positive")

@@ -15,7 +15,7 @@ import signal
 import sys
 
 import uvicorn
-from tenantguard.serving import bind_tcp, event_loop_runner, http_protocol, serve_tls
+from tenantguard.serving import bind_tcp, event_loop_runner, http_protocol, limit_server_logs, serve_tls
 
 from .app import create_server_app
 from .runtime import Plane
@@ -35,6 +35,7 @@ async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     config = plane.config
+    plane.metrics.wire.log_limit = limit_server_logs()  # a flood of bad requests cannot flood the log
     sock = bind_tcp(config.host, config.port, flag="--port")
     start = loop.create_task(plane.start())
     waiter = loop.create_task(stop.wait())
@@ -56,7 +57,7 @@ async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
     # ws="none": no route takes a WebSocket, and an upgrade would skip the HTTP guards.
     uv = uvicorn.Server(uvicorn.Config(create_server_app(plane), log_level="warning", access_log=False,
                                        lifespan="off", timeout_graceful_shutdown=5, ws="none", server_header=False,
-                                       http=http_protocol(plane.config.http_limits),
+                                       http=http_protocol(plane.config.http_limits, plane.metrics.wire),
                                        limit_concurrency=plane.config.http_limits.max_connections))
     if plane.config.tls is not None:
         serve_tls(uv.config, plane.config.tls.ssl_context())

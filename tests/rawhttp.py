@@ -36,3 +36,34 @@ def refuses_as_json(answer: bytes) -> dict[str, Any]:
     parsed: dict[str, Any] = json.loads(body)
     assert parsed["error"] == "invalid_request" and parsed["message"], parsed
     return parsed
+
+
+def never_reading(address: str, request: bytes, count: int) -> socket.socket:
+    """A connection that pipelines ``count`` copies of ``request`` and will not read the answers: its
+    receive buffer is as small as the kernel allows, so the server's send buffer fills soon."""
+    host, port = address.removeprefix("http://").rsplit(":", 1)
+    conn = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: the window follows it
+    conn.settimeout(30)
+    conn.connect((host.strip("[]"), int(port)))
+    conn.sendall(request * count)
+    return conn
+
+
+def read_until_cut(conn: socket.socket) -> int:
+    """Read what a connection the server cut still delivers (to a reset or the end); its length."""
+    got = 0
+    try:
+        while chunk := conn.recv(1 << 16):
+            got += len(chunk)
+    except ConnectionResetError:
+        pass
+    return got
+
+
+def metric(text: str, name: str) -> float:
+    """The value of one sample (``name`` with its labels, as exposed) in a Prometheus text page; 0 if absent."""
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    return 0.0

@@ -11,21 +11,25 @@ import asyncio
 import contextlib
 import errno
 import json
+import logging
 import os
 import socket
 import ssl
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
 from .errors import ConfigError, InvalidInput
 
 
-def bind_tcp(host: str, port: int, *, flag: str = "port") -> socket.socket:
+def bind_tcp(host: str, port: int, *, flag: str = "port", door: str = "") -> socket.socket:
     """A non-blocking listening TCP socket on ``host:port`` (0 = any free port).
 
     A port already taken (or a host that is not this machine's) is a :class:`ConfigError` that
-    names the address and what to do (``flag``: the option that chose the port), so the CLI prints
-    one line instead of a traceback.
+    names the address (and ``door``, e.g. "gRPC ext_authz") and what to do (``flag``: the option
+    that chose the port), so the CLI prints one line instead of a traceback.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose
@@ -37,7 +41,7 @@ def bind_tcp(host: str, port: int, *, flag: str = "port") -> socket.socket:
         sock.listen(1024)
     except OSError as exc:
         sock.close()
-        raise cannot_listen(f"{host}:{port}", exc, flag=flag) from None
+        raise cannot_listen(f"{host}:{port}" + (f" ({door})" if door else ""), exc, flag=flag) from None
     sock.setblocking(False)
     return sock
 
@@ -99,6 +103,7 @@ def event_loop_runner() -> Any:
 
 
 DEFAULT_READ_TIMEOUT = 30.0
+DEFAULT_WRITE_TIMEOUT = 30.0
 DEFAULT_MAX_HEAD_BYTES = 64 * 1024
 DEFAULT_MAX_CONNECTIONS = 1000
 
@@ -107,6 +112,9 @@ HTTP_HELP = {
     "read_timeout": "Seconds a client has to send a whole HTTP request, head and body, from its first byte (or "
                     "from connecting); a slower one is answered 408 and closed (1..3600)",
     "max_head_bytes": "Bound on an HTTP request's line and headers together (4 KiB..1 MiB; beyond it 431)",
+    "write_timeout": "Seconds a client may leave its answers unread (the server's send buffer full and not "
+                     "draining) before its connection is cut; a slow reader that keeps reading is never cut "
+                     "(1..3600)",
     "max_connections": "Open HTTP connections (or requests in flight) this server takes (2..100000); past them a "
                        "request is answered 503 too_many_connections with Retry-After",
 }
@@ -125,19 +133,101 @@ class HttpLimits:
     ``max_connections``: open connections (or requests in flight) past which a request is
     answered 503 ``too_many_connections`` (uvicorn's ``limit_concurrency``): clients that
     never read their answers, or a flood of connections, cannot take every socket and task.
+    ``write_timeout``: seconds a connection's send buffer may stay full (asyncio paused the
+    writer) or, once closed, keep unsent bytes, without any of them draining; then the
+    connection is aborted. A client that pipelines requests and never reads its answers would
+    otherwise hold the connection, its task and the buffered answers forever. Any progress
+    starts the time again: a slow reader that keeps reading is never cut.
     """
 
     read_timeout: float = DEFAULT_READ_TIMEOUT
+    write_timeout: float = DEFAULT_WRITE_TIMEOUT
     max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES
     max_connections: int = DEFAULT_MAX_CONNECTIONS
 
     def __post_init__(self) -> None:
         if not 1 <= self.read_timeout <= 3600:
             raise ConfigError("the HTTP read timeout must be within 1..3600 s")
+        if not 1 <= self.write_timeout <= 3600:
+            raise ConfigError("the HTTP write timeout must be within 1..3600 s")
         if not 4096 <= self.max_head_bytes <= 1024 * 1024:
             raise ConfigError("the HTTP head bound must be within 4 KiB..1 MiB")
         if not 2 <= self.max_connections <= 100_000:
             raise ConfigError("the HTTP connection bound must be within 2..100000")
+
+
+DEFAULT_GRPC_MAX_STREAMS = 1000
+DEFAULT_GRPC_MAX_CONNECTION_IDLE = 300.0
+DEFAULT_GRPC_MAX_CONNECTION_AGE = 1800.0
+GRPC_AGE_GRACE = 30.0  # in-flight calls on a connection past its age: above Envoy's check timeout (1 s here)
+GRPC_KEEPALIVE = 60.0  # the server pings a connection this often...
+GRPC_KEEPALIVE_TIMEOUT = 20.0  # ...and closes it when no answer comes within this
+GRPC_MIN_CLIENT_PING = 10.0  # a client (Envoy's connection_keepalive) may ping this often, even without calls
+
+GRPC_HELP = {
+    "max_streams": "Calls one gRPC connection may have open at once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS, "
+                   "1..100000): grpcio and Envoy queue the calls past it",
+    "max_connection_idle": "Seconds a gRPC connection may stay without calls before it is closed (GOAWAY; "
+                           "Envoy reconnects at its next check); 0 never",
+    "max_connection_age": f"Seconds a gRPC connection may live (+/- 10 %) before it is closed (GOAWAY; calls "
+                          f"under way get {GRPC_AGE_GRACE:g} s to finish, Envoy reconnects); 0 never",
+}
+
+
+@dataclass(frozen=True)
+class GrpcLimits:
+    """What one gRPC connection may hold, as gRPC server options.
+
+    Without them a connection lives until its client ends it: an idle or half-open one (a peer
+    gone without a FIN) holds its socket and buffers forever, and one connection may open as
+    many streams as it likes, each able to hold a message of the door's largest size.
+    ``max_streams`` bounds streams per connection (HTTP/2 ``SETTINGS_MAX_CONCURRENT_STREAMS``:
+    grpcio and Envoy queue calls past it; a stream opened past it anyway is refused,
+    ``REFUSED_STREAM``; the default sits far above what one Envoy has in flight, since a client
+    reusing a slot the instant a call ends can meet a refusal); ``max_connection_idle``
+    closes a connection without calls; ``max_connection_age`` closes any connection after a while,
+    letting calls under way finish within :data:`GRPC_AGE_GRACE`. Both close with GOAWAY, which
+    Envoy and gRPC clients answer by opening a new connection for their next call. Keepalive
+    pings find half-open connections (``keepalive``: a peer that answers no ping within
+    ``keepalive_timeout`` is gone, with whatever calls it held open); a client may ping every
+    :data:`GRPC_MIN_CLIENT_PING` s, so Envoy's ``connection_keepalive`` is never taken for abuse.
+    """
+
+    max_streams: int = DEFAULT_GRPC_MAX_STREAMS
+    max_connection_idle: float = DEFAULT_GRPC_MAX_CONNECTION_IDLE  # 0: never
+    max_connection_age: float = DEFAULT_GRPC_MAX_CONNECTION_AGE  # 0: never
+    keepalive: float = GRPC_KEEPALIVE
+    keepalive_timeout: float = GRPC_KEEPALIVE_TIMEOUT
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_streams <= 100_000:
+            raise ConfigError("the gRPC stream bound must be within 1..100000")
+        if not (1 <= self.keepalive <= 86400 and 1 <= self.keepalive_timeout <= 3600):
+            raise ConfigError("the gRPC keepalive must be within 1..86400 s, its timeout within 1..3600 s")
+        for name in ("max_connection_idle", "max_connection_age"):
+            seconds = getattr(self, name)
+            if seconds != 0 and not 1 <= seconds <= 7 * 86400:
+                raise ConfigError(f"the gRPC {name.replace('_', ' ')} must be 0 (never) or within 1..604800 s")
+
+    def options(self) -> list[tuple[str, int]]:
+        """The ``grpc.aio.server(options=...)`` that enforce these limits."""
+        options = [("grpc.max_concurrent_streams", self.max_streams),
+                   ("grpc.keepalive_time_ms", _ms(self.keepalive)),
+                   ("grpc.keepalive_timeout_ms", _ms(self.keepalive_timeout)),
+                   # gRPC >= 1.6x times a keepalive ping out by this one (default 60 s), not the above
+                   ("grpc.http2.ping_timeout_ms", _ms(self.keepalive_timeout)),
+                   ("grpc.keepalive_permit_without_calls", 1),
+                   ("grpc.http2.min_ping_interval_without_data_ms", _ms(GRPC_MIN_CLIENT_PING))]
+        if self.max_connection_idle:
+            options.append(("grpc.max_connection_idle_ms", _ms(self.max_connection_idle)))
+        if self.max_connection_age:
+            options += [("grpc.max_connection_age_ms", _ms(self.max_connection_age)),
+                        ("grpc.max_connection_age_grace_ms", _ms(GRPC_AGE_GRACE))]
+        return options
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
 
 
 class _Refused(Exception):
@@ -151,7 +241,105 @@ class _Refused(Exception):
 _REASONS = {400: b"Bad Request", 408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
 
 
-def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
+SERVER_LOGGER = "uvicorn.error"  # where uvicorn's protocol says what each connection did wrong
+LOG_BURST = 20
+LOG_INTERVAL = 60.0
+
+
+class LogLimit(logging.Filter):
+    """At most ``burst`` warnings of the HTTP server per ``interval`` seconds; the rest are counted.
+
+    uvicorn logs a line for every request it cannot parse or refuses ("Invalid HTTP request
+    received.", "Exceeded concurrency limit."): a client sending garbage writes the service's
+    log at line rate, burying what matters and filling disks. Errors (an exception in a route)
+    always pass, and the filter sits on uvicorn's logger only: the services' own lines are never
+    dropped. When the burst is spent, one line says lines are being suppressed; the first line
+    of a later interval is preceded by one saying how many were.
+    """
+
+    def __init__(self, burst: int = LOG_BURST, interval: float = LOG_INTERVAL) -> None:
+        super().__init__()
+        self.burst, self.interval = burst, interval
+        self.suppressed = 0  # since start, for the metric
+        self._lock = threading.Lock()  # handlers may log from other threads
+        self._window = -interval
+        self._passed = 0
+        self._dropped = 0  # in the window under way
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR or getattr(record, "tg_summary", False):
+            return True
+        with self._lock:
+            now = time.monotonic()
+            reported = 0
+            if now - self._window >= self.interval:
+                self._window, self._passed, reported, self._dropped = now, 0, self._dropped, 0
+            passes = self._passed < self.burst
+            if passes:
+                self._passed += 1
+            else:
+                self._dropped += 1
+                self.suppressed += 1
+            first_dropped = not passes and self._dropped == 1
+        if reported:
+            self._say(record, "%d warnings of the HTTP server were suppressed in the last %g s", reported,
+                      self.interval)
+        elif first_dropped:
+            self._say(record, "more than %d warnings of the HTTP server in %g s: the rest of this interval's are "
+                      "counted (tg_log_lines_suppressed), not logged", self.burst, self.interval)
+        return passes
+
+    def _say(self, like: logging.LogRecord, msg: str, *args: Any) -> None:
+        """A line of our own beside ``like``'s, which this filter lets through."""
+        logger = logging.getLogger(like.name)
+        summary = logger.makeRecord(like.name, logging.WARNING, __file__, 0, msg, args, None)
+        summary.tg_summary = True
+        logger.handle(summary)
+
+
+def limit_server_logs(burst: int = LOG_BURST, interval: float = LOG_INTERVAL) -> LogLimit:
+    """Install a :class:`LogLimit` on the HTTP server's logger (once per process: the logger is
+    the process's) and return it."""
+    logger = logging.getLogger(SERVER_LOGGER)
+    for existing in logger.filters:
+        if isinstance(existing, LogLimit):
+            return existing
+    limit = LogLimit(burst, interval)
+    logger.addFilter(limit)
+    return limit
+
+
+class WireCounts:
+    """Connections the HTTP protocol cut, by reason; a Prometheus collector, read at scrape.
+
+    One per service, shared by its listeners (the sidecar's doors and ops port count together).
+    Plain integers: the protocol adds to them on the event loop, a scrape only reads them.
+    """
+
+    def __init__(self, log_limit: LogLimit | None = None) -> None:
+        self.read_timeouts = 0  # requests answered 408
+        self.write_timeouts = 0  # connections aborted: answers left unread past the write timeout
+        self.log_limit = log_limit
+
+    def cut_for_writing(self) -> None:
+        self.write_timeouts += 1
+
+    def collect(self) -> Any:
+        from prometheus_client.core import CounterMetricFamily
+
+        cut = CounterMetricFamily("tg_http_connections_cut", "HTTP connections this server cut, by reason: "
+                                  "read_timeout (a request not received in time, 408), write_timeout (answers "
+                                  "left unread)", labels=["reason"])
+        cut.add_metric(["read_timeout"], self.read_timeouts)
+        cut.add_metric(["write_timeout"], self.write_timeouts)
+        yield cut
+        if self.log_limit is not None:
+            yield CounterMetricFamily("tg_log_lines_suppressed", "Lines of the HTTP server's per-request "
+                                      "warnings (unparseable requests, refusals) dropped by the log rate limit",
+                                      value=self.log_limit.suppressed)
+
+
+def http_protocol(limits: HttpLimits | None = None, counts: WireCounts | None = None) -> type[Any] | str:
     """The uvicorn HTTP protocol the services run: httptools, with these changes:
 
     * uvicorn's own 400 (a request it cannot parse: a bad request line, header or framing) is
@@ -162,11 +350,13 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
     * a request target with a fragment (``#``; the parser drops it silently, so a door would
       decide on less than was sent), an absolute-form target whose authority is not the Host
       header, or any other form than ``/path`` or ``OPTIONS *``, is refused 400;
-    * ``limits`` (:class:`HttpLimits`): a read deadline per request, a bound on its head.
+    * ``limits`` (:class:`HttpLimits`): a read deadline per request, a bound on its head, a write
+      deadline while the client leaves its answers unread; ``counts`` counts what they cut.
 
     ``"auto"`` where httptools is not installed.
     """
     bound: HttpLimits = limits or HttpLimits()
+    tally = counts or WireCounts()
     try:
         from uvicorn.protocols.http.flow_control import service_unavailable
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -177,6 +367,7 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
         # One timer per connection, re-armed when it fires, and a deadline per phase: a request
         # costs two clock reads, not a timer made and cancelled (measured: ~8 % of the HTTP floor).
         _read_timer: asyncio.TimerHandle | None = None
+        _write_timer: asyncio.TimerHandle | None = None  # armed only while the transport paused the writer
         _deadline: float | None = None  # when the phase under way (a request being read, a wait) must end
         _in_message = False  # between a request's first byte and its end
         _head_done = False  # its headers are complete: what the parser reports now is a trailer
@@ -185,15 +376,50 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
         _refusal: _Refused | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            coalescing = CoalescingTransport(transport, asyncio.get_running_loop())  # a Transport by delegation
-            super().connection_made(cast(asyncio.Transport, coalescing))
+            coalescing = CoalescingTransport(transport, asyncio.get_running_loop(), linger=bound.write_timeout,
+                                             on_cut=tally.cut_for_writing)
+            super().connection_made(cast(asyncio.Transport, coalescing))  # a Transport by delegation
             self._start_clock()  # a connection that never sends a byte is closed too
 
         def connection_lost(self, exc: Exception | None) -> None:
             if self._read_timer is not None:
                 self._read_timer.cancel()
                 self._read_timer = None
+            if self._write_timer is not None:
+                self._write_timer.cancel()
+                self._write_timer = None
             super().connection_lost(exc)
+
+        def pause_writing(self) -> None:
+            """The send buffer is past its high-water mark: the client is not reading (or slowly). The
+            write clock runs while the writer stays paused; a drain below the low-water mark
+            (``resume_writing``) stops it."""
+            HttpToolsProtocol.pause_writing(self)
+            if self._write_timer is None:
+                self._arm_write_clock(self.transport.get_write_buffer_size())
+
+        def _arm_write_clock(self, unsent: int) -> None:
+            self._write_timer = self.loop.call_later(bound.write_timeout, self._write_timed_out, unsent)
+
+        def resume_writing(self) -> None:
+            if self._write_timer is not None:
+                self._write_timer.cancel()
+                self._write_timer = None
+            HttpToolsProtocol.resume_writing(self)
+
+        def _write_timed_out(self, unsent: int) -> None:
+            """Still paused a write timeout later: if some of the ``unsent`` bytes left meanwhile, the
+            client reads, slowly (one large answer drains in many steps): wait again. If none did,
+            drop the unsent answers and the connection (a close would wait for the client to read)."""
+            self._write_timer = None
+            if not self.flow.write_paused:
+                return
+            now = self.transport.get_write_buffer_size()
+            if now < unsent:
+                self._arm_write_clock(now)
+                return
+            tally.cut_for_writing()
+            self.transport.abort()
 
         def data_received(self, data: bytes) -> None:
             if not self._in_message and self._deadline is None:  # bytes between requests (stray CRLFs)
@@ -220,6 +446,7 @@ def http_protocol(limits: HttpLimits | None = None) -> type[Any] | str:
             if busy and (self.cycle.response_started or not self._in_message):
                 self._start_clock()
             elif self._in_message:
+                tally.read_timeouts += 1
                 self._refuse_now(_Refused(408, "request_timeout",
                                           f"the request was not received within {bound.read_timeout:g} s"))
             else:
@@ -345,17 +572,24 @@ class CoalescingTransport:
     streamed without yielding still meets the real transport's flow control (uvicorn pauses
     the sender when its buffer is full). ``close`` sends what is held first; ``abort`` drops
     it, as the real transport's would. Everything else is the real transport's.
+
+    ``linger``: seconds a closed transport may keep unsent bytes without any of them draining
+    before it is aborted (and ``on_cut`` called); a close otherwise waits for a client that
+    never reads for as long as its connection stays up.
     """
 
-    __slots__ = ("_held", "_held_bytes", "_loop", "_transport")
+    __slots__ = ("_held", "_held_bytes", "_linger", "_loop", "_on_cut", "_transport")
 
     HOLD_BYTES = 64 * 1024
 
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop, *,
+                 linger: float | None = None, on_cut: Callable[[], None] | None = None) -> None:
         self._transport = transport
         self._loop = loop
         self._held: list[bytes] = []
         self._held_bytes = 0
+        self._linger = linger
+        self._on_cut = on_cut
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not data:
@@ -388,8 +622,23 @@ class CoalescingTransport:
         self._transport.write_eof()
 
     def close(self) -> None:
+        closing = self._transport.is_closing()
         self._send()
         self._transport.close()
+        if self._linger is not None and not closing and (left := self._transport.get_write_buffer_size()):
+            self._loop.call_later(self._linger, self._abort_if_stuck, left)
+
+    def _abort_if_stuck(self, left: int) -> None:
+        """Closed with ``left`` bytes unsent a linger ago: wait again if some drained, else abort."""
+        now = self._transport.get_write_buffer_size()
+        if not now:
+            return
+        if now < left:
+            self._loop.call_later(self._linger or 0.0, self._abort_if_stuck, now)
+            return
+        self._transport.abort()
+        if self._on_cut is not None:
+            self._on_cut()
 
     def abort(self) -> None:
         self._held.clear()

@@ -261,6 +261,23 @@ def test_a_missing_plane_option_says_to_source_dev_env_on_the_error_line(tmp_pat
         assert last.endswith("`source .tenantguard/dev.env` sets it in this shell"), (option, done.stderr)
 
 
+def test_plane_serve_names_every_missing_option_at_once(tmp_path: Path) -> None:
+    """``plane serve`` has four required options; click named one per run, so a newcomer learnt them
+    in four failed starts. One error line now names every one missing (flag or variable)."""
+    env = {k: v for k, v in ENV.items() if not k.startswith("TG_PLANE_")}
+    done = subprocess.run([str(CLI), "plane", "serve", "--port", "0"], capture_output=True, text=True, timeout=60,
+                          env=env, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "Error: Missing options: --nats (env var TG_PLANE_NATS), --event-key (env var TG_PLANE_EVENT_KEY), "
+        "--bundle-key (env var TG_PLANE_BUNDLE_KEY), --admin-token-file (env var TG_PLANE_ADMIN_TOKEN_FILE)")
+    given = subprocess.run([str(CLI), "plane", "serve", "--event-key", "k"], capture_output=True, text=True,
+                           timeout=60, env={**env, "TG_PLANE_NATS": "nats://127.0.0.1:4222"}, check=False)
+    assert given.stderr.strip().splitlines()[-1] == (  # what is given, by flag or variable, is not named
+        "Error: Missing options: --bundle-key (env var TG_PLANE_BUNDLE_KEY), --admin-token-file (env var "
+        "TG_PLANE_ADMIN_TOKEN_FILE)"), given.stderr
+
+
 def test_every_option_dev_env_sets_carries_the_hint() -> None:
     """The class, not the three examples: every command reading TG_PLANE_URL, TG_PLANE_TOKEN_FILE or
     TG_SIDECAR_URL (relation, revoke, bundle publish/push/rollout, decisions, explain...) hints."""

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 
 import pytest
+from tenantguard.serving import LOG_BURST
 
 from tests import rawhttp
 
@@ -103,3 +105,25 @@ def test_past_max_connections_a_request_is_refused_503_json(world: World) -> Non
         for conn in held:
             conn.close()
     plane.wait_until(lambda status: status.get("ready") is True)  # answered again once they are gone (bounded)
+
+
+def test_a_reader_that_never_reads_is_cut_and_a_garbage_flood_logs_a_bounded_number_of_lines(world: World) -> None:
+    """The plane faces every sidecar and operator: pipelined requests whose answers are never read
+    held a connection and its buffered answers for as long as the client kept the socket; every
+    unparseable request wrote a log line. Now the first is cut after ``--http-write-timeout`` and
+    counted, and the lines past a burst are counted, not written."""
+    plane = world.start("--http-write-timeout", "1")
+    cut = 'tg_http_connections_cut_total{reason="write_timeout"}'
+    http = plane.client()
+    with rawhttp.never_reading(plane.http, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", 3000) as conn:
+        deadline = time.monotonic() + WAIT
+        while not rawhttp.metric(http.get("/metrics").text, cut):
+            assert time.monotonic() < deadline, "the connection was never cut"
+            time.sleep(0.05)
+        assert rawhttp.read_until_cut(conn) < 3000 * 1000
+    for _ in range(500):
+        rawhttp.exchange(plane.http, rawhttp.UNPARSEABLE[0])
+    suppressed = rawhttp.metric(http.get("/metrics").text, "tg_log_lines_suppressed_total")
+    _, err = plane.stop()
+    logged = err.count("Invalid HTTP request received.")
+    assert logged <= LOG_BURST and logged + suppressed == 500, (logged, suppressed)

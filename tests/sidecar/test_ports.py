@@ -62,6 +62,9 @@ def test_a_second_sidecar_cannot_share_the_grpc_port(world: World, sidecar: Side
     args[args.index("--grpc-port") + 1] = port
     done = serve(*args)
     assert_one_line_refusal(done, f"127.0.0.1:{port} (gRPC ext_authz)")
+    assert "another process is using it; stop that process, or choose another --grpc-port" in done.stderr
+    # gRPC's C core printed its own line ("add_port.cc ... Failed to add port") before ours
+    assert "Failed to add port" not in done.stderr and "add_port" not in done.stderr, done.stderr
 
 
 def test_a_reuseport_grpc_server_cannot_join_the_sidecar_port(sidecar: SidecarProcess) -> None:

@@ -3,14 +3,17 @@
 What a parser reports beside the request (trailer fields, a fragment, an absolute-form
 authority) must never change the question a door answers; a request head is bounded; a
 client that trickles bytes or goes quiet is answered 408 and closed (``--http-read-timeout``)
-without holding up anyone else; pipelined questions are answered in order, each in its own
-caller's tenant.
+without holding up anyone else; one that never reads its answers is cut (``--http-write-timeout``);
+a flood of unparseable requests writes a bounded number of log lines; pipelined questions are
+answered in order, each in its own caller's tenant.
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +21,7 @@ import grpc
 import httpx
 import pytest
 from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
+from tenantguard.serving import LOG_BURST
 
 from tests import rawhttp
 
@@ -32,7 +36,7 @@ WAIT = 30  # a bound on every read below, far above the deadline (never a timing
 
 @pytest.fixture(scope="module")
 def strict(world: World) -> Iterator[SidecarProcess]:
-    running = start_sidecar(world.args("billing", "--http-read-timeout", str(READ_TIMEOUT),
+    running = start_sidecar(world.args("billing", "--http-read-timeout", str(READ_TIMEOUT), "--http-write-timeout", "1",
                                        "--max-head-bytes", "8192", "--ops-port", "0", "--ops-host", "127.0.0.1"))
     yield running
     running.stop()
@@ -198,6 +202,50 @@ def test_an_idle_connection_is_closed(strict: SidecarProcess) -> None:
         with _connect(strict) as conn:
             conn.sendall(opening)
             assert _read_all(conn) == b""
+
+
+WRITE_CUTS = 'tg_http_connections_cut_total{reason="write_timeout"}'
+
+
+def _metrics(sidecar: SidecarProcess) -> str:
+    assert sidecar.ops is not None
+    return httpx.get(f"http://{sidecar.ops}/metrics", timeout=WAIT).text
+
+
+def _until(condition: Any) -> None:
+    """Ask again until ``condition()`` holds, for at most WAIT seconds."""
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline, "never happened"
+        threading.Event().wait(0.05)
+
+
+@pytest.mark.parametrize("door", ["http", "ops"])
+def test_a_client_that_never_reads_its_answers_is_cut(strict: SidecarProcess, door: str) -> None:
+    """Pipelined requests whose answers are never read: before, the connection, its task and the
+    answers buffered for it stayed for as long as the client kept the socket open."""
+    cut = rawhttp.metric(_metrics(strict), WRITE_CUTS)
+    request = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+    with rawhttp.never_reading(getattr(strict, door), request, 3000) as conn:
+        _until(lambda: rawhttp.metric(_metrics(strict), WRITE_CUTS) > cut)
+        assert rawhttp.read_until_cut(conn) < 3000 * 1000  # cut long before its answers were all sent
+
+
+def test_a_flood_of_unparseable_requests_writes_a_bounded_log(world: World) -> None:
+    """Before, uvicorn logged a warning for every unparseable request: 500 lines for 500 requests,
+    at whatever rate the attacker sends. Now the lines beyond a burst are counted, not written."""
+    sidecar = start_sidecar(world.args("billing", "--ops-port", "0", "--ops-host", "127.0.0.1"))
+    try:
+        for _ in range(500):
+            rawhttp.exchange(sidecar.http, rawhttp.UNPARSEABLE[0])
+        suppressed = rawhttp.metric(_metrics(sidecar), "tg_log_lines_suppressed_total")
+    finally:
+        sidecar.stop()
+    _, err = sidecar.proc.communicate(timeout=WAIT)
+    logged = err.count("Invalid HTTP request received.")
+    assert logged <= LOG_BURST and logged + suppressed == 500, (logged, suppressed)
+    assert err.count("warnings of the HTTP server in") == 1, err[-2000:]
+    assert "gRPC health: SERVING" in err  # the sidecar's own lines still pass
 
 
 # -- pipelining ------------------------------------------------------------------------------------

@@ -8,6 +8,13 @@ from typing import Annotated, Any, TypedDict
 
 import typer
 from rich.console import Console
+from typer.core import TyperCommand
+
+try:  # typer >= 0.2x carries its own click
+    from typer._click.core import Context
+    from typer._click.exceptions import MissingParameter, UsageError
+except ImportError:  # pragma: no cover - older typer runs on click itself
+    from click import Context, MissingParameter, UsageError  # type: ignore[assignment]
 
 from ..errors import TenantGuardError
 from ..httptls import CLIENT_HELP as TLS_HELP
@@ -110,3 +117,39 @@ class PlaneTlsArgs(TypedDict):
 
 def plane_tls(ca: Path | None, client_cert: Path | None, client_key: Path | None) -> PlaneTlsArgs:
     return {"ca": ca, "client_cert": client_cert, "client_key": client_key}
+
+
+class ReportsEveryMissing(TyperCommand):
+    """A command that names every missing required option at once, not one per attempt.
+
+    click stops at the first required option it finds unset, so a newcomer to ``plane serve``
+    (four required options) learnt them in four failed runs. This one, on the first missing
+    option, looks at every required one (given as a flag or its environment variable).
+    """
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        given = list(args)  # click's parser consumes the list it is handed
+        try:
+            return super().parse_args(ctx, args)
+        except MissingParameter:
+            missing = self._missing(ctx, given)
+            if len(missing) < 2:
+                raise
+            raise UsageError("Missing options: " + ", ".join(missing), ctx) from None
+
+    def _missing(self, ctx: Context, args: list[str]) -> list[str]:
+        parser = self.make_parser(ctx)
+        try:
+            values, _, _ = parser.parse_args(args=list(args))
+        except UsageError:
+            return []
+        out = []
+        for param in self.get_params(ctx):
+            if not param.required or values.get(param.name) is not None:
+                continue
+            if param.resolve_envvar_value(ctx) is not None:
+                continue
+            name = param.opts[0] if param.opts else str(param.name)
+            envvar = param.envvar if isinstance(param.envvar, str) else None
+            out.append(f"{name} (env var {envvar})" if envvar else name)
+        return out
