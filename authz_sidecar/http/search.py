@@ -45,7 +45,7 @@ from .wire import (
 )
 
 router = APIRouter(tags=["search"])
-ERRORS = {code: {"model": ErrorBody} for code in (400, 401, 409, 413, 415, 422)}
+ERRORS = {code: {"model": ErrorBody} for code in (400, 401, 409, 413, 415, 422, 503)}
 LOOKUP_RESOURCES_PATH = "/v1/lookup/resources"
 LOOKUP_SUBJECTS_PATH = "/v1/lookup/subjects"
 LOOKUP_FILTER_PATH = "/v1/lookup/filter"
