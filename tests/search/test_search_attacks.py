@@ -216,3 +216,40 @@ def test_a_long_search_page_never_holds_the_other_doors(crowded: tuple[SidecarPr
     assert max(readings, default=0) >= 1, ("no request was answered while the search page ran", readings)
     assert answers[0].status_code == 200 and answers[0].json()["results"] == []
 
+
+
+# -- PEP keys guard the AuthZEN search doors -------------------------------------------------------
+
+
+def test_pep_keys_guard_the_search_doors_and_bind_their_tenant(world: SearchWorld, tmp_path_factory:
+                                                               pytest.TempPathFactory) -> None:
+    from authz_sidecar.pep import secret_digest
+
+    acme_key, globex_key = "acme-pep-" + "e5" * 20, "globex-pep-" + "f6" * 20
+    keys_file = tmp_path_factory.mktemp("pep") / "pep-keys.json"
+    keys_file.write_text(json.dumps({"keys": [
+        {"name": "acme-gw", "tenant": "acme", "secret_sha256": secret_digest(acme_key)},
+        {"name": "globex-gw", "tenant": "globex", "secret_sha256": secret_digest(globex_key)}]}))
+    running = start_sidecar(world.args("--pep-keys", str(keys_file)))
+    try:
+        alice = {"type": "user", "id": "alice"}
+        question = {**DOCS, "subject": alice}
+        for path in (RESOURCE, SUBJECT, ACTION):
+            for credential in (None, "not-a-key", acme_key[:-1], acme_key + "x"):
+                answer = post(running, path, question, credential)
+                assert answer.status_code == 401 and answer.json()["error"].startswith("token_"), (path, credential)
+        assert ids(post(running, RESOURCE, question, acme_key)) == ["d1", "d2", "d3", "d4", "d5", "d6"]
+        assert ids(post(running, RESOURCE, question, globex_key)) == ["d1", "g1"]
+        stated_globex = {**question, "subject": {**alice, "properties": {"tenant_id": "globex"}}}
+        assert post(running, RESOURCE, stated_globex, acme_key).json()["results"] == []
+        subject_q = {"subject": {"type": "user", "properties": {"tenant_id": "globex"}}, **DOCS,
+                     "resource": {"type": "doc", "id": "g1"}}
+        assert post(running, SUBJECT, subject_q, acme_key).json()["results"] == []
+        issued = first_token(running, RESOURCE, question, acme_key)
+        replayed = post(running, RESOURCE, {**question, "page": {"token": issued}}, globex_key)
+        assert (replayed.status_code, replayed.json()["error"]) == (400, "page_token_invalid")
+        # the native lookups stay the local service's: a PEP key is no credential there
+        native = post(running, LOOKUP_RESOURCES, {**DOCS, "subject": alice}, acme_key)
+        assert native.status_code == 401
+    finally:
+        running.stop()
