@@ -253,3 +253,14 @@ def test_pep_keys_guard_the_search_doors_and_bind_their_tenant(world: SearchWorl
         assert native.status_code == 401
     finally:
         running.stop()
+
+
+@pytest.mark.parametrize("limit", ["true", "false", '"2"', "2.0", "1e1", "-1", "2.5", "[2]"])
+def test_a_page_limit_is_a_json_integer(sidecar: SidecarProcess, world: SearchWorld, limit: str) -> None:
+    """``"limit": true`` was read as 1 and ``"2"`` or ``2.0`` as 2 (as ``at_least: true`` once was):
+    a PEP, a proxy and the sidecar could each read another page size. Refused, typed."""
+    for path, token in ((RESOURCE, world.token()), (LOOKUP_RESOURCES, world.token())):
+        body = '{"action":{"name":"read"},"resource":{"type":"doc"},"page":{"limit":' + limit + "}}"
+        answer = httpx.post(sidecar.base_url + path, content=body, timeout=10,
+                            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        assert answer.status_code == 400 and answer.json()["error"] == "invalid_request", (path, answer.text)
