@@ -7,11 +7,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tenantguard import topology as topo
 from tenantguard.bundle import build_bundle
 from tenantguard.keys import write_private
 
 from .conftest import World
-from .process import PlaneProcess
+from .process import PlaneProcess, publish_js, read_stream
 from .test_bundles import bundle_dir
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
@@ -85,3 +86,26 @@ def test_forged_ids_and_steps_out_of_order_change_nothing(world: World, plane: P
     assert http.post(f"/v1/rollouts/{rollout}/advance").json()["error"] == "rollout_conflict"
     final = http.get("/v1/rollouts").json()
     assert final["rollout"]["reached"] == ["billing"] and "orders" not in final["scopes"]
+
+
+def test_replayed_rollout_states_never_reopen_an_aborted_rollout(world: World, plane: PlaneProcess,
+                                                                  tmp_path: Path) -> None:
+    """Someone with NATS write access stores every genuine, older ``rollout.state`` again (stage 0
+    in progress, then halted) after an abort: the running replica and one started afterwards both
+    keep the aborted state, and neither advances it."""
+    http = plane.client()
+    rollout = stage(http, build_bundle(bundle_dir(tmp_path / "a"), "r1", serial=1), "billing;orders").json()["rollout"]
+    genuine = [m.data for m in read_stream(world.nats.url, topo.STREAM_ROLLOUTS)]  # in progress, stage 0
+    assert http.post(f"/v1/rollouts/{rollout['id']}/halt").status_code == 200
+    genuine += [m.data for m in read_stream(world.nats.url, topo.STREAM_ROLLOUTS)]  # halted
+    assert http.post(f"/v1/rollouts/{rollout['id']}/abort").status_code == 200
+    assert len(set(genuine)) >= 2
+    for old in genuine * 2:  # every older state, replayed twice, after the abort
+        publish_js(world.nats.url, topo.SUBJECT_ROLLOUT, old)
+    later = world.start()
+    for replica in (plane, later):
+        view = replica.client().get("/v1/rollouts").json()["rollout"]
+        assert (view["status"], view["stage"], view["reached"]) == ("aborted", 0, ["billing"]), replica.base_url
+        refused = replica.client().post(f"/v1/rollouts/{rollout['id']}/advance")
+        assert (refused.status_code, refused.json()["error"]) == (409, "rollout_conflict")
+    assert "orders" not in later.status()["bundles"]
