@@ -119,6 +119,8 @@ def _tamper(token: str) -> list[str]:
         mac + "." + body,
         shifted.rstrip("=") + "." + mac,
         body + "." + base64.urlsafe_b64encode(b"\0" * 16).decode().rstrip("="),
+        body[:4] + "!!!!" + body[4:] + "." + mac,  # characters outside the alphabet, once skipped
+        body + "." + mac[:8] + "\n\n\n\n" + mac[8:],
         "x" * 5000,
         token + "." + mac,
         "é" + token,
