@@ -47,6 +47,8 @@ class SidecarMetrics:
                                         ["kind"], buckets=LATENCY_BUCKETS, registry=self.registry)
         self.search_decisions = Counter("tg_search_decisions", "Candidates decided by searches, by kind",
                                         ["kind"], registry=self.registry)
+        self.search_in_flight = Gauge("tg_search_in_flight", "Search pages running or queued on the search workers",
+                                      registry=self.registry)
         self._children: dict[tuple[str, bool], tuple[Any, Any]] = {}
         self.decided = 0  # every door: reported on tg.status.<service> for the console's decision rate
         self.wire = WireCounts()  # connections the HTTP doors and the ops port cut (tenantguard.serving)

@@ -73,7 +73,7 @@ from tenantguard.relations import CellRelations, RelationIndex, Relationship
 from tenantguard.revocations import RevocationList
 from tenantguard.rollout import ShadowEvaluator, ShadowSettings, SidecarStatus
 from tenantguard.rollout.shadow import REPORTED_EXAMPLES
-from tenantguard.search import Searcher
+from tenantguard.search import Searcher, SearchRunner
 from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions
 from tenantguard.topology import DEFAULT_CELL, sidecar_issuer
 from tenantguard.verdicts import VerdictMemo
@@ -151,7 +151,10 @@ class Sidecar:
         self.core = DecisionCore(config.service, self.relations, revocations=self.revocations,
                                  on_decision=self.decision_log.submit, memo=self.memo)
         self.shadow = ShadowEvaluator(self.core)  # idle (and off the core's path) until a shadow is announced
-        self.searcher = Searcher(self.core)  # reads core.relations and core.active live; pins per search
+        self.search_runner = SearchRunner()  # search pages run on its workers, never on the serving loop
+        # reads core.relations and core.active live; pins per search
+        self.searcher = Searcher(self.core, between=self.search_runner.breathe)
+        self.metrics.search_in_flight.set_function(lambda: self.search_runner.in_flight)
         self.exchange = self._build_exchange(exchange_key, edge_config, client_secret)
         self.own_key = TrustedKey.of(self.exchange.key.public_key, sidecar_issuer(config.service))
         if self.own_key.kid not in self.trust:

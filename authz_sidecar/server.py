@@ -79,6 +79,7 @@ async def serve(sidecar: Sidecar, stop: asyncio.Event | None = None) -> None:
     try:
         await _serve_doors(sidecar, stop, on_stop=feed.persist if feed is not None else None)
     finally:
+        sidecar.search_runner.close()
         if sidecar.registrar is not None:
             await sidecar.registrar.stop()
         if feed is not None:

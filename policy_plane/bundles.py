@@ -41,6 +41,7 @@ from tenantguard.errors import (
     BundleMalformed,
     BundleRejected,
     BundleRollback,
+    InvalidInput,
     PolicyError,
     TenantGuardError,
     Unavailable,
@@ -154,6 +155,20 @@ def bundle_scopes(bundle: Bundle) -> list[str]:
     return sorted(set(services))
 
 
+def within_declared(bundle: Bundle, scopes: list[str]) -> None:
+    """A staged rollout reaches only scopes the bundle declares (``metadata.services``): stages
+    name where and when, never a service the bundle was not written and reviewed for. A bundle
+    that declares none is for every scope, ``all`` included."""
+    declared = bundle_scopes(bundle)
+    if declared == [topo.BUNDLE_SCOPE_ALL]:
+        return
+    outside = sorted(set(scopes) - set(declared))
+    if outside:
+        raise InvalidInput(f"stages name {', '.join(outside)}, which the bundle's metadata.services "
+                           f"({', '.join(declared)}) does not declare; a staged rollout reaches only declared "
+                           "services", field="stages", declared=declared, undeclared=outside)
+
+
 def compile_and_test(bundle: Bundle, *, run: bool) -> int:
     """Compile (always) and run the Rego tests (when ``run``); return how many passed."""
     try:
@@ -196,6 +211,8 @@ class BundleService:
         """
         bundle, archive, signed_upload, passed = await self._accept(archive, admin=admin)
         scopes = [s for stage in stages for s in stage] if stages else bundle_scopes(bundle)
+        if stages:
+            within_declared(bundle, scopes)
         for scope in scopes:  # refuse before anything is stored
             try:
                 self._check_order(scope, archive, bundle)

@@ -114,7 +114,9 @@ class SearchPage(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     token: Annotated[str, Field(max_length=1024)] | None = None
-    limit: int | None = Field(default=None, ge=0, description="Results per page (default 100, at most 1000)")
+    limit: int | None = Field(default=None, strict=True, ge=0,
+                              description="Results per page (default 100, at most 1000). A JSON integer: true, "
+                                          "\"2\" or 2.0 are refused, not read as 1 or 2")
 
 
 class SubjectSearchRequest(BaseModel):

@@ -45,7 +45,7 @@ from .wire import (
 )
 
 router = APIRouter(tags=["search"])
-ERRORS = {code: {"model": ErrorBody} for code in (400, 401, 409, 413, 415, 422)}
+ERRORS = {code: {"model": ErrorBody} for code in (400, 401, 409, 413, 415, 422, 503)}
 LOOKUP_RESOURCES_PATH = "/v1/lookup/resources"
 LOOKUP_SUBJECTS_PATH = "/v1/lookup/subjects"
 LOOKUP_FILTER_PATH = "/v1/lookup/filter"
@@ -84,8 +84,9 @@ def _search_tenant(sidecar: Sidecar, caller: Caller, question: Question) -> str:
 
 
 async def _run(sidecar: Sidecar, scope: Scope, kind: str, body: bytes, model: type[M],
-               answer: Callable[[M, Caller], Awaitable[dict[str, Any]]], *, pep_keys: bool) -> Reply:
-    """Authenticate, parse, answer; count the outcome and time it on the sidecar's registry."""
+               answer: Callable[[M, Caller], dict[str, Any]], *, pep_keys: bool) -> Reply:
+    """Authenticate, parse, then answer on a search worker (never on the serving loop: a page
+    may decide thousands of candidates); count the outcome and time it."""
     start = time.perf_counter()
     outcome = "ok"
     try:
@@ -100,7 +101,8 @@ async def _run(sidecar: Sidecar, scope: Scope, kind: str, body: bytes, model: ty
         if at_least is not None and not await sidecar.wait_for_seq(at_least, tenant):
             raise RelationsStale(f"relations sequence {at_least} not applied in time",
                                  wanted=at_least, current=sidecar.relations.seq_of(tenant))
-        return json_reply(await answer(parsed, caller), headers=_request_id(scope))
+        return json_reply(await sidecar.search_runner.run(lambda: answer(parsed, caller)),
+                          headers=_request_id(scope))
     except TenantGuardError as exc:
         outcome = exc.code
         raise
@@ -162,19 +164,19 @@ def _subjects(sidecar: Sidecar, kind: str, parsed: Any, caller: Caller) -> Page:
 
 
 async def search_subject_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
-    async def answer(parsed: SubjectSearchRequest, caller: Caller) -> dict[str, Any]:
+    def answer(parsed: SubjectSearchRequest, caller: Caller) -> dict[str, Any]:
         return _authzen(_subjects(sidecar, "subject", parsed, caller), entity)
     return await _run(sidecar, scope, "subject", body, SubjectSearchRequest, answer, pep_keys=True)
 
 
 async def search_resource_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
-    async def answer(parsed: ResourceSearchRequest, caller: Caller) -> dict[str, Any]:
+    def answer(parsed: ResourceSearchRequest, caller: Caller) -> dict[str, Any]:
         return _authzen(_resources(sidecar, "resource", parsed, caller), entity)
     return await _run(sidecar, scope, "resource", body, ResourceSearchRequest, answer, pep_keys=True)
 
 
 async def search_action_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
-    async def answer(parsed: ActionSearchRequest, caller: Caller) -> dict[str, Any]:
+    def answer(parsed: ActionSearchRequest, caller: Caller) -> dict[str, Any]:
         limit, token = _limits(parsed)
         try:
             question = _question(sidecar, caller, _wire(parsed))
@@ -190,19 +192,19 @@ async def search_action_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Rep
 
 
 async def lookup_resources_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
-    async def answer(parsed: LookupResourcesRequest, caller: Caller) -> dict[str, Any]:
+    def answer(parsed: LookupResourcesRequest, caller: Caller) -> dict[str, Any]:
         return _native(_resources(sidecar, "lookup_resources", parsed, caller))
     return await _run(sidecar, scope, "lookup_resources", body, LookupResourcesRequest, answer, pep_keys=False)
 
 
 async def lookup_subjects_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
-    async def answer(parsed: LookupSubjectsRequest, caller: Caller) -> dict[str, Any]:
+    def answer(parsed: LookupSubjectsRequest, caller: Caller) -> dict[str, Any]:
         return _native(_subjects(sidecar, "lookup_subjects", parsed, caller))
     return await _run(sidecar, scope, "lookup_subjects", body, LookupSubjectsRequest, answer, pep_keys=False)
 
 
 async def lookup_filter_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
-    async def answer(parsed: FilterRequest, caller: Caller) -> dict[str, Any]:
+    def answer(parsed: FilterRequest, caller: Caller) -> dict[str, Any]:
         try:
             question = _question(sidecar, caller, _wire(parsed))
         except _Nobody:

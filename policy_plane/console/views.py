@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hmac
 import json
+import math
 import re
 import secrets
 import time
@@ -68,8 +69,17 @@ def store_of(request: Request) -> SessionStore:
     return store
 
 
+def session_cookie(request: Request) -> str | None:
+    """The session id, when the request carries exactly one ``tg_console`` cookie. Two (one
+    tossed in from a sibling domain or a narrower path, say) are no session at all: which one
+    a parser keeps differs, so the operator could act in a session that is not theirs."""
+    found = [value for name, _, value in (part.strip().partition("=") for header in
+             request.headers.getlist("cookie") for part in header.split(";")) if name == COOKIE]
+    return found[0] if len(found) == 1 else None
+
+
 def current_session(request: Request) -> Session:
-    session = store_of(request).get(request.cookies.get(COOKIE))
+    session = store_of(request).get(session_cookie(request))
     if session is None:
         raise SignInRequired
     return session
@@ -99,6 +109,9 @@ async def form_of(request: Request) -> dict[str, str]:
         fields = parse_qs((await request.body()).decode(), max_num_fields=MAX_FORM_FIELDS, strict_parsing=False)
     except (UnicodeDecodeError, ValueError):
         raise InvalidInput("the form is not valid") from None
+    repeated = sorted(k for k, v in fields.items() if len(v) > 1)
+    if repeated:  # one reading: which copy counts differs between a proxy, a log and this form
+        raise InvalidInput(f"form field {repeated[0]!r:.40} is sent more than once", field=repeated[0][:40])
     return {k: v[0] for k, v in fields.items()}
 
 
@@ -173,7 +186,11 @@ async def login(request: Request) -> Response:
     if role is None:
         plane.metrics.auth_failures.labels("console").inc()
         return _login_page(request, "That is neither the admin nor the operator token.", 403)
-    session_id, _ = store_of(request).create(role)  # type: ignore[arg-type]
+    store = store_of(request)
+    previous = store.get(session_cookie(request))
+    if previous is not None:  # a new sign-in never keeps a session the browser already carried
+        store.end(previous)
+    session_id, _ = store.create(role)  # type: ignore[arg-type]
     plane.audit.record(role, "console.sign_in")
     response = RedirectResponse(f"{PREFIX}/", status_code=303)
     response.set_cookie(COOKIE, session_id, path=PREFIX, httponly=True, samesite="strict", secure=_secure(request))
@@ -313,9 +330,13 @@ def _epoch(text: str, field: str) -> float | None:
     if not text:
         return None
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(value):
+            raise InvalidInput(f"{field} must be a finite number of epoch seconds", field=field)
+        return value
     try:
         return dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC).timestamp()
     except ValueError:

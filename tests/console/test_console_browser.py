@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -301,3 +302,58 @@ def test_openapi_pages_render_offline(deployment: tuple[Cluster, Relay], page: A
         assert "cdn." not in html and "//" not in html.replace("http://", "").replace("https://", "//"), base
         page.goto(f"{base}/docs")
         expect(page.locator(".swagger-ui .info .title")).to_contain_text(title)
+
+
+ATTRIBUTE_BREAK = '" onmouseover="alert(4)" x="'
+TAG_BREAK = "</code></td><script>alert(5)</script><img src=x onerror=alert(6)>"
+
+
+async def _publish_status(url: str, report: dict[str, Any]) -> None:
+    nc = await nats.connect(url, connect_timeout=2, allow_reconnect=False)
+    try:
+        await nc.publish(topo.status_subject("billing"), json.dumps(report).encode())
+        await nc.flush()
+    finally:
+        await nc.close()
+
+
+def test_stored_data_of_every_kind_renders_inert(deployment: tuple[Cluster, Relay], page: Any) -> None:
+    """What a sidecar's credential can put in front of an admin: its status report (instance name,
+    revision, shadow examples) and its decision records (every member, the input explained in a
+    <pre>). Each breaks out of an attribute, a table cell or a <pre> if rendered raw; the
+    browser must show them as text, with no dialog, no script and no CSP report."""
+    cluster, _ = deployment
+    sync_api.expect.set_options(timeout=15_000)
+    page.problems.clear()
+    page.goto(plane_url(cluster, "/console/login"))
+    page.fill("#token", cluster.admin_token)
+    page.click("#sign-in")
+    sync_api.expect(page.locator("#role")).to_have_text("admin")
+    report = {"instance": ATTRIBUTE_BREAK, "bundle_revision": TAG_BREAK, "relations_seq": 0, "ready": True,
+              "sent_at": time.time(), "shadow": {"revision": TAG_BREAK, "evaluated": 1, "disagreed": {TAG_BREAK: 1},
+                                                 "examples": [{"reason": TAG_BREAK}]}}
+    record = {"v": 2, "decision_id": "evil-input", "time": time.time(), "service": "billing", "tenant": "acme",
+              "subject": "user:alice", "action": TAG_BREAK, "resource": f"invoice:{ATTRIBUTE_BREAK}",
+              "allow": False, "reasons": [ATTRIBUTE_BREAK], "relations_seq": 0,
+              "input": {"subject": {"type": "user", "id": "alice", "properties": {"tenant_id": "acme",
+                                                                                   "note": "</pre>" + TAG_BREAK}},
+                        "action": {"name": TAG_BREAK}, "resource": {"type": "invoice", "id": ATTRIBUTE_BREAK},
+                        "context": {}}}
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API keeps a loop running in this thread
+        pool.submit(lambda: asyncio.run(asyncio.wait_for(_publish_status(cluster.nats.url, report), 30))).result()
+        pool.submit(lambda: asyncio.run(asyncio.wait_for(_publish(cluster.nats.url, record), 30))).result()
+    eventually(lambda: any(s["instance"] == ATTRIBUTE_BREAK for s in
+                           httpx.get(plane_url(cluster, "/v1/rollouts"), timeout=10,
+                                     headers={"Authorization": f"Bearer {cluster.admin_token}"}).json()["sidecars"]),
+               "the status report at the plane")
+    page.goto(plane_url(cluster, "/console/"))
+    sync_api.expect(page.locator("#sidecars, main").first).to_contain_text(TAG_BREAK)
+    page.hover("text=" + ATTRIBUTE_BREAK.strip('"'))  # an injected onmouseover would fire here
+    page.goto(plane_url(cluster, "/console/bundles"))
+    sync_api.expect(page.locator("main")).to_contain_text("alert(5)")
+    page.goto(plane_url(cluster, "/console/decisions"))
+    eventually(lambda: (page.reload(), "evil-input" in page.content())[1], "the record in the log")
+    page.goto(plane_url(cluster, "/console/decisions/evil-input?tenant=acme&service=billing"))
+    sync_api.expect(page.locator("main")).to_contain_text("</pre>")
+    assert page.problems == [], page.problems
+    assert page.evaluate("document.querySelectorAll('main script, main img').length") == 0

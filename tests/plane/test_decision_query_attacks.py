@@ -93,3 +93,33 @@ def test_a_stored_record_without_a_resource_object_is_explained_as_not_replayabl
             response = http.get(f"/v1/decisions/d{i:04d}/explain")  # was KeyError/TypeError: 500
             assert response.status_code == 200, response.text
             assert response.json()["reevaluation"]["error"]["error"] == "input_malformed"
+
+
+WILDCARD_TENANTS = ["*", ">", "acme.>", "acme.*", "acme,globex", " acme", "acme ", "ACME", "acme\u200b", "\u0430cme",
+                    "=", "=61636d65", "acme.globex", "tg.decisions.billing.globex", "%2A"]
+
+
+def test_a_tenant_or_service_filter_is_one_name_never_a_subject_pattern(world: World) -> None:
+    """The tenant filter becomes a NATS subject filter on TG_DECISIONS: a wildcard, a dotted or
+    look-alike name, or the escaped form of a name, selects no other tenant's records (the page
+    of ``*`` is empty, not everyone's); the service filter is a service name or 400."""
+    plane = world.start()
+    publish(world, [record(i) for i in range(3)])
+    publish(world, [record(i, tenant="globex") for i in range(10, 13)], tenant="globex")
+    publish(world, [record(i, tenant="acme.globex") for i in range(20, 22)], tenant="acme.globex")
+    with plane.client() as http:
+        plane.wait_until(lambda s: s["decisions"]["received"] >= 8)
+        assert len(http.get("/v1/decisions", params={"tenant": "globex"}).json()["decisions"]) == 3
+        for tenant in WILDCARD_TENANTS:
+            for path in ("/v1/decisions", "/v1/decisions/d0010"):
+                answer = http.get(path, params={"tenant": tenant})
+                if tenant == "acme.globex" and path == "/v1/decisions":
+                    assert {d["tenant"] for d in answer.json()["decisions"]} == {"acme.globex"}
+                    continue
+                if path == "/v1/decisions":
+                    assert answer.status_code == 200 and answer.json()["decisions"] == [], tenant
+                else:  # globex's record, asked for under another tenant's name
+                    assert (answer.status_code, answer.json()["error"]) == (404, "not_found"), tenant
+        for service in ("*", ">", "billing.>", "billing.*", "Billing", "billing.acme"):
+            _typed_400(http.get("/v1/decisions", params={"service": service}), "service")
+            _typed_400(http.get("/v1/decisions/d0010", params={"service": service}), "service")

@@ -168,3 +168,65 @@ def test_only_policies_that_may_read_input_relations_get_them() -> None:
     assert reads_input_relations({"a.rego": "x := input . relations"})
     assert not reads_input_relations({"a.rego": "x := input.resource.id\ny := input.subject"})
     assert not reads_input_relations({"a.rego": RELATED})
+
+
+def test_a_page_stops_at_its_time_budget_and_the_next_goes_on() -> None:
+    """Each decision's input carries the subject's relations, so a count of decisions does not
+    bound a page's time: a page also ends at ``max_seconds`` (with a token, after at least one
+    decision), and a filter that cannot finish in time is a typed 422. The clock here steps one
+    second per reading, so the budget is reached after the same decision on every run."""
+    ticks = [0.0]
+
+    def clock() -> float:
+        ticks[0] += 1.0
+        return ticks[0]
+
+    index = index_of(*(f"acme/doc:d{i:02}#viewer@user:alice" for i in range(12)))
+    searcher = Searcher(core_with(RELATED, index), limits=SearchLimits(max_seconds=3.5), clock=clock)
+    first = searcher.resources(DOCS, limit=100)
+    assert first.partial and first.next_token and 1 <= len(first.results) < 12
+    seen, token = list(first.results), first.next_token
+    for _ in range(20):
+        if not token:
+            break
+        page = searcher.resources(DOCS, limit=100, token=token)
+        assert page.results, "every page decides at least one candidate"
+        seen.extend(page.results)
+        token = page.next_token
+    assert sorted(seen) == [f"doc:d{i:02}" for i in range(12)]
+    with pytest.raises(SearchLimitExceeded) as caught:
+        searcher.resource_filter(Question(ALICE, {"name": "read"}, {"type": "document"}), "project", via="doc")
+    assert caught.value.detail["limit"] == "max_seconds" and caught.value.http_status == 422
+    with pytest.raises(ValueError):
+        SearchLimits(max_seconds=0)
+
+
+async def test_search_runner_bounds_pages_running_and_queued() -> None:
+    """Past ``workers + waiting`` pages a search is refused at once (503 ``unavailable``,
+    retryable), not queued without bound; a slot comes back only when its page has ended."""
+    import asyncio
+    import threading
+
+    from tenantguard.errors import Unavailable
+    from tenantguard.search import SearchRunner
+
+    runner = SearchRunner(workers=1, waiting=1)
+    release = threading.Event()
+    try:
+        first = asyncio.ensure_future(runner.run(release.wait))
+        second = asyncio.ensure_future(runner.run(lambda: "queued"))
+        while runner.in_flight < 2:
+            await asyncio.sleep(0)
+        with pytest.raises(Unavailable) as caught:
+            await runner.run(lambda: "refused")
+        assert caught.value.http_status == 503 and caught.value.retryable
+        first.cancel()  # the caller hangs up: the page still holds its worker until it ends
+        await asyncio.sleep(0)
+        with pytest.raises(Unavailable):
+            await runner.run(lambda: "still refused")
+        release.set()
+        assert await second == "queued"
+        assert await runner.run(lambda: "served") == "served" and runner.in_flight == 0
+    finally:
+        release.set()
+        runner.close()

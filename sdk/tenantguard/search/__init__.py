@@ -9,6 +9,7 @@ into SQLAlchemy or psycopg). Library only: the sidecar's doors call it.
 
 from .core import Page, Question, ResourceFilter, Searcher, SearchLimits, entity
 from .errors import PageTokenExpired, PageTokenInvalid, RelationsStale, SearchLimitExceeded, SearchNotSupported
+from .runner import SearchRunner
 
 __all__ = [
     "Page",
@@ -20,6 +21,7 @@ __all__ = [
     "SearchLimitExceeded",
     "SearchLimits",
     "SearchNotSupported",
+    "SearchRunner",
     "Searcher",
     "entity",
 ]

@@ -55,13 +55,19 @@ class SearchLimits:
     max_fanout: int = 200_000  # graph nodes one walk may visit
     max_decisions: int = 10_000  # candidates decided per request; a page may end early, with a token
     max_actions: int = 1000  # candidate actions a bundle's search_actions may list
+    # Seconds of deciding one request may spend: a page then ends early, with a token (each
+    # page decides at least one candidate, so paging always moves on); a filter, which has
+    # no pages, is refused. Each decision's input carries the subject's relations, so its
+    # cost grows with them: a count alone let one page run for minutes.
+    max_seconds: float = 2.0
     pinned_states: int = 64  # pinned (revision, relations) states kept for page tokens
     pinned_ttl: float = 120.0  # seconds a pinned state is kept after its last use
 
     def __post_init__(self) -> None:
         if not 1 <= self.default_page_size <= self.max_page_size <= 10_000:
             raise ValueError("page sizes must satisfy 1 <= default <= max <= 10000")
-        if min(self.max_fanout, self.max_decisions, self.max_actions, self.pinned_states) < 1 or self.pinned_ttl <= 0:
+        if (min(self.max_fanout, self.max_decisions, self.max_actions, self.pinned_states) < 1
+                or self.pinned_ttl <= 0 or not self.max_seconds > 0):
             raise ValueError("search limits must be positive")
 
 
@@ -287,10 +293,15 @@ class Searcher:
     """Search and lookup over one :class:`DecisionCore` and its :class:`RelationIndex`."""
 
     def __init__(self, core: DecisionCore, *, limits: SearchLimits | None = None,
-                 clock: Callable[[], float] = time.monotonic, key: bytes | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, key: bytes | None = None,
+                 between: Callable[[], None] | None = None) -> None:
+        """``between``: called after every candidate decision (the sidecar's search workers
+        give the serving thread its turn there)."""
         self.core = core
+        self._between = between or (lambda: None)
         self.limits = limits or SearchLimits()
         self.states = PinnedStates(self.limits, clock)
+        self._clock = clock
         self._key = key or os.urandom(32)
 
     # -- the three AuthZEN searches --------------------------------------------------
@@ -406,13 +417,20 @@ class Searcher:
         any_value = allowed(self._probe_id(view, question, via))
         values: list[str] = []
         if not any_value:
+            deadline = self._clock() + self.limits.max_seconds
             walk = self._walk(view.objects_of(subject, via, self.limits.max_fanout))
             for decided, obj in enumerate(walk, 1):
                 if decided > self.limits.max_decisions:
                     raise SearchLimitExceeded(f"more than {self.limits.max_decisions} candidate {via} ids to decide",
                                               limit="max_decisions", maximum=self.limits.max_decisions)
+                if decided > 1 and self._clock() >= deadline:
+                    raise SearchLimitExceeded(f"deciding the candidate {via} ids took more than "
+                                              f"{self.limits.max_seconds:g} s; ask about a narrower subject",
+                                              limit="max_seconds", maximum=self.limits.max_seconds)
                 value = obj.partition(":")[2]
-                if allowed(value):
+                keep = allowed(value)
+                self._between()
+                if keep:
                     values.append(value)
         return ResourceFilter(attribute, tuple(sorted(values)), include_null, any_value, pinned.seq_for(tenant),
                               pinned.bundle_revision)
@@ -464,13 +482,16 @@ class Searcher:
         results: list[str] = []
         decided = 0
         partial = False
+        deadline = self._clock() + self.limits.max_seconds
         for candidate in candidates:
             decided += 1
-            if self.core.decide_at(ask(candidate), pinned.revision, pinned.relations).allow:
+            allowed = self.core.decide_at(ask(candidate), pinned.revision, pinned.relations).allow
+            self._between()
+            if allowed:
                 results.append(candidate)
                 if len(results) == size:
                     break
-            if decided >= self.limits.max_decisions:
+            if decided >= self.limits.max_decisions or self._clock() >= deadline:
                 partial = True
                 break
         more = next(candidates, None) is not None
@@ -566,12 +587,18 @@ def _b64(data: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes:
+    """The bytes of canonical unpadded base64url only: the decoder alone skips characters
+    outside the alphabet and ignores a last character's unused bits, so one token had many
+    spellings (an altered token still accepted)."""
     if not text or len(text) > 1024:
         raise ValueError("empty")
     try:
-        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (ValueError, TypeError) as exc:
         raise ValueError(str(exc)) from None
+    if _b64(raw) != text:
+        raise ValueError("not canonical base64url")
+    return raw
 
 
 def entity(ident: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ class SearchLimitExceeded(InvalidInput):
     code = "search_limit_exceeded"
     http_status = 422
 
-    def __init__(self, message: str, *, limit: str, maximum: int, **detail: Any) -> None:
+    def __init__(self, message: str, *, limit: str, maximum: int | float, **detail: Any) -> None:
         super().__init__(message, limit=limit, maximum=maximum, **detail)
 
 
