@@ -28,7 +28,7 @@ SERVE = """
 import json, socket, sys, uvicorn
 sys.path.insert(0, sys.argv[1])
 from orders_app import app
-sock = socket.socket(); sock.bind(("127.0.0.1", 0))
+sock = socket.socket(); sock.bind(("127.0.0.1", 0)); sock.listen(128)  # connections wait in the backlog
 print(json.dumps({"event": "listening", "http": "127.0.0.1:%d" % sock.getsockname()[1]}), flush=True)
 uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 """
