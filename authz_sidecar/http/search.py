@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel
 from starlette.types import Scope
-from tenantguard.errors import TenantGuardError
+from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.search import Page, Question, RelationsStale, entity
 
 from ..runtime import Caller, Sidecar, _bind_tenant, question_tenant
@@ -148,6 +148,21 @@ def _resources(sidecar: Sidecar, kind: str, parsed: Any, caller: Caller) -> Page
     return _count(sidecar, kind, sidecar.searcher.resources(question, limit=limit, token=token))
 
 
+def _refuse_stated_properties(question: Question) -> None:
+    """A caller with a context token may not state the candidates' properties (``tenant_id`` aside).
+
+    Each candidate is decided with the properties the question states; stated by the end user
+    (``roles: ["admin"]``), they made every subject of the type look allowed, so the search
+    broadened to list the whole tenant's subjects of that type. A PEP (the local service, a PEP
+    key) states what it knows of its users and keeps doing so."""
+    stated = (question.subject or {}).get("properties") or {}
+    extra = sorted(str(name) for name in stated if name != "tenant_id")
+    if extra:
+        raise InvalidInput("a caller with a context token cannot state subject.properties for a subject search "
+                           "(each candidate is decided with the relations it holds)",
+                           field="subject.properties", names=extra[:8])
+
+
 def _subjects(sidecar: Sidecar, kind: str, parsed: Any, caller: Caller) -> Page:
     limit, token = _limits(parsed)
     try:
@@ -155,6 +170,8 @@ def _subjects(sidecar: Sidecar, kind: str, parsed: Any, caller: Caller) -> Page:
         tenant = _search_tenant(sidecar, caller, question)
     except _Nobody:
         return _empty(sidecar)
+    if caller.claims is not None:
+        _refuse_stated_properties(question)
     # A token names its own subject only: candidates are decided as PEP-stated subjects.
     question = Question(question.subject, question.action, question.resource, question.context, None)
     return _count(sidecar, kind, sidecar.searcher.subjects(question, tenant, limit=limit, token=token))

@@ -137,6 +137,29 @@ def test_subject_and_action_search(sidecar: SidecarProcess, world: SearchWorld) 
     assert sorted(a["name"] for a in actions) == ["read", "write"]
 
 
+@pytest.mark.parametrize("path", ["/access/v1/search/subject", "/v1/lookup/subjects"])
+def test_a_token_caller_cannot_state_the_candidates_properties(sidecar: SidecarProcess, world: SearchWorld,
+                                                               path: str) -> None:
+    """Stated by an end user, ``roles: ["admin"]`` made every user look allowed (the policy lets
+    admins read anything), and the search listed the tenant's users well past the document's."""
+    question = {"subject": {"type": "user", "properties": {"roles": ["admin"], "tenant_id": "acme"}},
+                "action": {"name": "read"}, "resource": {"type": "doc", "id": "d7"}}
+    refused = post(sidecar, path, question, world.token())
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"] == "invalid_request"
+    assert refused.json()["detail"] == {"field": "subject.properties", "names": ["roles"]}
+    stating_tenant_only = {**question, "subject": {"type": "user", "properties": {"tenant_id": "acme"}}}
+    plain = post(sidecar, path, stating_tenant_only, world.token())
+    assert plain.status_code == 200 and _ids(plain) == ["bob"]
+    local_pep = post(sidecar, path, question)  # the service itself, on loopback: states what it knows
+    assert local_pep.status_code == 200 and {"alice", "bob"} <= set(_ids(local_pep))
+
+
+def _ids(answer: httpx.Response) -> list[str]:
+    """Result ids: AuthZEN answers entities, the native lookups ``type:id`` strings."""
+    return sorted(r["id"] if isinstance(r, dict) else r.partition(":")[2] for r in answer.json()["results"])
+
+
 def test_native_lookups_and_the_filter(sidecar: SidecarProcess, world: SearchWorld) -> None:
     pep = {"type": "user", "id": "bob", "properties": {"tenant_id": "acme"}}
     found = post(sidecar, "/v1/lookup/resources", {"subject": pep, "action": {"name": "write"},
