@@ -77,8 +77,9 @@ class SessionStore:
             self._sessions[session.key] = session
         return session_id, session
 
-    def get(self, session_id: str | None, *, now: float | None = None) -> Session | None:
-        """The live session of this id (its idle clock restarted), or None."""
+    def get(self, session_id: str | None, *, now: float | None = None, activity: bool = True) -> Session | None:
+        """The live session of this id, or None; ``activity``: the operator did something, so its
+        idle clock restarts (a page reloading itself is no activity)."""
         if not session_id or len(session_id) > 128:
             return None
         now = time.time() if now is None else now
@@ -90,7 +91,8 @@ class SessionStore:
             if self._expired(session, now):
                 del self._sessions[key]
                 return None
-            session.last_seen = now
+            if activity:
+                session.last_seen = now
             return session
 
     def end(self, session: Session) -> None:

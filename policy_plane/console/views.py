@@ -78,8 +78,15 @@ def session_cookie(request: Request) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+AUTO_REFRESH: Final = "auto"
+"""The query parameter console.js adds to the reloads it makes on its own (``?auto=1``)."""
+
+
 def current_session(request: Request) -> Session:
-    session = store_of(request).get(session_cookie(request))
+    """The request's live session. A page's own reload (``?auto=1``, a GET) does not restart its
+    idle clock: the Fleet page refreshing every 5 s kept an unattended console signed in forever."""
+    automatic = request.method == "GET" and request.query_params.get(AUTO_REFRESH) == "1"
+    session = store_of(request).get(session_cookie(request), activity=not automatic)
     if session is None:
         raise SignInRequired
     return session

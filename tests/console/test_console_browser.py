@@ -283,6 +283,7 @@ def test_console_in_a_browser(deployment: tuple[Cluster, Relay], page: Any) -> N
     relay.cut()
     page.goto(plane_url(cluster, "/console/"))
     expect(row.locator(".state")).to_have_text("stale", timeout=25_000)  # the page refreshes itself
+    assert "auto=1" in page.url  # ...saying so: its own reloads do not keep the session alive
     shot(page, "fleet-stale")
 
     # -- sign out: the session is gone

@@ -7,6 +7,7 @@ import asyncio
 import re
 import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import httpx
 import nats
@@ -239,6 +240,35 @@ def test_session_store_expires_and_is_bounded() -> None:
         assert store.get(sid, now=t) is not None  # kept alive...
     assert store.get(sid, now=8700) is None  # ...but not past the absolute limit
     assert not session.can_change and not session.csrf_ok(None) and session.csrf_ok(session.csrf)
+
+
+def test_a_pages_own_reloads_do_not_keep_an_unattended_session_alive() -> None:
+    """The Fleet page reloads itself every 5 s; counted as activity, an unattended console never
+    reached its idle limit. console.js marks those reloads ``?auto=1`` (the browser test sees it)."""
+    from starlette.requests import Request
+
+    from policy_plane.console.views import COOKIE, current_session
+
+    store = SessionStore(idle=60, absolute=3600)
+    sid, session = store.create("admin", now=1000.0)
+    for t in (1030.0, 1055.0):
+        assert store.get(sid, now=t, activity=False) is session
+    assert store.get(sid, now=1061.0, activity=False) is None  # idle since 1000, reloads or not
+
+    app = SimpleNamespace(state=SimpleNamespace(console_sessions=store))
+
+    def ask(method: str, query: str) -> float:
+        sid, session = store.create("admin")
+        session.last_seen -= 30
+        before = session.last_seen
+        scope = {"type": "http", "method": method, "path": "/console/", "query_string": query.encode(),
+                 "headers": [(b"cookie", f"{COOKIE}={sid}".encode())], "app": app}
+        assert current_session(Request(scope)) is session
+        return session.last_seen - before
+
+    assert ask("GET", "auto=1") == 0  # the page's own reload
+    assert ask("GET", "") >= 30 and ask("GET", "auto=0") >= 30  # the operator's
+    assert ask("POST", "auto=1") >= 30  # a form sent is always the operator's
 
 
 def test_relations_behind_is_shown_only_where_one_sequence_compares() -> None:

@@ -12,7 +12,13 @@
       if (box.checked) { window.location.reload(); }
     });
   }
+  // Reloads made here say so (auto=1): the plane does not count them as the operator's activity,
+  // so an unattended console still signs out when its idle time is up.
   if (seconds > 0 && (!box || box.checked)) {
-    window.setTimeout(function () { window.location.reload(); }, seconds * 1000);
+    window.setTimeout(function () {
+      var url = new URL(window.location.href);
+      url.searchParams.set("auto", "1");
+      window.location.replace(url.toString());
+    }, seconds * 1000);
   }
 })();
