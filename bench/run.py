@@ -24,6 +24,7 @@ SUITE: dict[str, tuple[list[str], list[str] | None]] = {
     "policy": ([], ["--quick"]),
     "relations": ([], ["--quick"]),
     "search": ([], ["--quick"]),
+    "search_door": ([], ["--quick"]),  # through a sidecar process; ~15 s quick
     "pauses": ([], ["--quick"]),
     "events": ([], ["--iterations", "200"]),
     "exchange": ([], ["--iterations", "200"]),
