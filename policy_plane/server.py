@@ -15,7 +15,14 @@ import signal
 import sys
 
 import uvicorn
-from tenantguard.serving import bind_tcp, event_loop_runner, http_protocol, limit_server_logs, serve_tls
+from tenantguard.serving import (
+    bind_tcp,
+    bound_tls_handshakes,
+    event_loop_runner,
+    http_protocol,
+    limit_server_logs,
+    serve_tls,
+)
 
 from .app import create_server_app
 from .runtime import Plane
@@ -61,6 +68,7 @@ async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
                                        limit_concurrency=plane.config.http_limits.max_connections))
     if plane.config.tls is not None:
         serve_tls(uv.config, plane.config.tls.ssl_context())
+        bound_tls_handshakes(loop, plane.config.http_limits.read_timeout)
     uv.install_signal_handlers = lambda: None  # type: ignore[attr-defined]  # we own the signals
     http_task = loop.create_task(uv.serve(sockets=[sock]))
     while not uv.started and not http_task.done():

@@ -529,11 +529,34 @@ def serve_tls(config: Any, context: ssl.SSLContext) -> None:
     uvicorn builds from file names (its cipher default is "TLSv1"). The config is loaded first
     and its context replaced, which every uvicorn we support honours. The guarded protocol of
     :func:`http_protocol` runs above the TLS transport, so its read deadline, head bound and
-    connection bound hold as over plain TCP, counted from the end of the handshake (asyncio
-    bounds the handshake itself: 60 s)."""
+    connection bound hold as over plain TCP, counted from the end of the handshake (the handshake
+    itself: :func:`bound_tls_handshakes`)."""
     if not config.loaded:
         config.load()
     config.ssl = context
+
+
+def bound_tls_handshakes(loop: asyncio.AbstractEventLoop, seconds: float) -> None:
+    """TLS servers this loop creates give a client ``seconds`` to finish its handshake.
+
+    uvicorn creates its servers without ``ssl_handshake_timeout``, so asyncio's and uvloop's
+    default held: 60 s. A connection still in its handshake is outside every HTTP bound (the
+    protocol sees it only once the handshake is done, and ``--max-connections`` does not count
+    it): a peer that connects and sends no ClientHello held a socket for a minute, so 17
+    connections a second kept a thousand open. The plane gives the handshake its read timeout.
+    The loop's ``create_server`` is wrapped for the process's one server loop (a loop attribute,
+    not a module global: nothing else in the process changes)."""
+    create_server = loop.create_server
+    if getattr(create_server, "tg_handshake_bound", None) is not None:
+        return
+
+    async def create(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("ssl") is not None:
+            kwargs.setdefault("ssl_handshake_timeout", seconds)
+        return await create_server(*args, **kwargs)
+
+    create.tg_handshake_bound = seconds  # type: ignore[attr-defined]
+    loop.create_server = create  # type: ignore[method-assign]
 
 
 async def _too_many_connections(scope: Any, receive: Any, send: Any) -> None:

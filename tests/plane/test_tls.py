@@ -6,6 +6,7 @@ admin token must never show up in what the processes print."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -226,3 +227,27 @@ def test_sidecar_plane_tls_options_need_an_https_plane_url(tmp_path: Path) -> No
                       plane_tls=tls)
     assert SidecarConfig(service="billing", plane_url="https://a:1", join_secret_file=tmp_path / "s",
                          plane_tls=tls).plane_tls is tls
+
+
+def test_a_client_that_never_starts_its_handshake_is_closed_at_the_read_timeout(tls_world: TlsWorld) -> None:
+    """A connection still in its TLS handshake is outside the HTTP bounds; asyncio gave it 60 s, so
+    17 silent connections a second held a thousand sockets. It now gets ``--http-read-timeout``."""
+    w = tls_world
+    plane = w.world.start("--tls-cert", str(w.pki.server.cert), "--tls-key", str(w.pki.server.key),
+                          "--http-read-timeout", "1")
+    try:
+        host, port = plane.http.rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=10) as silent:
+            silent.settimeout(30)  # the old bound was 60 s
+            started = time.monotonic()
+            try:
+                ended = silent.recv(1)
+            except ConnectionResetError:
+                ended = b""
+            held = time.monotonic() - started
+        assert ended == b"", ended
+        print(f"\na silent TLS client was closed after {held:.1f} s")
+        with w.admin(plane) as client:  # a client that does shake hands is served as before
+            assert client.status()["ready"] in (True, False)
+    finally:
+        plane.stop()
