@@ -11,6 +11,7 @@ from tenantguard.natsconn import HELP as NATS_HELP
 from tenantguard.serving import (
     DEFAULT_GRPC_MAX_CONNECTION_AGE,
     DEFAULT_GRPC_MAX_CONNECTION_IDLE,
+    DEFAULT_GRPC_MAX_CONNECTIONS,
     DEFAULT_GRPC_MAX_STREAMS,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_HEAD_BYTES,
@@ -94,6 +95,8 @@ def serve(
         "lets through"))] = DEFAULT_GRPC_MAX_MESSAGE_BYTES,
     grpc_max_streams: Annotated[int, typer.Option(
         envvar=ENV + "GRPC_MAX_STREAMS", help=GRPC_HELP["max_streams"])] = DEFAULT_GRPC_MAX_STREAMS,
+    grpc_max_connections: Annotated[int, typer.Option(
+        envvar=ENV + "GRPC_MAX_CONNECTIONS", help=GRPC_HELP["max_connections"])] = DEFAULT_GRPC_MAX_CONNECTIONS,
     grpc_max_connection_idle: Annotated[float, typer.Option(
         envvar=ENV + "GRPC_MAX_CONNECTION_IDLE", help=GRPC_HELP["max_connection_idle"])
     ] = DEFAULT_GRPC_MAX_CONNECTION_IDLE,
@@ -212,6 +215,7 @@ def serve(
         http_read_timeout=http_read_timeout, http_write_timeout=http_write_timeout, max_head_bytes=max_head_bytes,
         max_connections=max_connections,
         grpc_max_message_bytes=grpc_max_message_bytes, grpc_max_streams=grpc_max_streams,
+        grpc_max_connections=grpc_max_connections,
         grpc_max_connection_idle=grpc_max_connection_idle, grpc_max_connection_age=grpc_max_connection_age,
         decision_memo_size=decision_memo,
         decision_log_sample_allow=decision_log_sample_allow, decision_log_sample_deny=decision_log_sample_deny,

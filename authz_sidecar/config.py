@@ -16,6 +16,7 @@ from tenantguard.relations.model import NAME_RE
 from tenantguard.serving import (
     DEFAULT_GRPC_MAX_CONNECTION_AGE,
     DEFAULT_GRPC_MAX_CONNECTION_IDLE,
+    DEFAULT_GRPC_MAX_CONNECTIONS,
     DEFAULT_GRPC_MAX_STREAMS,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_HEAD_BYTES,
@@ -72,6 +73,7 @@ class SidecarConfig:
     max_connections: int = DEFAULT_MAX_CONNECTIONS  # open HTTP connections; past them 503 too_many_connections
     grpc_max_message_bytes: int = DEFAULT_GRPC_MAX_MESSAGE_BYTES
     grpc_max_streams: int = DEFAULT_GRPC_MAX_STREAMS  # open calls per gRPC connection
+    grpc_max_connections: int = DEFAULT_GRPC_MAX_CONNECTIONS  # open gRPC connections
     grpc_max_connection_idle: float = DEFAULT_GRPC_MAX_CONNECTION_IDLE  # s without calls before GOAWAY; 0 never
     grpc_max_connection_age: float = DEFAULT_GRPC_MAX_CONNECTION_AGE  # s a connection lives before GOAWAY; 0 never
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS
@@ -109,7 +111,8 @@ class SidecarConfig:
     @property
     def grpc_limits(self) -> GrpcLimits:
         """What one gRPC connection may hold (``tenantguard.serving``)."""
-        return GrpcLimits(max_streams=self.grpc_max_streams, max_connection_idle=self.grpc_max_connection_idle,
+        return GrpcLimits(max_streams=self.grpc_max_streams, max_connections=self.grpc_max_connections,
+                          max_connection_idle=self.grpc_max_connection_idle,
                           max_connection_age=self.grpc_max_connection_age)
 
     def __post_init__(self) -> None:

@@ -157,6 +157,7 @@ class HttpLimits:
 
 
 DEFAULT_GRPC_MAX_STREAMS = 1000
+DEFAULT_GRPC_MAX_CONNECTIONS = 1000
 DEFAULT_GRPC_MAX_CONNECTION_IDLE = 300.0
 DEFAULT_GRPC_MAX_CONNECTION_AGE = 1800.0
 GRPC_AGE_GRACE = 30.0  # in-flight calls on a connection past its age: above Envoy's check timeout (1 s here)
@@ -165,6 +166,8 @@ GRPC_KEEPALIVE_TIMEOUT = 20.0  # ...and closes it when no answer comes within th
 GRPC_MIN_CLIENT_PING = 10.0  # a client (Envoy's connection_keepalive) may ping this often, even without calls
 
 GRPC_HELP = {
+    "max_connections": "Open gRPC connections this server takes (1..100000); past them a new connection is "
+                       "closed at once (Envoy opens few, and retries its next check on another)",
     "max_streams": "Calls one gRPC connection may have open at once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS, "
                    "1..100000): grpcio and Envoy queue the calls past it",
     "max_connection_idle": "Seconds a gRPC connection may stay without calls before it is closed (GOAWAY; "
@@ -176,7 +179,7 @@ GRPC_HELP = {
 
 @dataclass(frozen=True)
 class GrpcLimits:
-    """What one gRPC connection may hold, as gRPC server options.
+    """What one gRPC connection may hold, and how many there may be, as gRPC server options.
 
     Without them a connection lives until its client ends it: an idle or half-open one (a peer
     gone without a FIN) holds its socket and buffers forever, and one connection may open as
@@ -191,9 +194,12 @@ class GrpcLimits:
     pings find half-open connections (``keepalive``: a peer that answers no ping within
     ``keepalive_timeout`` is gone, with whatever calls it held open); a client may ping every
     :data:`GRPC_MIN_CLIENT_PING` s, so Envoy's ``connection_keepalive`` is never taken for abuse.
+    ``max_connections`` bounds open connections (``grpc.max_allowed_incoming_connections``: one
+    past it is closed as soon as it is accepted), as ``--max-connections`` does for HTTP.
     """
 
     max_streams: int = DEFAULT_GRPC_MAX_STREAMS
+    max_connections: int = DEFAULT_GRPC_MAX_CONNECTIONS
     max_connection_idle: float = DEFAULT_GRPC_MAX_CONNECTION_IDLE  # 0: never
     max_connection_age: float = DEFAULT_GRPC_MAX_CONNECTION_AGE  # 0: never
     keepalive: float = GRPC_KEEPALIVE
@@ -202,6 +208,8 @@ class GrpcLimits:
     def __post_init__(self) -> None:
         if not 1 <= self.max_streams <= 100_000:
             raise ConfigError("the gRPC stream bound must be within 1..100000")
+        if not 1 <= self.max_connections <= 100_000:
+            raise ConfigError("the gRPC connection bound must be within 1..100000")
         if not (1 <= self.keepalive <= 86400 and 1 <= self.keepalive_timeout <= 3600):
             raise ConfigError("the gRPC keepalive must be within 1..86400 s, its timeout within 1..3600 s")
         for name in ("max_connection_idle", "max_connection_age"):
@@ -212,6 +220,7 @@ class GrpcLimits:
     def options(self) -> list[tuple[str, int]]:
         """The ``grpc.aio.server(options=...)`` that enforce these limits."""
         options = [("grpc.max_concurrent_streams", self.max_streams),
+                   ("grpc.max_allowed_incoming_connections", self.max_connections),
                    ("grpc.keepalive_time_ms", _ms(self.keepalive)),
                    ("grpc.keepalive_timeout_ms", _ms(self.keepalive_timeout)),
                    # gRPC >= 1.6x times a keepalive ping out by this one (default 60 s), not the above

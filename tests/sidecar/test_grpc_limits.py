@@ -46,6 +46,39 @@ def aging(world: World) -> Iterator[SidecarProcess]:
     running.stop()
 
 
+@pytest.fixture(scope="module")
+def few(world: World) -> Iterator[SidecarProcess]:
+    running = start_sidecar(world.args("billing", "--grpc-max-connections", "2"))
+    yield running
+    running.stop()
+
+
+def test_connections_past_the_bound_are_closed_and_the_next_after_one_ends_is_served(few: SidecarProcess) -> None:
+    """Without a bound, every accepted connection held a socket and its buffers (idle ones for
+    up to --grpc-max-connection-idle); past ``--grpc-max-connections`` one is closed at once."""
+    assert few.grpc is not None
+    first, second = rawh2.RawH2(few.grpc), rawh2.RawH2(few.grpc)
+    try:
+        for held in (first, second):
+            held.until(rawh2.SETTINGS)  # both taken
+        with rawh2.RawH2(few.grpc) as third:
+            assert third.next() is None  # closed without a frame
+    finally:
+        first.close()
+    try:
+        with grpc.insecure_channel(few.grpc) as channel:  # a place is free again, once the server saw the close
+            stub, deadline = pb_grpc.AuthorizationStub(channel), time.monotonic() + 30
+            while True:
+                try:
+                    assert check(stub, "/billing/invoices").HasField("denied_response")
+                    break
+                except grpc.RpcError as refused:
+                    assert refused.code() is grpc.StatusCode.UNAVAILABLE and time.monotonic() < deadline, refused
+                    time.sleep(0.1)
+    finally:
+        second.close()
+
+
 def test_streams_past_the_bound_are_refused(bounded: SidecarProcess) -> None:
     """The server announces its bound (SETTINGS_MAX_CONCURRENT_STREAMS) and refuses a stream past it
     (RST_STREAM REFUSED_STREAM, which clients retry); before, one connection opened any number."""
