@@ -42,6 +42,7 @@ from tenantguard.errors import (
     BundleRejected,
     BundleRollback,
     PolicyError,
+    ShadowNotFound,
     TenantGuardError,
     Unavailable,
 )
@@ -325,7 +326,8 @@ class BundleService:
     async def stop_shadow(self, scope: str) -> dict[str, Any]:
         current = self.state.shadows.get(scope)
         if current is None or current.get("stop"):
-            raise RollbackTargetMissing(f"scope {scope} has no shadow running")
+            raise ShadowNotFound(f"scope {scope} has no shadow running; `tenantguard bundle rollout status` lists "
+                                 "running shadows under fleet.shadow")
         return await self._commit_shadow(scope, {"scope": scope, "stop": True})
 
     async def _commit_shadow(self, scope: str, payload: dict[str, Any]) -> dict[str, Any]:

@@ -232,7 +232,21 @@ def plane_urls(spec: str | Sequence[str]) -> tuple[str, ...]:
     urls = tuple(dict.fromkeys(u.strip().rstrip("/") for u in items if u.strip()))
     if not urls:
         raise ConfigError("no policy plane URL given")
+    for url in urls:
+        _check_plane_url(url)
     return urls
+
+
+def _check_plane_url(url: str) -> None:
+    """Refuse at once what no request can reach: ``localhost:8282`` used to be sent, fail as
+    "unreachable: UnsupportedProtocol" and be retried for ``--retry-for`` seconds."""
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme.lower() in ("http", "https") and rest and not rest.startswith(("/", "?", "#")):
+        return
+    bare = rest if sep else url
+    example = f"http://{bare}" if bare and not bare.endswith(":") else "http://127.0.0.1:8282"
+    raise ConfigError(f"policy plane URL {shown_url(url)!r} must start with http:// or https:// and name a host "
+                      f"(e.g. {shown_url(example)!r})", url=shown_url(url))
 
 
 def unreachable(base_url: str, exc: Exception) -> Unavailable:
@@ -244,10 +258,16 @@ def unreachable(base_url: str, exc: Exception) -> Unavailable:
     hint = ""
     if base_url.lower().startswith("https://") and isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
         hint = MUTUAL_TLS_HINT  # TLS 1.3: the server's refusal of our certificate may arrive as a bare close
+    elif base_url.lower().startswith("http://") and isinstance(exc, httpx.RemoteProtocolError):
+        hint = PLAIN_TO_TLS_HINT  # a TLS listener reads our plain request as a bad handshake and closes
+    if hint:
+        detail = detail.rstrip(".")
     return Unavailable(f"policy plane at {shown_url(base_url)} unreachable: {type(exc).__name__}"
                        + (f": {detail}" if detail else "") + hint)
 
 
+PLAIN_TO_TLS_HINT: Final = ("; a plane serving HTTPS (--tls-cert) closes plain HTTP connections like this: use its "
+                            "https:// URL (and --plane-ca)")
 MUTUAL_TLS_HINT: Final = ("; a plane that requires mutual TLS closes connections that bring no client certificate "
                           "its CA signed (--plane-client-cert, --plane-client-key)")
 

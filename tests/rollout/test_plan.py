@@ -48,6 +48,7 @@ def test_a_halted_rollout_cannot_advance_until_resumed(state: RolloutState) -> N
     with pytest.raises(RolloutConflict) as caught:
         halted.advance("admin")
     assert caught.value.detail["rollout_status"] == HALTED
+    assert f"resume it first (`tenantguard bundle rollout resume {halted.id}`)" in caught.value.message
     with pytest.raises(RolloutConflict):
         halted.halt("admin")
     assert halted.resume("admin").advance("admin").stage == 1

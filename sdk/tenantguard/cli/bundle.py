@@ -34,10 +34,11 @@ from ..bundle.content import parse_contents
 from ..errors import BundleRejected
 from ..keys import SigningKey, TrustSet, load_public_key_file
 from .common import (
-    DEV_ENV_HINT,
     PlaneCaOpt,
     PlaneClientCertOpt,
     PlaneClientKeyOpt,
+    PlaneOpt,
+    TokenFileOpt,
     console,
     console_err,
     plane_tls,
@@ -391,10 +392,6 @@ def impact_cmd(
 
 # --------------------------------------------------------------------------- plane
 
-PlaneOpt = Annotated[str, typer.Option(envvar="TG_PLANE_URL", help="Policy plane base URL, e.g. "
-                                       f"https://plane.internal:8443 ({DEV_ENV_HINT})")]
-TokenFileOpt = Annotated[Path, typer.Option(envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
-                                            help=f"File holding the admin bearer token ({DEV_ENV_HINT})")]
 StagesOpt = Annotated[str | None, typer.Option(
     help="Staged rollout: scopes per stage, stages separated by ';' (e.g. 'billing;orders,reports;all'); only "
          "the first stage is announced now; `bundle rollout advance ID` announces the next")]
@@ -549,12 +546,12 @@ def shadow_stop(
 
 @app.command()
 def rollout(
-    action: Annotated[RolloutAction, typer.Argument(help="status (default), or a step of the current rollout")
-                      ] = RolloutAction.status,
+    plane: PlaneOpt,
+    token_file: TokenFileOpt,
+    action: Annotated[RolloutAction, typer.Argument(metavar="ACTION", help="status (default), or a step of the "
+                                                    "current rollout")] = RolloutAction.status,
     rollout_id: Annotated[str | None, typer.Argument(metavar="ID", help="The rollout (from status); "
                                                      "needed for every step")] = None,
-    plane: PlaneOpt = "",
-    token_file: TokenFileOpt = Path("admin.token"),
     plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
     plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
@@ -570,8 +567,6 @@ def rollout(
     step = action.value
     if step != "status" and rollout_id is None:
         raise typer.BadParameter(f"{step} needs the rollout ID (see `bundle rollout status`)", param_hint="ID")
-    if not plane:
-        raise typer.BadParameter(f"give --plane or TG_PLANE_URL ({DEV_ENV_HINT})", param_hint="--plane")
     with PlaneClient(plane, token=read_token(token_file),
                      **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         _print_step(client.rollout(None if step == "status" else rollout_id, None if step == "status" else step))

@@ -90,6 +90,16 @@ UNREACHABLE_HINT = ("; is it running there? A restarted `tenantguard dev` listen
                     "`source .tenantguard/dev.env` again in this shell")
 
 
+# The plane's address and the admin token, taken by every command that talks to the plane (one
+# definition, so every command's --help says the same thing and a missing one gets the dev.env hint).
+PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL",
+                                       help="Policy plane base URL (http:// or https://), or several replicas' "
+                                            "comma-separated (a write refused or unanswered is retried at the "
+                                            f"next) ({DEV_ENV_HINT})")]
+TokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
+                                            help=f"File holding the admin bearer token ({DEV_ENV_HINT})")]
+
+
 # TLS towards the plane, taken by every command that talks to it (read from the environment like
 # --plane and --token-file, so a shell that exports them once covers every command).
 PlaneCaOpt = Annotated[Path | None, typer.Option("--plane-ca", envvar="TG_PLANE_CA", dir_okay=False,

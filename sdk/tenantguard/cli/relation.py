@@ -19,11 +19,12 @@ from ..plane_client import DEFAULT_RETRY_FOR, PlaneClient
 from ..relations import RelationChange, Relationship
 from ..urls import shown_url
 from .common import (
-    DEV_ENV_HINT,
     PlaneCaOpt,
     PlaneClientCertOpt,
     PlaneClientKeyOpt,
+    PlaneOpt,
     PlaneTlsArgs,
+    TokenFileOpt,
     console_err,
     plane_tls,
     print_json,
@@ -32,11 +33,6 @@ from .common import (
 app = typer.Typer(help="Write, delete, list and check relationship tuples through the policy plane.",
                   no_args_is_help=True)
 
-PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL",
-                                       help="Policy plane base URL, or several replicas' comma-separated (a "
-                                            f"write refused or unanswered is retried at the next) ({DEV_ENV_HINT})")]
-TokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
-                                            help=f"File holding the admin bearer token ({DEV_ENV_HINT})")]
 RetryForOpt = Annotated[float, typer.Option(
     "--retry-for", envvar="TG_PLANE_RETRY_FOR", min=0,
     help="Seconds a write is retried (with one Idempotency-Key) while the plane is unreachable or refuses it "

@@ -1,0 +1,191 @@
+"""An operator's first day past the README: operations.md's commands, run as written against real
+processes (a plane on a real nats-server, a TLS listener, the installed ``tenantguard`` script), and
+the one-line errors a newcomer gets on the way (a URL without its scheme, http:// to an HTTPS plane,
+a sidecar told to follow NATS without the key its bundles verify with, a halted rollout)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import typer.main
+from tenantguard import cli
+from tenantguard.httptls import ServerTls
+from tenantguard.keys import SigningKey
+from tenantguard.natsserver import NatsServer
+from tenantguard.plane_client import PlaneClient
+
+from tests.plane.conftest import World
+from tests.plane.process import PlaneProcess
+from tests.plane.test_bundles import bundle_dir
+from tests.sdk.test_serving_tls import Served
+
+CLI = Path(sys.executable).with_name("tenantguard")
+ENV = {k: v for k, v in os.environ.items() if not k.startswith("TG_")} | {"COLUMNS": "200", "NO_COLOR": "1"}
+
+
+def run_cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, timeout=120,
+                          env=env or ENV, check=False)
+
+
+def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+# --------------------------------------------------------------------------- the plane's address
+
+
+@pytest.mark.parametrize("args", [
+    ("relation", "write", "acme/project:p1#member@user:bob"),
+    ("revoke", "tenant", "acme"),
+    ("bundle", "rollout", "status"),
+])
+def test_a_plane_url_without_its_scheme_is_refused_at_once(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """``--plane localhost:8282`` was sent anyway, failed as "unreachable: UnsupportedProtocol" and a
+    write spent the default 20 s of --retry-for on it before saying so."""
+    token = tmp_path / "admin.token"
+    token.write_text("an-admin-token-of-enough-length")
+    done = run_cli(*args, "--plane", "localhost:8282", "--token-file", token)
+    assert done.returncode == 1, done
+    assert one_error_line(done) == ("error config_invalid: policy plane URL 'localhost:8282' must start with "
+                                    "http:// or https:// and name a host (e.g. 'http://localhost:8282')")
+
+
+def test_plain_http_to_an_https_plane_says_to_use_https(tmp_path: Path) -> None:
+    """The TLS port closes a plain request without an answer; the error named only the close."""
+    out = tmp_path / "tls"
+    assert run_cli("keys", "tls", "--out", out, "--host", "127.0.0.1").returncode == 0
+    served = Served(ServerTls(out / "plane.pem", out / "plane.key"))
+    token = tmp_path / "admin.token"
+    token.write_text("an-admin-token-of-enough-length")
+    try:
+        done = run_cli("relation", "list", "--tenant", "acme", "--plane", f"http://127.0.0.1:{served.port}",
+                       "--token-file", token)
+    finally:
+        served.stop()
+    assert done.returncode == 1, done
+    line = one_error_line(done)
+    assert line.startswith("error unavailable: "), line
+    assert line.endswith("a plane serving HTTPS (--tls-cert) closes plain HTTP connections like this: use its "
+                         "https:// URL (and --plane-ca)"), line
+
+
+def test_keys_tls_client_flags_are_enough_for_the_plane_it_configured(tmp_path: Path) -> None:
+    """With ``--client``, plane_flags turn mutual TLS on, but client_flags named only the CA: a
+    client that used them as printed was refused."""
+    out = tmp_path / "tls"
+    made = run_cli("keys", "tls", "--out", out, "--host", "127.0.0.1", "--client", "admin")
+    assert made.returncode == 0, made.stderr
+    summary = json.loads(made.stdout)
+    plane_flags = dict(zip(summary["plane_flags"][::2], summary["plane_flags"][1::2], strict=True))
+    client_flags = dict(zip(summary["client_flags"][::2], summary["client_flags"][1::2], strict=True))
+    assert client_flags == dict(zip(summary["clients"]["admin"]["flags"][::2],
+                                    summary["clients"]["admin"]["flags"][1::2], strict=True))
+    served = Served(ServerTls(plane_flags["--tls-cert"], plane_flags["--tls-key"],
+                              client_ca_file=plane_flags["--tls-client-ca"]))
+    try:
+        with PlaneClient(f"https://127.0.0.1:{served.port}", retry_for=0, ca=client_flags["--plane-ca"],
+                         client_cert=client_flags.get("--plane-client-cert"),
+                         client_key=client_flags.get("--plane-client-key")) as client:
+            assert client.status()["scheme"] == "https"
+    finally:
+        served.stop()
+
+
+# --------------------------------------------------------------------------- every plane command alike
+
+
+def test_every_token_file_option_is_required_and_none_has_a_default() -> None:
+    """``bundle rollout`` alone defaulted --token-file to ./admin.token (and --plane to ""), so a
+    shell without dev.env got "cannot read token file admin.token" instead of the dev.env hint."""
+    cli._register_service_groups()
+    root = typer.main.get_command(cli.app)
+    seen = []
+
+    def walk(command: object, path: tuple[str, ...] = ()) -> None:
+        for param in getattr(command, "params", ()):
+            if getattr(param, "envvar", None) in ("TG_PLANE_URL", "TG_PLANE_TOKEN_FILE"):
+                seen.append(path)
+                assert param.required and param.default is None, (path, param.opts, param.default)
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, (*path, name))
+
+    walk(root)
+    assert ("bundle", "rollout") in seen and ("decisions", "query") in seen
+
+
+def test_bundle_rollout_without_dev_env_names_the_way_out() -> None:
+    done = run_cli("bundle", "rollout")
+    assert done.returncode == 2, done
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: Missing option '--plane'"), done.stderr
+    assert last.endswith("`source .tenantguard/dev.env` sets it in this shell"), done.stderr
+    usage = run_cli("bundle", "rollout", "--help").stdout.splitlines()[0]
+    assert usage == "Usage: tenantguard bundle rollout [OPTIONS] [ACTION] [ID]", usage
+
+
+# --------------------------------------------------------------------------- a sidecar started by hand
+
+
+def test_a_sidecar_following_nats_without_a_bundle_key_is_refused_at_start(tmp_path: Path) -> None:
+    """It used to start, follow the feed and refuse every announced bundle (bundle_unknown_key) for ever,
+    not ready; docs/scoped-feeds.md's own example left the flag out."""
+    key = tmp_path / "event.pem"
+    SigningKey.generate().save(key)
+    done = run_cli("sidecar", "serve", "--service", "billing", "--port", "0", "--grpc-port", "-1",
+                   "--nats", "nats://127.0.0.1:9", "--plane-key", f"{key}.pub")
+    assert done.returncode == 1, done
+    assert one_error_line(done).startswith("error config_invalid: --nats needs --bundle-key: the plane's bundle "
+                                           "public key (bundle.pem.pub")
+
+
+# --------------------------------------------------------------------------- rollouts and shadows on a real plane
+
+
+@pytest.fixture
+def live_plane(tmp_path: Path) -> Iterator[tuple[PlaneProcess, dict[str, str]]]:
+    """A plane replica on a real nats-server, and the environment dev.env would give a second shell."""
+    with NatsServer(tmp_path / "nats") as server:
+        world = World(tmp_path, server)
+        plane = world.start()
+        try:
+            yield plane, ENV | {"TG_PLANE_URL": plane.base_url, "TG_PLANE_TOKEN_FILE": str(world.token_file)}
+        finally:
+            plane.stop()
+
+
+@pytest.mark.nats
+@pytest.mark.timeout(180)
+def test_shadow_stop_and_a_halted_rollout_say_what_is_wrong_and_what_to_do(
+        tmp_path: Path, live_plane: tuple[PlaneProcess, dict[str, str]]) -> None:
+    """``shadow-stop`` with no shadow running answered rollback_target_missing (a rollback's code), and
+    advancing a halted rollout said "only one in progress can advance" without naming resume."""
+    _, env = live_plane
+    stopped = run_cli("bundle", "shadow-stop", "--scope", "all", env=env)
+    assert stopped.returncode == 1, stopped
+    assert one_error_line(stopped) == ("error shadow_not_found: scope all has no shadow running; `tenantguard bundle "
+                                       "rollout status` lists running shadows under fleet.shadow")
+
+    published = run_cli("bundle", "publish", bundle_dir(tmp_path / "b"), "--stages", "billing;all", env=env)
+    assert published.returncode == 0, published.stderr
+    rollout_id = json.loads(published.stdout)["rollout"]["id"]
+    assert run_cli("bundle", "rollout", "halt", rollout_id, env=env).returncode == 0
+    refused = run_cli("bundle", "rollout", "advance", rollout_id, env=env)
+    assert refused.returncode == 1, refused
+    line = one_error_line(refused)
+    assert re.fullmatch(rf"error rollout_conflict: rollout {re.escape(rollout_id)} is halted; resume it first "
+                        rf"\(`tenantguard bundle rollout resume {re.escape(rollout_id)}`\), then advance", line), line
+    assert run_cli("bundle", "rollout", "resume", rollout_id, env=env).returncode == 0
+    advanced = run_cli("bundle", "rollout", "advance", rollout_id, env=env)
+    assert advanced.returncode == 0, advanced.stderr
+    assert json.loads(advanced.stdout)["rollout"]["status"] == "completed"
