@@ -189,3 +189,26 @@ def test_shadow_stop_and_a_halted_rollout_say_what_is_wrong_and_what_to_do(
     advanced = run_cli("bundle", "rollout", "advance", rollout_id, env=env)
     assert advanced.returncode == 0, advanced.stderr
     assert json.loads(advanced.stdout)["rollout"]["status"] == "completed"
+
+
+@pytest.mark.nats
+@pytest.mark.timeout(180)
+def test_pushing_an_archive_signed_by_another_key_says_which_key_the_plane_wants(
+        tmp_path: Path, live_plane: tuple[PlaneProcess, dict[str, str]]) -> None:
+    """bundles/README.md's ``bundle build --signing-key`` then ``bundle push``, with a key of one's own:
+    the plane refused it and the CLI's advice named --bundle-key/--key/--trust, options push has not."""
+    _, env = live_plane
+    key = tmp_path / "mine.pem"
+    SigningKey.generate().save(key)
+    archive = tmp_path / "b.tar.gz"
+    built = run_cli("bundle", "build", bundle_dir(tmp_path / "b"), "-o", archive, "--signing-key", key, env=env)
+    assert built.returncode == 0, built.stderr
+    pushed = run_cli("bundle", "push", archive, env=env)
+    assert pushed.returncode == 1, pushed
+    line = one_error_line(pushed)
+    assert line.startswith("error bundle_unknown_key: "), line
+    assert "for `bundle push`, the plane's bundle key, or leave the archive unsigned for the plane to sign" in line
+    unsigned = tmp_path / "unsigned.tar.gz"
+    assert run_cli("bundle", "build", tmp_path / "b", "-o", unsigned, env=env).returncode == 0
+    accepted = run_cli("bundle", "push", unsigned, env=env)  # the way out the line names works
+    assert accepted.returncode == 0 and json.loads(accepted.stdout)["signed_by_plane"] is True, accepted

@@ -76,8 +76,10 @@ def shown_message(exc: TenantGuardError) -> str:
 # What to do next, for refusals whose message states only the fact (the library's errors are
 # also read by programs and the plane's API, so the CLI adds the advice).
 CODE_HINTS = {
-    "bundle_unknown_key": ("; none of the keys given (--bundle-key, --key, --trust) signed it: `tenantguard bundle "
-                           "inspect FILE` shows the signer's kid and `tenantguard keys show KEY` a key's"),
+    "bundle_unknown_key": ("; no key that verifies it here signed it (--bundle-key, --key or --trust; for `bundle "
+                           "push`, the plane's bundle key, or leave the archive unsigned for the plane to sign): "
+                           "`tenantguard bundle inspect FILE` shows the signer's kid and `tenantguard keys show KEY` "
+                           "a key's"),
     "bundle_signature_invalid": ("; the archive changed after it was signed, or another key than the one given signed "
                                  "it: `tenantguard bundle inspect FILE` shows the signer's kid and `tenantguard keys "
                                  "show KEY` a key's"),
