@@ -168,9 +168,18 @@ def live_plane(tmp_path: Path) -> Iterator[tuple[PlaneProcess, dict[str, str]]]:
 @pytest.mark.timeout(180)
 def test_shadow_stop_and_a_halted_rollout_say_what_is_wrong_and_what_to_do(
         tmp_path: Path, live_plane: tuple[PlaneProcess, dict[str, str]]) -> None:
-    """``shadow-stop`` with no shadow running answered rollback_target_missing (a rollback's code), and
-    advancing a halted rollout said "only one in progress can advance" without naming resume."""
+    """A token file of another plane got only "the credential is not the admin token"; ``shadow-stop``
+    with no shadow running answered rollback_target_missing (a rollback's code); advancing a halted
+    rollout said "only one in progress can advance" without naming resume."""
     _, env = live_plane
+    other = tmp_path / "other.token"
+    other.write_text("the-admin-token-of-another-plane")
+    wrong = run_cli("bundle", "shadow-stop", "--scope", "all", "--token-file", other, env=env)
+    assert wrong.returncode == 1, wrong
+    assert one_error_line(wrong) == (
+        "error forbidden: the credential is not the admin token; --token-file (TG_PLANE_TOKEN_FILE) must name the "
+        "file the plane was started with (--admin-token-file, or --operator-token-file for reads); for `tenantguard "
+        "dev` that is .tenantguard/plane/admin.token, which `source .tenantguard/dev.env` sets")
     stopped = run_cli("bundle", "shadow-stop", "--scope", "all", env=env)
     assert stopped.returncode == 1, stopped
     assert one_error_line(stopped) == ("error shadow_not_found: scope all has no shadow running; `tenantguard bundle "

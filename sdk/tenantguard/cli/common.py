@@ -70,6 +70,8 @@ def shown_message(exc: TenantGuardError) -> str:
         message = f"{file}: {message}"
     if exc.code == "unavailable" and " unreachable: Connect" in message:  # refused or timed out, not a bad URL
         message += UNREACHABLE_HINT
+    if exc.code == "forbidden" and message.startswith("the credential is"):  # the plane's word on a bearer token
+        message += WRONG_TOKEN_HINT
     return message + CODE_HINTS.get(exc.code, "")
 
 
@@ -100,6 +102,12 @@ PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL",
                                             f"next) ({DEV_ENV_HINT})")]
 TokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
                                             help=f"File holding the admin bearer token ({DEV_ENV_HINT})")]
+
+
+# After the plane refused the token: on a first day, a token file of another plane or another dev folder.
+WRONG_TOKEN_HINT = ("; --token-file (TG_PLANE_TOKEN_FILE) must name the file the plane was started with "
+                    "(--admin-token-file, or --operator-token-file for reads); for `tenantguard dev` that is "
+                    ".tenantguard/plane/admin.token, which `source .tenantguard/dev.env` sets")
 
 
 # TLS towards the plane, taken by every command that talks to it (read from the environment like
