@@ -43,7 +43,7 @@ import httpx
 from .errors import BundleRejected, ConfigError, InvalidInput, PlaneTlsRefused, TenantGuardError, Unavailable
 from .httptls import ClientTls, tls_failure, tls_reason
 from .relations import RelationChange, Relationship
-from .urls import shown_url
+from .urls import check_http_url, shown_url
 
 # Longer than the plane's own write deadline (twice its --request-timeout, 10 s by default): a write the
 # plane is still sending again (a node or stream leader being replaced) ends in its answer, a 200 or a
@@ -233,20 +233,8 @@ def plane_urls(spec: str | Sequence[str]) -> tuple[str, ...]:
     if not urls:
         raise ConfigError("no policy plane URL given")
     for url in urls:
-        _check_plane_url(url)
+        check_http_url(url, "policy plane URL")
     return urls
-
-
-def _check_plane_url(url: str) -> None:
-    """Refuse at once what no request can reach: ``localhost:8282`` used to be sent, fail as
-    "unreachable: UnsupportedProtocol" and be retried for ``--retry-for`` seconds."""
-    scheme, sep, rest = url.partition("://")
-    if sep and scheme.lower() in ("http", "https") and rest and not rest.startswith(("/", "?", "#")):
-        return
-    bare = rest if sep else url
-    example = f"http://{bare}" if bare and not bare.endswith(":") else "http://127.0.0.1:8282"
-    raise ConfigError(f"policy plane URL {shown_url(url)!r} must start with http:// or https:// and name a host "
-                      f"(e.g. {shown_url(example)!r})", url=shown_url(url))
 
 
 def unreachable(base_url: str, exc: Exception) -> Unavailable:

@@ -61,6 +61,28 @@ def test_a_plane_url_without_its_scheme_is_refused_at_once(tmp_path: Path, args:
                                     "http:// or https:// and name a host (e.g. 'http://localhost:8282')")
 
 
+@pytest.mark.parametrize(("args", "says"), [
+    (("resources", "--subject", "alice", "--action", "documents:read", "--type", "document"),
+     "Invalid value for --subject: 'alice' must be TYPE:ID, e.g. user:alice"),
+    (("subjects", "--object", "d1", "--action", "documents:read"),
+     "Invalid value for --object: 'd1' must be TYPE:ID, e.g. document:d1"),
+])
+def test_a_lookup_entity_without_its_type_is_a_usage_error(args: tuple[str, ...], says: str) -> None:
+    """``--subject alice`` was sent as a subject without an id and came back from the sidecar as
+    "subject.id must be a non-empty string" (or, with dev stopped, as "unreachable")."""
+    done = run_cli("relation", "lookup", *args, "--sidecar", "http://127.0.0.1:9")
+    assert done.returncode == 2, done
+    assert done.stderr.strip().splitlines()[-1] == f"Error: {says}", done.stderr
+
+
+def test_a_sidecar_url_without_its_scheme_is_refused_at_once() -> None:
+    done = run_cli("relation", "lookup", "resources", "--subject", "user:alice", "--action", "documents:read",
+                   "--type", "document", "--sidecar", "localhost:8181")
+    assert done.returncode == 1, done
+    assert one_error_line(done) == ("error config_invalid: sidecar URL 'localhost:8181' must start with http:// or "
+                                    "https:// and name a host (e.g. 'http://localhost:8181')")
+
+
 def test_plain_http_to_an_https_plane_says_to_use_https(tmp_path: Path) -> None:
     """The TLS port closes a plain request without an answer; the error named only the close."""
     out = tmp_path / "tls"
