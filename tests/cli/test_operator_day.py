@@ -243,3 +243,21 @@ def test_pushing_an_archive_signed_by_another_key_says_which_key_the_plane_wants
     assert run_cli("bundle", "build", tmp_path / "b", "-o", unsigned, env=env).returncode == 0
     accepted = run_cli("bundle", "push", unsigned, env=env)  # the way out the line names works
     assert accepted.returncode == 0 and json.loads(accepted.stdout)["signed_by_plane"] is True, accepted
+
+
+def test_no_command_summary_is_cut_inside_a_parenthesis() -> None:
+    """``decisions --help`` listed export as "... oldest first (e.g.": click ends a summary at the
+    first word ending in a full stop, and "e.g." is one."""
+    cli._register_service_groups()
+    root = typer.main.get_command(cli.app)
+    cut = []
+
+    def walk(command: object, path: tuple[str, ...] = ()) -> None:
+        for name, sub in getattr(command, "commands", {}).items():
+            summary = sub.get_short_help_str(limit=1000)
+            if summary.count("(") != summary.count(")") or summary.endswith(("e.g.", "i.e.")):
+                cut.append(((*path, name), summary))
+            walk(sub, (*path, name))
+
+    walk(root)
+    assert not cut, cut

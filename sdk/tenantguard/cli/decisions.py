@@ -71,7 +71,7 @@ def export(plane: PlaneOpt, token_file: TokenFileOpt, tenant: TenantF = None, se
            format: FormatF = "tenantguard",
            plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
            plane_client_key: PlaneClientKeyOpt = None) -> None:
-    """Every matching record as JSON lines on stdout, oldest first (e.g. one tenant's records: --tenant)."""
+    """Every matching record as JSON lines on stdout, oldest first (--tenant: one tenant's records)."""
     with _client(plane, token_file, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         for record in client.iter_decisions(**_filters(tenant, service, subject, resource, action, outcome, reason,
                                                        since, until), order="asc", limit=1000, format=format):
