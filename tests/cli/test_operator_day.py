@@ -129,7 +129,8 @@ def test_keys_tls_client_flags_are_enough_for_the_plane_it_configured(tmp_path: 
 
 def test_every_token_file_option_is_required_and_none_has_a_default() -> None:
     """``bundle rollout`` alone defaulted --token-file to ./admin.token (and --plane to ""), so a
-    shell without dev.env got "cannot read token file admin.token" instead of the dev.env hint."""
+    shell without dev.env got "cannot read token file admin.token" instead of the dev.env hint; and
+    ``decisions``/``explain`` said they wanted the admin token, when the operator token reads too."""
     cli._register_service_groups()
     root = typer.main.get_command(cli.app)
     seen = []
@@ -139,6 +140,8 @@ def test_every_token_file_option_is_required_and_none_has_a_default() -> None:
             if getattr(param, "envvar", None) in ("TG_PLANE_URL", "TG_PLANE_TOKEN_FILE"):
                 seen.append(path)
                 assert param.required and param.default is None, (path, param.opts, param.default)
+                if param.envvar == "TG_PLANE_TOKEN_FILE" and path[0] in ("decisions", "explain"):
+                    assert "read-only operator" in param.help, (path, param.help)  # reads take either token
         for name, sub in getattr(command, "commands", {}).items():
             walk(sub, (*path, name))
 

@@ -102,6 +102,10 @@ PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL",
                                             f"next) ({DEV_ENV_HINT})")]
 TokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
                                             help=f"File holding the admin bearer token ({DEV_ENV_HINT})")]
+# Reads of decision records take the read-only operator token too (plane serve --operator-token-file).
+ReadTokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
+                                                help="File holding the admin or the read-only operator bearer "
+                                                     f"token ({DEV_ENV_HINT})")]
 
 
 # After the plane refused the token: on a first day, a token file of another plane or another dev folder.
