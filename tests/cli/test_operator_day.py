@@ -264,3 +264,22 @@ def test_no_command_summary_is_cut_inside_a_parenthesis() -> None:
 
     walk(root)
     assert not cut, cut
+
+
+@pytest.mark.nats
+@pytest.mark.timeout(180)
+def test_publishing_a_changed_bundle_under_the_same_revision_says_how_to_name_a_new_one(
+        tmp_path: Path, live_plane: tuple[PlaneProcess, dict[str, str]]) -> None:
+    """policy-authoring.md's steps end "bump revision in .manifest, publish"; forgetting the bump got
+    "publish a new revision" without saying where a revision comes from."""
+    _, env = live_plane
+    folder = bundle_dir(tmp_path / "b")
+    assert run_cli("bundle", "publish", folder, env=env).returncode == 0
+    (folder / "more.rego").write_text("package demo\n\nimport rego.v1\n\nextra if input.user == \"carol\"\n")
+    again = run_cli("bundle", "publish", folder, env=env)
+    assert again.returncode == 1, again
+    assert one_error_line(again) == ("error bundle_rollback: revision 'r1' is already active in scope all with other "
+                                     "content; publish a new revision: bump \"revision\" in DIR/.manifest, or give "
+                                     "`bundle publish --revision NEW`")
+    renamed = run_cli("bundle", "publish", folder, "--revision", "r2", env=env)
+    assert renamed.returncode == 0 and json.loads(renamed.stdout)["revision"] == "r2", renamed
