@@ -283,3 +283,16 @@ def test_publishing_a_changed_bundle_under_the_same_revision_says_how_to_name_a_
                                      "`bundle publish --revision NEW`")
     renamed = run_cli("bundle", "publish", folder, "--revision", "r2", env=env)
     assert renamed.returncode == 0 and json.loads(renamed.stdout)["revision"] == "r2", renamed
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("serve", "plane"), "No such command 'serve'. Did you mean `tenantguard plane serve` or "
+                         "`tenantguard sidecar serve`?"),
+    (("publish", "bundles/tenantguard"), "No such command 'publish'. Did you mean `tenantguard bundle publish`?"),
+    (("relations", "write"), "No such command 'relations'. Did you mean 'relation', 'explain'?"),  # typos as before
+])
+def test_a_sub_command_typed_first_is_pointed_to_its_group(args: tuple[str, ...], says: str) -> None:
+    """``tenantguard serve plane`` got "No such command 'serve'." and nothing more."""
+    done = run_cli(*args)
+    assert done.returncode == 2, done
+    assert done.stderr.strip().splitlines()[-1] == f"Error: {says}", done.stderr

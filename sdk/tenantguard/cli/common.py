@@ -61,6 +61,29 @@ def hint_dev_env(command: Any) -> Any:
     return command
 
 
+def hint_word_order(root: Any) -> Any:
+    """Make ``tenantguard serve plane`` (a sub-command's name first) say where that name lives:
+    "No such command 'serve'" left the newcomer to find ``plane serve`` and ``sidecar serve`` in
+    ``--help``. Only names that are a sub-command of a root group get the hint. Returns ``root``."""
+    from typer._click.exceptions import UsageError
+
+    resolve = root.resolve_command
+
+    def resolve_with_hint(ctx: Any, args: list[str]) -> Any:
+        try:
+            return resolve(ctx, args)
+        except UsageError as exc:
+            word = args[0] if args else ""
+            homes = sorted(name for name, group in root.commands.items() if word in getattr(group, "commands", {}))
+            if homes:
+                exc.message = (f"No such command {word!r}. Did you mean "
+                               + " or ".join(f"`tenantguard {home} {word}`" for home in homes) + "?")
+            raise
+
+    root.resolve_command = resolve_with_hint
+    return root
+
+
 def shown_message(exc: TenantGuardError) -> str:
     """The message, led by the file at fault when the error names one the message does not
     (``bundle test`` said "invalid JSON: ..." without saying which of a bundle's data.json)."""
