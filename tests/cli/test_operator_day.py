@@ -296,3 +296,55 @@ def test_a_sub_command_typed_first_is_pointed_to_its_group(args: tuple[str, ...]
     done = run_cli(*args)
     assert done.returncode == 2, done
     assert done.stderr.strip().splitlines()[-1] == f"Error: {says}", done.stderr
+
+
+# --------------------------------------------------------------------------- impact of a change, from the decision log
+
+EXPORTED = {  # one line of `tenantguard decisions export`, as dev's sidecar writes it (format 2: input, no relations)
+    "v": 2, "decision_id": "c5f7d1f35765e0457f85df7b4e2a2157", "time": 1796188248.7, "service": "orders",
+    "sidecar": "orders-vm-1", "door": "native", "tenant": "acme", "subject": "user:alice", "action": "invoices:read",
+    "resource": "invoice:inv-1", "allow": True, "reasons": [], "bundle_revision": "1", "relations_seq": 1,
+    "path": "data.tenantguard.decision", "latency_us": 512, "actor_chain": [], "act_as": False, "high_risk": False,
+    "erased": [], "token": {"iss": "dev", "jti": "b754b346c3be46f096f7fc3194e38749", "kid": "k"},
+    "input": {"action": {"name": "invoices:read"}, "actor_chain": [], "actor_services": [],
+              "context": {"service": "orders"}, "scope_limits": [],
+              "resource": {"id": "inv-1", "type": "invoice", "properties": {"project": "p1", "tenant_id": "acme"}},
+              "subject": {"id": "alice", "type": "user", "properties": {"roles": ["editor"], "tenant_id": "acme"}},
+              "token": {"iss": "dev", "jti": "b754b346c3be46f096f7fc3194e38749", "kid": "k"}},
+}
+
+
+@pytest.mark.nats
+@pytest.mark.timeout(180)
+def test_impact_of_a_decision_log_export_says_it_needs_relations_and_takes_relation_list(
+        tmp_path: Path, live_plane: tuple[PlaneProcess, dict[str, str]]) -> None:
+    """operations.md's impact flow with what an operator has on day one (an export of the decision
+    log): its records keep no relations, so an unchanged policy "locked alice out" with no word why;
+    now the report says so, and the plane's `relation list` output is a --relations file."""
+    _, env = live_plane
+    root = Path(__file__).parents[2]
+    export = tmp_path / "acme.jsonl"
+    export.write_text(json.dumps(EXPORTED) + "\n")
+    bare = run_cli("bundle", "impact", root / "bundles" / "tenantguard", "--inputs", export, env=env)
+    assert bare.returncode == 1, bare  # still reported (fail closed), but explained
+    assert "1 records hold no relations (a decision-log record keeps its input without them)" in bare.stdout
+    assert "Give --relations (`tenantguard relation list --tenant T --limit 1000 > relations.json`" in bare.stdout
+
+    assert run_cli("relation", "write", "acme/project:p1#member@user:alice", env=env).returncode == 0
+    listed = run_cli("relation", "list", "--tenant", "acme", "--limit", "1000", env=env)
+    assert listed.returncode == 0, listed.stderr
+    relations = tmp_path / "relations.json"
+    relations.write_text(listed.stdout)
+    replayed = run_cli("bundle", "impact", root / "bundles" / "tenantguard", "--inputs", export, "--relations",
+                       relations, "--json", env=env)
+    assert replayed.returncode == 0, replayed
+    report = json.loads(replayed.stdout)
+    assert report["flips"]["total"] == 0 and report["relations_missing"] == 0 and report["agreed"] == 1, report
+
+    assert run_cli("relation", "write", "acme/project:p2#member@user:bob", env=env).returncode == 0
+    page = run_cli("relation", "list", "--tenant", "acme", "--limit", "1", env=env)
+    relations.write_text(page.stdout)
+    partial = run_cli("bundle", "impact", root / "bundles" / "tenantguard", "--inputs", export, "--relations",
+                      relations, env=env)
+    assert partial.returncode == 1 and "is one page of `tenantguard relation list` and more follow" in \
+        partial.stderr, partial
