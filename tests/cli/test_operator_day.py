@@ -348,3 +348,33 @@ def test_impact_of_a_decision_log_export_says_it_needs_relations_and_takes_relat
                       relations, env=env)
     assert partial.returncode == 1 and "is one page of `tenantguard relation list` and more follow" in \
         partial.stderr, partial
+
+
+def test_every_command_a_help_text_shows_exists_with_its_flags() -> None:
+    """The examples in --help (`bundle rollout advance ID`, `publish --stages`, `tenantguard plane init DIR
+    --service NAME`...) are what a newcomer types next: each must name real commands and flags, checked
+    as docs/*.md's command lines are (tests/docs/test_docs.py), a group's own sub-commands read in it."""
+    from tests.docs.test_docs import check_command, load_generator
+
+    gen = load_generator()
+    root = gen.cli_root()
+    checked, wrong = 0, []
+    for path, command in gen.walk(root):
+        path = tuple(path)
+        texts = [command.help or "", *(getattr(param, "help", None) or "" for param in command.params)]
+        for span in (span for text in texts for span in re.findall(r"`([^`]+)`", text)):
+            first = span.split()[0]
+            group = root.commands.get(path[0]) if path else None
+            if first == "tenantguard":
+                line = span
+            elif first in root.commands:
+                line = f"tenantguard {span}"
+            elif group is not None and first in getattr(group, "commands", {}):
+                line = f"tenantguard {path[0]} {span}"
+            else:
+                continue  # not a command line (a file name, a JSON member, ...)
+            checked += 1
+            why = check_command(root, gen, line)
+            if why is not None:
+                wrong.append((path, span, why))
+    assert checked >= 15 and not wrong, (checked, wrong)
