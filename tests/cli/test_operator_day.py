@@ -290,9 +290,14 @@ def test_publishing_a_changed_bundle_under_the_same_revision_says_how_to_name_a_
                          "`tenantguard sidecar serve`?"),
     (("publish", "bundles/tenantguard"), "No such command 'publish'. Did you mean `tenantguard bundle publish`?"),
     (("relations", "write"), "No such command 'relations'. Did you mean 'relation', 'explain'?"),  # typos as before
+    (("relation", "--plane", "http://127.0.0.1:9", "write", "acme/project:p1#member@user:bob"),
+     "--plane belongs to a sub-command: put it after the sub-command's name (`tenantguard relation COMMAND ... "
+     "--plane ...`)"),
+    (("relation", "--nope", "write"), "No such option: --nope"),
 ])
 def test_a_sub_command_typed_first_is_pointed_to_its_group(args: tuple[str, ...], says: str) -> None:
-    """``tenantguard serve plane`` got "No such command 'serve'." and nothing more."""
+    """``tenantguard serve plane`` got "No such command 'serve'." and nothing more; an option given
+    before its sub-command, "No such option: --plane", as if the option did not exist."""
     done = run_cli(*args)
     assert done.returncode == 2, done
     assert done.stderr.strip().splitlines()[-1] == f"Error: {says}", done.stderr

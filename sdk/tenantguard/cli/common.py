@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -81,7 +82,38 @@ def hint_word_order(root: Any) -> Any:
             raise
 
     root.resolve_command = resolve_with_hint
+    _hint_early_options(root)
     return root
+
+
+def _hint_early_options(group: Any) -> None:
+    """``tenantguard relation --plane URL write ...`` got "No such option: --plane": the option is the
+    sub-command's, so the error now says to put it after the sub-command."""
+    from typer._click.exceptions import NoSuchOption
+
+    below = {opt for command in _below(group) for param in command.params for opt in getattr(param, "opts", ())}
+    parse = group.parse_args
+
+    def parse_with_hint(ctx: Any, args: list[str]) -> Any:
+        try:
+            return parse(ctx, args)
+        except NoSuchOption as exc:
+            if exc.option_name in below:
+                exc.message = (f"{exc.option_name} belongs to a sub-command: put it after the sub-command's name "
+                               f"(`{ctx.command_path} COMMAND ... {exc.option_name} ...`)")
+            raise
+
+    group.parse_args = parse_with_hint
+    for sub in getattr(group, "commands", {}).values():
+        if getattr(sub, "commands", None):
+            _hint_early_options(sub)
+
+
+def _below(group: Any) -> Iterator[Any]:
+    """Every command under ``group``, at any depth."""
+    for sub in getattr(group, "commands", {}).values():
+        yield sub
+        yield from _below(sub)
 
 
 def shown_message(exc: TenantGuardError) -> str:
