@@ -396,8 +396,9 @@ class BundleService:
             raise Unavailable("staged rollouts are not available on this replica")
         current = self.state.rollout
         if current is not None and current.open:
-            raise RolloutConflict(f"rollout {current.id} is {current.status}; finish or abort it first",
-                                  rollout=current.id)
+            raise RolloutConflict(f"rollout {current.id} is {current.status}; finish it (`tenantguard bundle rollout "
+                                  f"advance {current.id}` to its last stage) or abort it (`tenantguard bundle rollout "
+                                  f"abort {current.id}`) first", rollout=current.id)
         name = f"rollouts/{bundle.revision}.{order_key(bundle.manifest)}"
         await self.publisher.put_object(topo.BUCKET_BUNDLES, name, archive)
         state = RolloutState.start(bundle, sha256=hashlib.sha256(archive).hexdigest(), size=len(archive),

@@ -383,3 +383,29 @@ def test_every_command_a_help_text_shows_exists_with_its_flags() -> None:
             if why is not None:
                 wrong.append((path, span, why))
     assert checked >= 15 and not wrong, (checked, wrong)
+
+
+@pytest.mark.nats
+@pytest.mark.timeout(180)
+def test_shadow_options_without_shadow_publish_nothing(
+        tmp_path: Path, live_plane: tuple[PlaneProcess, dict[str, str]]) -> None:
+    """``bundle publish DIR --sample-rate 0.5`` (the operator meant a shadow) used to drop the option and
+    publish DIR as the active bundle of every sidecar; and a rollout already running refused the next
+    one with "finish or abort it first" without the commands that do."""
+    plane, env = live_plane
+    folder = bundle_dir(tmp_path / "b")
+    for extra, flag in ((("--sample-rate", "0.5"), "--sample-rate"), (("--max-per-second", "10"), "--max-per-second"),
+                        (("--impact", "report", "--max-undeclared", "3"), "--max-undeclared")):
+        done = run_cli("bundle", "publish", folder, *extra, env=env)
+        assert done.returncode == 2, done
+        assert done.stderr.strip().splitlines()[-1].startswith(f"Error: Invalid value for {flag}: "), done.stderr
+    assert plane.client().get("/v1/bundles").json()["scopes"] == [], "nothing may have been published"
+
+    started = run_cli("bundle", "publish", folder, "--stages", "billing;all", env=env)
+    assert started.returncode == 0, started.stderr
+    rollout_id = json.loads(started.stdout)["rollout"]["id"]
+    busy = run_cli("bundle", "publish", folder, "--revision", "r2", "--stages", "orders;all", env=env)
+    assert busy.returncode == 1, busy
+    assert one_error_line(busy) == (
+        f"error rollout_conflict: rollout {rollout_id} is in_progress; finish it (`tenantguard bundle rollout advance "
+        f"{rollout_id}` to its last stage) or abort it (`tenantguard bundle rollout abort {rollout_id}`) first")

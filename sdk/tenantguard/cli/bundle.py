@@ -422,6 +422,20 @@ MaxPerSecondOpt = Annotated[int | None, typer.Option(min=1, max=1000, help="With
                                                        "per second and sidecar, at most (default 50)")]
 
 
+def _check_step_options(*, shadow: bool, sample_rate: float | None, max_per_second: int | None,
+                        impact: ImpactMode | None, max_undeclared: int | None) -> None:
+    """Options that only mean something beside another one are refused without it: a
+    ``--sample-rate 0.5`` meant for a shadow, given without ``--shadow``, used to be dropped and the
+    bundle published to every sidecar as the active one."""
+    if not shadow and (sample_rate is not None or max_per_second is not None):
+        given = "--sample-rate" if sample_rate is not None else "--max-per-second"
+        raise typer.BadParameter(f"{given} sets how a shadow is judged: add --shadow (without it the bundle "
+                                 "would be published as the active one)", param_hint=given)
+    if max_undeclared is not None and impact is not ImpactMode.enforce:
+        raise typer.BadParameter("--max-undeclared is the tolerance of --impact enforce: add it",
+                                 param_hint="--max-undeclared")
+
+
 @app.command()
 def push(
     archive: Annotated[Path, typer.Argument(help="A built bundle archive (signed, or unsigned for the plane to sign)",
@@ -448,6 +462,8 @@ def push(
     from ..plane_client import PlaneClient
     from .relation import read_token
 
+    _check_step_options(shadow=shadow, sample_rate=sample_rate, max_per_second=max_per_second, impact=impact,
+                        max_undeclared=max_undeclared)
     with PlaneClient(plane, token=read_token(token_file),
                      **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         _print_step(client.push_bundle(archive.read_bytes(), stages=stages, impact=impact and impact.value,
@@ -484,6 +500,8 @@ def publish(
     from ..policytest import load_bundle_dir, run_tests
     from .relation import read_token
 
+    _check_step_options(shadow=shadow, sample_rate=sample_rate, max_per_second=max_per_second, impact=impact,
+                        max_undeclared=max_undeclared)
     token = read_token(token_file)
     modules, data = load_bundle_dir(directory)
     report = run_tests(modules, data)
