@@ -199,6 +199,11 @@ def serve(
                                                       nats_nkey_seed_file, nats_creds_file, nats_tls_ca,
                                                       nats_tls_cert, nats_tls_key, nats_tls_server_name)):
         raise ConfigError("--nats-* credentials and TLS options need --nats")
+    if nats is not None and not bundle_key:
+        # without it the sidecar follows the feed but refuses every bundle announced (bundle_unknown_key),
+        # so it would never be ready: the --plane-key check's twin, said before anything starts
+        raise ConfigError("--nats needs --bundle-key: the plane's bundle public key (bundle.pem.pub, written by "
+                          "`tenantguard plane init`); without it every bundle the plane announces is refused")
     if nats is not None:
         nats_connection = nats_from_options(
             nats, user=nats_user, password_file=nats_password_file, token_file=nats_token_file,

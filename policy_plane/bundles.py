@@ -43,6 +43,7 @@ from tenantguard.errors import (
     BundleRollback,
     InvalidInput,
     PolicyError,
+    ShadowNotFound,
     TenantGuardError,
     Unavailable,
 )
@@ -342,7 +343,8 @@ class BundleService:
     async def stop_shadow(self, scope: str) -> dict[str, Any]:
         current = self.state.shadows.get(scope)
         if current is None or current.get("stop"):
-            raise RollbackTargetMissing(f"scope {scope} has no shadow running")
+            raise ShadowNotFound(f"scope {scope} has no shadow running; `tenantguard bundle rollout status` lists "
+                                 "running shadows under fleet.shadow")
         return await self._commit_shadow(scope, {"scope": scope, "stop": True})
 
     async def _commit_shadow(self, scope: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -411,8 +413,9 @@ class BundleService:
             raise Unavailable("staged rollouts are not available on this replica")
         current = self.state.rollout
         if current is not None and current.open:
-            raise RolloutConflict(f"rollout {current.id} is {current.status}; finish or abort it first",
-                                  rollout=current.id)
+            raise RolloutConflict(f"rollout {current.id} is {current.status}; finish it (`tenantguard bundle rollout "
+                                  f"advance {current.id}` to its last stage) or abort it (`tenantguard bundle rollout "
+                                  f"abort {current.id}`) first", rollout=current.id)
         name = f"rollouts/{bundle.revision}.{order_key(bundle.manifest)}"
         await self.publisher.put_object(topo.BUCKET_BUNDLES, name, archive)
         state = RolloutState.start(bundle, sha256=hashlib.sha256(archive).hexdigest(), size=len(archive),

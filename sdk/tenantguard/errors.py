@@ -321,6 +321,14 @@ class RolloutNotFound(TenantGuardError):
     grpc_status = GRPC_NOT_FOUND
 
 
+class ShadowNotFound(TenantGuardError):
+    """``shadow-stop`` for a scope without a running shadow (not a rollback's missing target)."""
+
+    code = "shadow_not_found"
+    http_status = 404
+    grpc_status = GRPC_NOT_FOUND
+
+
 class RollbackTargetMissing(TenantGuardError):
     """There is no earlier revision to return to, or its archive is gone or was replaced."""
 

@@ -43,7 +43,7 @@ import httpx
 from .errors import BundleRejected, ConfigError, InvalidInput, PlaneTlsRefused, TenantGuardError, Unavailable
 from .httptls import ClientTls, tls_failure, tls_reason
 from .relations import RelationChange, Relationship
-from .urls import shown_url
+from .urls import check_http_url, shown_url
 
 # Longer than the plane's own write deadline (twice its --request-timeout, 10 s by default): a write the
 # plane is still sending again (a node or stream leader being replaced) ends in its answer, a 200 or a
@@ -232,6 +232,8 @@ def plane_urls(spec: str | Sequence[str]) -> tuple[str, ...]:
     urls = tuple(dict.fromkeys(u.strip().rstrip("/") for u in items if u.strip()))
     if not urls:
         raise ConfigError("no policy plane URL given")
+    for url in urls:
+        check_http_url(url, "policy plane URL")
     return urls
 
 
@@ -244,10 +246,16 @@ def unreachable(base_url: str, exc: Exception) -> Unavailable:
     hint = ""
     if base_url.lower().startswith("https://") and isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
         hint = MUTUAL_TLS_HINT  # TLS 1.3: the server's refusal of our certificate may arrive as a bare close
+    elif base_url.lower().startswith("http://") and isinstance(exc, httpx.RemoteProtocolError):
+        hint = PLAIN_TO_TLS_HINT  # a TLS listener reads our plain request as a bad handshake and closes
+    if hint:
+        detail = detail.rstrip(".")
     return Unavailable(f"policy plane at {shown_url(base_url)} unreachable: {type(exc).__name__}"
                        + (f": {detail}" if detail else "") + hint)
 
 
+PLAIN_TO_TLS_HINT: Final = ("; a plane serving HTTPS (--tls-cert) closes plain HTTP connections like this: use its "
+                            "https:// URL (and --plane-ca)")
 MUTUAL_TLS_HINT: Final = ("; a plane that requires mutual TLS closes connections that bring no client certificate "
                           "its CA signed (--plane-client-cert, --plane-client-key)")
 

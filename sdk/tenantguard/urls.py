@@ -14,6 +14,8 @@ import re
 from typing import Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from .errors import ConfigError
+
 HIDDEN: Final = "***"
 # Query parameters whose value is a credential (matched as a part of the name, case-insensitive).
 _SECRET_PARAM: Final = re.compile(r"pass|secret|token|key|sig|auth|cred", re.IGNORECASE)
@@ -53,3 +55,16 @@ def shown_url(url: str) -> str:
         pairs = parse_qsl(query, keep_blank_values=True)
         query = urlencode([(k, HIDDEN if _SECRET_PARAM.search(k) else v) for k, v in pairs], safe="*")
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def check_http_url(url: str, what: str) -> None:
+    """Refuse at once a URL no request can reach (``localhost:8282`` used to be sent, fail as
+    "unreachable: UnsupportedProtocol" and, for plane writes, be retried for ``--retry-for``).
+    ``what`` names it in the one-line error (``policy plane URL``, ``sidecar URL``)."""
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme.lower() in ("http", "https") and rest and not rest.startswith(("/", "?", "#")):
+        return
+    bare = rest if sep else url
+    example = f"http://{bare}" if bare and not bare.endswith(":") else "http://127.0.0.1:8282"
+    raise ConfigError(f"{what} {shown_url(url)!r} must start with http:// or https:// and name a host "
+                      f"(e.g. {shown_url(example)!r})", url=shown_url(url))

@@ -48,6 +48,7 @@ def test_a_halted_rollout_cannot_advance_until_resumed(state: RolloutState) -> N
     with pytest.raises(RolloutConflict) as caught:
         halted.advance("admin")
     assert caught.value.detail["rollout_status"] == HALTED
+    assert f"resume it first (`tenantguard bundle rollout resume {halted.id}`)" in caught.value.message
     with pytest.raises(RolloutConflict):
         halted.halt("admin")
     assert halted.resume("admin").advance("admin").stage == 1
@@ -94,4 +95,4 @@ def test_a_rollback_is_old_content_under_a_newer_serial_and_replays_stay_refused
     for replayed in (new, old):
         with pytest.raises(BundleRollback):
             store.activate(replayed)
-    assert hashlib.sha256(store.active.archive).digest() == hashlib.sha256(restored).digest()  # type: ignore[union-attr]
+    assert hashlib.sha256(store.active.archive).digest() == hashlib.sha256(restored).digest()

@@ -17,7 +17,7 @@ from rich.markup import escape
 from .. import __version__
 from ..errors import TenantGuardError
 from . import bundle, decisions, keys, relation, revoke, token
-from .common import console_err, hint_dev_env, shown_message
+from .common import console_err, hint_dev_env, hint_word_order, shown_message
 
 # rich_markup_mode=None: help texts are plain text, never Rich markup, so "[default: ...]"
 # and "[env var: ...]" stay visible and a docstring's line breaks do not split a command's
@@ -96,7 +96,7 @@ def main() -> None:
     """Entry point: typed errors become one red line and exit code 1, never a traceback."""
     _register_service_groups()
     try:
-        hint_dev_env(typer.main.get_command(app))()
+        hint_word_order(hint_dev_env(typer.main.get_command(app)))()
     except TenantGuardError as exc:
         console_err.print(f"[red]error[/] {exc.code}: {escape(shown_message(exc))}", soft_wrap=True)
         sys.exit(1)

@@ -34,10 +34,11 @@ from ..bundle.content import parse_contents
 from ..errors import BundleRejected
 from ..keys import SigningKey, TrustSet, load_public_key_file
 from .common import (
-    DEV_ENV_HINT,
     PlaneCaOpt,
     PlaneClientCertOpt,
     PlaneClientKeyOpt,
+    PlaneOpt,
+    TokenFileOpt,
     console,
     console_err,
     plane_tls,
@@ -391,10 +392,6 @@ def impact_cmd(
 
 # --------------------------------------------------------------------------- plane
 
-PlaneOpt = Annotated[str, typer.Option(envvar="TG_PLANE_URL", help="Policy plane base URL, e.g. "
-                                       f"https://plane.internal:8443 ({DEV_ENV_HINT})")]
-TokenFileOpt = Annotated[Path, typer.Option(envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
-                                            help=f"File holding the admin bearer token ({DEV_ENV_HINT})")]
 StagesOpt = Annotated[str | None, typer.Option(
     help="Staged rollout: scopes per stage, stages separated by ';' (e.g. 'billing;orders,reports;all'); only "
          "the first stage is announced now; `bundle rollout advance ID` announces the next")]
@@ -425,6 +422,20 @@ MaxPerSecondOpt = Annotated[int | None, typer.Option(min=1, max=1000, help="With
                                                        "per second and sidecar, at most (default 50)")]
 
 
+def _check_step_options(*, shadow: bool, sample_rate: float | None, max_per_second: int | None,
+                        impact: ImpactMode | None, max_undeclared: int | None) -> None:
+    """Options that only mean something beside another one are refused without it: a
+    ``--sample-rate 0.5`` meant for a shadow, given without ``--shadow``, used to be dropped and the
+    bundle published to every sidecar as the active one."""
+    if not shadow and (sample_rate is not None or max_per_second is not None):
+        given = "--sample-rate" if sample_rate is not None else "--max-per-second"
+        raise typer.BadParameter(f"{given} sets how a shadow is judged: add --shadow (without it the bundle "
+                                 "would be published as the active one)", param_hint=given)
+    if max_undeclared is not None and impact is not ImpactMode.enforce:
+        raise typer.BadParameter("--max-undeclared is the tolerance of --impact enforce: add it",
+                                 param_hint="--max-undeclared")
+
+
 @app.command()
 def push(
     archive: Annotated[Path, typer.Argument(help="A built bundle archive (signed, or unsigned for the plane to sign)",
@@ -451,6 +462,8 @@ def push(
     from ..plane_client import PlaneClient
     from .relation import read_token
 
+    _check_step_options(shadow=shadow, sample_rate=sample_rate, max_per_second=max_per_second, impact=impact,
+                        max_undeclared=max_undeclared)
     with PlaneClient(plane, token=read_token(token_file),
                      **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         _print_step(client.push_bundle(archive.read_bytes(), stages=stages, impact=impact and impact.value,
@@ -487,6 +500,8 @@ def publish(
     from ..policytest import load_bundle_dir, run_tests
     from .relation import read_token
 
+    _check_step_options(shadow=shadow, sample_rate=sample_rate, max_per_second=max_per_second, impact=impact,
+                        max_undeclared=max_undeclared)
     token = read_token(token_file)
     modules, data = load_bundle_dir(directory)
     report = run_tests(modules, data)
@@ -549,12 +564,12 @@ def shadow_stop(
 
 @app.command()
 def rollout(
-    action: Annotated[RolloutAction, typer.Argument(help="status (default), or a step of the current rollout")
-                      ] = RolloutAction.status,
+    plane: PlaneOpt,
+    token_file: TokenFileOpt,
+    action: Annotated[RolloutAction, typer.Argument(metavar="ACTION", help="status (default), or a step of the "
+                                                    "current rollout")] = RolloutAction.status,
     rollout_id: Annotated[str | None, typer.Argument(metavar="ID", help="The rollout (from status); "
                                                      "needed for every step")] = None,
-    plane: PlaneOpt = "",
-    token_file: TokenFileOpt = Path("admin.token"),
     plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
     plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
@@ -570,8 +585,6 @@ def rollout(
     step = action.value
     if step != "status" and rollout_id is None:
         raise typer.BadParameter(f"{step} needs the rollout ID (see `bundle rollout status`)", param_hint="ID")
-    if not plane:
-        raise typer.BadParameter(f"give --plane or TG_PLANE_URL ({DEV_ENV_HINT})", param_hint="--plane")
     with PlaneClient(plane, token=read_token(token_file),
                      **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         _print_step(client.rollout(None if step == "status" else rollout_id, None if step == "status" else step))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -68,6 +69,60 @@ def hint_dev_env(command: Any) -> Any:
     return command
 
 
+def hint_word_order(root: Any) -> Any:
+    """Make ``tenantguard serve plane`` (a sub-command's name first) say where that name lives:
+    "No such command 'serve'" left the newcomer to find ``plane serve`` and ``sidecar serve`` in
+    ``--help``. Only names that are a sub-command of a root group get the hint. Returns ``root``."""
+    from typer._click.exceptions import UsageError
+
+    resolve = root.resolve_command
+
+    def resolve_with_hint(ctx: Any, args: list[str]) -> Any:
+        try:
+            return resolve(ctx, args)
+        except UsageError as exc:
+            word = args[0] if args else ""
+            homes = sorted(name for name, group in root.commands.items() if word in getattr(group, "commands", {}))
+            if homes:
+                exc.message = (f"No such command {word!r}. Did you mean "
+                               + " or ".join(f"`tenantguard {home} {word}`" for home in homes) + "?")
+            raise
+
+    root.resolve_command = resolve_with_hint
+    _hint_early_options(root)
+    return root
+
+
+def _hint_early_options(group: Any) -> None:
+    """``tenantguard relation --plane URL write ...`` got "No such option: --plane": the option is the
+    sub-command's, so the error now says to put it after the sub-command."""
+    from typer._click.exceptions import NoSuchOption
+
+    below = {opt for command in _below(group) for param in command.params for opt in getattr(param, "opts", ())}
+    parse = group.parse_args
+
+    def parse_with_hint(ctx: Any, args: list[str]) -> Any:
+        try:
+            return parse(ctx, args)
+        except NoSuchOption as exc:
+            if exc.option_name in below:
+                exc.message = (f"{exc.option_name} belongs to a sub-command: put it after the sub-command's name "
+                               f"(`{ctx.command_path} COMMAND ... {exc.option_name} ...`)")
+            raise
+
+    group.parse_args = parse_with_hint
+    for sub in getattr(group, "commands", {}).values():
+        if getattr(sub, "commands", None):
+            _hint_early_options(sub)
+
+
+def _below(group: Any) -> Iterator[Any]:
+    """Every command under ``group``, at any depth."""
+    for sub in getattr(group, "commands", {}).values():
+        yield sub
+        yield from _below(sub)
+
+
 def shown_message(exc: TenantGuardError) -> str:
     """The message, led by the file at fault when the error names one the message does not
     (``bundle test`` said "invalid JSON: ..." without saying which of a bundle's data.json)."""
@@ -77,14 +132,20 @@ def shown_message(exc: TenantGuardError) -> str:
         message = f"{file}: {message}"
     if exc.code == "unavailable" and " unreachable: Connect" in message:  # refused or timed out, not a bad URL
         message += UNREACHABLE_HINT
+    if exc.code == "forbidden" and message.startswith("the credential is"):  # the plane's word on a bearer token
+        message += WRONG_TOKEN_HINT
+    if exc.code == "bundle_rollback" and " is already active in scope " in message:  # a changed bundle, same name
+        message += ": bump \"revision\" in DIR/.manifest, or give `bundle publish --revision NEW`"
     return message + CODE_HINTS.get(exc.code, "")
 
 
 # What to do next, for refusals whose message states only the fact (the library's errors are
 # also read by programs and the plane's API, so the CLI adds the advice).
 CODE_HINTS = {
-    "bundle_unknown_key": ("; none of the keys given (--bundle-key, --key, --trust) signed it: `tenantguard bundle "
-                           "inspect FILE` shows the signer's kid and `tenantguard keys show KEY` a key's"),
+    "bundle_unknown_key": ("; no key that verifies it here signed it (--bundle-key, --key or --trust; for `bundle "
+                           "push`, the plane's bundle key, or leave the archive unsigned for the plane to sign): "
+                           "`tenantguard bundle inspect FILE` shows the signer's kid and `tenantguard keys show KEY` "
+                           "a key's"),
     "bundle_signature_invalid": ("; the archive changed after it was signed, or another key than the one given signed "
                                  "it: `tenantguard bundle inspect FILE` shows the signer's kid and `tenantguard keys "
                                  "show KEY` a key's"),
@@ -95,6 +156,26 @@ CODE_HINTS = {
 # `tenantguard dev` whose old addresses are still exported in this shell.
 UNREACHABLE_HINT = ("; is it running there? A restarted `tenantguard dev` listens on new ports: "
                     "`source .tenantguard/dev.env` again in this shell")
+
+
+# The plane's address and the admin token, taken by every command that talks to the plane (one
+# definition, so every command's --help says the same thing and a missing one gets the dev.env hint).
+PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL",
+                                       help="Policy plane base URL (http:// or https://), or several replicas' "
+                                            "comma-separated (a write refused or unanswered is retried at the "
+                                            f"next) ({DEV_ENV_HINT})")]
+TokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
+                                            help=f"File holding the admin bearer token ({DEV_ENV_HINT})")]
+# Reads of decision records take the read-only operator token too (plane serve --operator-token-file).
+ReadTokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
+                                                help="File holding the admin or the read-only operator bearer "
+                                                     f"token ({DEV_ENV_HINT})")]
+
+
+# After the plane refused the token: on a first day, a token file of another plane or another dev folder.
+WRONG_TOKEN_HINT = ("; --token-file (TG_PLANE_TOKEN_FILE) must name the file the plane was started with "
+                    "(--admin-token-file, or --operator-token-file for reads); for `tenantguard dev` that is "
+                    ".tenantguard/plane/admin.token, which `source .tenantguard/dev.env` sets")
 
 
 # TLS towards the plane, taken by every command that talks to it (read from the environment like

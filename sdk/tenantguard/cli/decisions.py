@@ -16,8 +16,16 @@ from typing import Annotated, Any, Literal
 import typer
 
 from ..plane_client import PlaneClient
-from .common import PlaneCaOpt, PlaneClientCertOpt, PlaneClientKeyOpt, PlaneTlsArgs, plane_tls, print_json
-from .relation import PlaneOpt, TokenFileOpt, read_token
+from .common import (
+    PlaneCaOpt,
+    PlaneClientCertOpt,
+    PlaneClientKeyOpt,
+    PlaneTlsArgs,
+    ReadTokenFileOpt,
+    plane_tls,
+    print_json,
+)
+from .relation import PlaneOpt, read_token
 
 app = typer.Typer(help="Query, export and follow decision records kept by the policy plane.", no_args_is_help=True)
 
@@ -46,7 +54,7 @@ def _filters(tenant: str | None, service: str | None, subject: str | None, resou
 
 
 @app.command()
-def query(plane: PlaneOpt, token_file: TokenFileOpt, tenant: TenantF = None, service: ServiceF = None,
+def query(plane: PlaneOpt, token_file: ReadTokenFileOpt, tenant: TenantF = None, service: ServiceF = None,
           subject: SubjectF = None, resource: ResourceF = None, action: ActionF = None, outcome: OutcomeF = None,
           reason: ReasonF = None, since: SinceF = None, until: UntilF = None,
           decision_id: Annotated[str | None, typer.Option(help="One decision id")] = None,
@@ -65,13 +73,13 @@ def query(plane: PlaneOpt, token_file: TokenFileOpt, tenant: TenantF = None, ser
 
 
 @app.command()
-def export(plane: PlaneOpt, token_file: TokenFileOpt, tenant: TenantF = None, service: ServiceF = None,
+def export(plane: PlaneOpt, token_file: ReadTokenFileOpt, tenant: TenantF = None, service: ServiceF = None,
            subject: SubjectF = None, resource: ResourceF = None, action: ActionF = None, outcome: OutcomeF = None,
            reason: ReasonF = None, since: SinceF = None, until: UntilF = None,
            format: FormatF = "tenantguard",
            plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
            plane_client_key: PlaneClientKeyOpt = None) -> None:
-    """Every matching record as JSON lines on stdout, oldest first (e.g. one tenant's records: --tenant)."""
+    """Every matching record as JSON lines on stdout, oldest first (--tenant: one tenant's records)."""
     with _client(plane, token_file, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         for record in client.iter_decisions(**_filters(tenant, service, subject, resource, action, outcome, reason,
                                                        since, until), order="asc", limit=1000, format=format):
@@ -79,7 +87,7 @@ def export(plane: PlaneOpt, token_file: TokenFileOpt, tenant: TenantF = None, se
 
 
 @app.command()
-def tail(plane: PlaneOpt, token_file: TokenFileOpt, tenant: TenantF = None, service: ServiceF = None,
+def tail(plane: PlaneOpt, token_file: ReadTokenFileOpt, tenant: TenantF = None, service: ServiceF = None,
          outcome: OutcomeF = None, reason: ReasonF = None,
          follow: Annotated[bool, typer.Option("-f", "--follow", help="Keep printing new records until Ctrl-C")] = False,
          lines: Annotated[int, typer.Option("-n", min=0, max=1000, help="Newest records to print first")] = 10,
@@ -107,7 +115,7 @@ def tail(plane: PlaneOpt, token_file: TokenFileOpt, tenant: TenantF = None, serv
 def explain(
     decision_id: Annotated[str, typer.Argument(help="A decision id from a record or a response", metavar="ID")],
     plane: PlaneOpt,
-    token_file: TokenFileOpt,
+    token_file: ReadTokenFileOpt,
     tenant: Annotated[str | None, typer.Option(help="The decision's tenant (narrows the search)")] = None,
     service: Annotated[str | None, typer.Option(help="The decision's service (narrows the search)")] = None,
     plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,

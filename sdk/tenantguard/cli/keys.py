@@ -69,7 +69,9 @@ def tls(
     """Mint a private dev CA and a plane certificate signed by it: OUT/ca.pem (+ ca.key),
     OUT/plane.pem + plane.key, and OUT/client-NAME.pem + .key per --client. Keys are written 0600.
 
-    For trying HTTPS and mutual TLS; in production use your own CA. Prints the flags that use the files.
+    For trying HTTPS and mutual TLS; in production use your own CA. Prints the flags that use the files:
+    plane_flags for `plane serve`, client_flags for the CLI (with --client: the first client's certificate;
+    each client's flags are under clients.NAME.flags).
     """
     from ..devtls import new_ca
 
@@ -83,11 +85,17 @@ def tls(
             **{stem: ca.issue(str(name), client=True, days=days) for stem, name in names[2:]}}
     for stem, issued in made.items():
         issued.write(out / f"{stem}.pem", out / f"{stem}.key")
-    clients = {name: {"cert": str(out / f"{stem}.pem"), "key": str(out / f"{stem}.key")} for stem, name in names[2:]}
+    ca_flags = ["--plane-ca", str(out / "ca.pem")]
+    clients = {name: {"cert": str(out / f"{stem}.pem"), "key": str(out / f"{stem}.key"),
+                      "flags": [*ca_flags, "--plane-client-cert", str(out / f"{stem}.pem"),
+                                "--plane-client-key", str(out / f"{stem}.key")]}
+               for stem, name in names[2:]}
     print_json({
         "ca": str(out / "ca.pem"), "plane": {"cert": str(out / "plane.pem"), "key": str(out / "plane.key")},
         "clients": clients, "hosts": host,
         "plane_flags": ["--tls-cert", str(out / "plane.pem"), "--tls-key", str(out / "plane.key"),
                         *(["--tls-client-ca", str(out / "ca.pem")] if clients else [])],
-        "client_flags": ["--plane-ca", str(out / "ca.pem")],
+        # with --client the plane requires a client certificate: the CA alone would be refused, so the
+        # flags a client copies name the first client's certificate (each client's are in "clients")
+        "client_flags": next(iter(clients.values()))["flags"] if clients else ca_flags,
     })

@@ -17,13 +17,15 @@ from rich.markup import escape
 from ..errors import ConfigError, TenantGuardError, Unavailable
 from ..plane_client import DEFAULT_RETRY_FOR, PlaneClient
 from ..relations import RelationChange, Relationship
-from ..urls import shown_url
+from ..urls import check_http_url, shown_url
 from .common import (
     DEV_ENV_HINT,
     PlaneCaOpt,
     PlaneClientCertOpt,
     PlaneClientKeyOpt,
+    PlaneOpt,
     PlaneTlsArgs,
+    TokenFileOpt,
     console_err,
     plane_tls,
     print_json,
@@ -32,11 +34,6 @@ from .common import (
 app = typer.Typer(help="Write, delete, list and check relationship tuples through the policy plane.",
                   no_args_is_help=True)
 
-PlaneOpt = Annotated[str, typer.Option("--plane", envvar="TG_PLANE_URL",
-                                       help="Policy plane base URL, or several replicas' comma-separated (a "
-                                            f"write refused or unanswered is retried at the next) ({DEV_ENV_HINT})")]
-TokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE_TOKEN_FILE", dir_okay=False,
-                                            help=f"File holding the admin bearer token ({DEV_ENV_HINT})")]
 RetryForOpt = Annotated[float, typer.Option(
     "--retry-for", envvar="TG_PLANE_RETRY_FOR", min=0,
     help="Seconds a write is retried (with one Idempotency-Key) while the plane is unreachable or refuses it "
@@ -136,7 +133,8 @@ def check(
 lookup_app = typer.Typer(help="What can a subject reach, who can act on an object: asked of a sidecar, so the "
                               "policy decides each answer (tuples alone only propose).", no_args_is_help=True)
 app.add_typer(lookup_app, name="lookup")
-SidecarOpt = Annotated[str, typer.Option("--sidecar", envvar="TG_SIDECAR_URL", help="Sidecar base URL")]
+SidecarOpt = Annotated[str, typer.Option("--sidecar", envvar="TG_SIDECAR_URL",
+                                         help=f"Sidecar base URL (http:// or https://) ({DEV_ENV_HINT})")]
 ActionOpt = Annotated[str, typer.Option("--action", help="Action name, e.g. documents:read")]
 TenantOpt = Annotated[str | None, typer.Option("--tenant", help="Tenant (the sidecar's bound one when omitted)")]
 LimitOpt = Annotated[int, typer.Option(min=1, max=1000, help="Page size")]
@@ -146,6 +144,7 @@ def _lookup(sidecar: str, path: str, body: dict[str, object], everything: bool) 
     """POST the lookup, following ``next_token`` when ``everything``; print one JSON document."""
     import httpx
 
+    check_http_url(sidecar, "sidecar URL")
     results: list[object] = []
     token = ""
     limit = body.pop("limit", 100)
@@ -184,8 +183,16 @@ def _lookup_page(sidecar: str, path: str, response: Any) -> dict[str, Any]:
     return answer
 
 
-def _subject(text: str, tenant: str | None) -> dict[str, object]:
+def _entity(text: str, option: str, example: str) -> tuple[str, str]:
+    """``type:id`` split, or the usage error naming the option (``--subject alice`` used to reach the
+    sidecar and come back as "subject.id must be a non-empty string")."""
     kind, _, ident = text.partition(":")
+    if not kind or not ident:
+        raise typer.BadParameter(f"{text!r} must be TYPE:ID, e.g. {example}", param_hint=option)
+    return kind, ident
+
+
+def _subject(kind: str, ident: str | None, tenant: str | None) -> dict[str, object]:
     props = {"tenant_id": tenant} if tenant else {}
     return {"type": kind, **({"id": ident} if ident else {}), "properties": props}
 
@@ -201,7 +208,8 @@ def lookup_resources(
     all_: Annotated[bool, typer.Option("--all", help="Follow every page")] = False,
 ) -> None:
     """Resources of a type the subject may act on (through usersets), as the sidecar's policy decides."""
-    body = {"subject": _subject(subject, tenant), "action": {"name": action}, "resource": {"type": type_},
+    body = {"subject": _subject(*_entity(subject, "--subject", "user:alice"), tenant), "action": {"name": action},
+            "resource": {"type": type_},
             "limit": limit}
     _lookup(sidecar, "/v1/lookup/resources", body, all_)
 
@@ -217,7 +225,7 @@ def lookup_subjects(
     all_: Annotated[bool, typer.Option("--all", help="Follow every page")] = False,
 ) -> None:
     """Subjects of a type that may act on the object (through usersets), as the sidecar's policy decides."""
-    kind, _, ident = object_.partition(":")
-    body = {"subject": _subject(type_, tenant), "action": {"name": action},
+    kind, ident = _entity(object_, "--object", "document:d1")
+    body = {"subject": _subject(type_, None, tenant), "action": {"name": action},
             "resource": {"type": kind, "id": ident}, "limit": limit}
     _lookup(sidecar, "/v1/lookup/subjects", body, all_)

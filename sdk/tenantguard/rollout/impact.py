@@ -188,6 +188,7 @@ class ImpactReport:
     reasons_changed: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     reconstructed: int = 0
+    relations_missing: int = 0  # recorded inputs without relations, replayed with none (no --relations)
     flips: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DIRECTIONS, 0))
     declared: int = 0
     undeclared: int = 0
@@ -208,7 +209,8 @@ class ImpactReport:
         shown = groups if max_groups is None else groups[:max_groups]
         return {"candidate": self.candidate, "baseline": self.baseline, "replayed": self.replayed,
                 "agreed": self.agreed, "reasons_changed": self.reasons_changed, "skipped": dict(self.skipped),
-                "reconstructed": self.reconstructed, "relations_seq": self.relations_seq,
+                "reconstructed": self.reconstructed, "relations_missing": self.relations_missing,
+                "relations_seq": self.relations_seq,
                 "flips": {**self.flips, "total": self.flipped}, "declared": self.declared,
                 "undeclared": self.undeclared, "groups": [g.to_wire() for g in shown],
                 "groups_not_shown": len(groups) - len(shown) + self.groups_dropped,
@@ -224,6 +226,11 @@ class ImpactReport:
         if self.reconstructed:
             lines.append(f"{self.reconstructed} inputs rebuilt from the record (no recorded input: "
                          "no roles or properties; relations from --relations)")
+        if self.relations_missing:
+            lines.append(f"{self.relations_missing} records hold no relations (a decision-log record keeps its input "
+                         "without them) and were replayed with none: a policy that reads relations flips them. "
+                         "Give --relations (`tenantguard relation list --tenant T --limit 1000 > relations.json`, "
+                         "or a plane snapshot), or --baseline to compare two bundles on the same inputs")
         for group in sorted(self.groups.values(), key=lambda g: (g.declared, -g.count, g.key)):
             k = group.key
             tag = "expected  " if group.declared else "UNDECLARED"
@@ -270,6 +277,8 @@ class ImpactAnalyzer:
             return
         input_doc, rebuilt = record.policy_input(self.relations)
         report.reconstructed += rebuilt
+        report.relations_missing += (record.input is not None and "relations" not in record.input
+                                     and self.relations is None)
         view = self._view(record, input_doc)
         after = _verdict(self.candidate, view, input_doc, record.tenant)
         if self.baseline is not None:

@@ -96,6 +96,9 @@ class RolloutState:
         return replace(self, updated_at_ms=entry["at_ms"], history=history, **changes)
 
     def advance(self, actor: str) -> RolloutState:
+        if self.status == HALTED:  # say the way on, not only the rule
+            raise RolloutConflict(f"rollout {self.id} is halted; resume it first (`tenantguard bundle rollout resume "
+                                  f"{self.id}`), then advance", rollout_status=self.status)
         if self.status != IN_PROGRESS:
             raise RolloutConflict(f"rollout {self.id} is {self.status}; only one in progress can advance",
                                   rollout_status=self.status)

@@ -234,8 +234,11 @@ def load_relations(path: str | Path) -> RelationIndex:
         doc = loads(data, max_bytes=MAX_RELATIONS_FILE)
     except JsonInvalid as exc:
         raise RecordInvalid(f"relations file {path}: {exc.message}") from None
+    if isinstance(doc, dict) and isinstance(doc.get("relations"), list) and "consistency_token" in doc:
+        doc = _listed_page(path, doc)
     if not isinstance(doc, dict) or not isinstance(doc.get("relationships"), list):
-        raise RecordInvalid('a relations file is {"seq": N, "relationships": [...]} or a snapshot')
+        raise RecordInvalid('a relations file is {"seq": N, "relationships": [...]}, the output of `tenantguard '
+                            'relation list`, or a snapshot')
     seq = doc.get("seq", 0)
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
         raise RecordInvalid("relations file 'seq' must be a non-negative integer")
@@ -247,6 +250,16 @@ def load_relations(path: str | Path) -> RelationIndex:
             raise RecordInvalid(f"relations file entry {i}: {exc}") from None
         tuples.append((rel.tenant, rel.object, rel.relation, rel.subject))
     return RelationIndex.from_trusted(seq, tuples)
+
+
+def _listed_page(path: Path, page: Mapping[str, Any]) -> dict[str, Any]:
+    """``tenantguard relation list`` output as a tuples file, so an operator can replay a decision-log
+    export at the plane's current relations without fetching a snapshot; refused when it is one page
+    of several (replaying at part of a tenant's tuples would report flips that are not there)."""
+    if page.get("next_cursor"):
+        raise RecordInvalid(f"relations file {path} is one page of `tenantguard relation list` and more follow "
+                            "(next_cursor): list with --limit 1000, or give a plane snapshot")
+    return {"seq": page["consistency_token"], "relationships": page["relations"]}
 
 
 def _valid_input(value: Any) -> bool:
