@@ -16,8 +16,8 @@ import argparse
 import random
 import statistics
 import time
-from collections.abc import Callable
 
+from stats import timed  # bench/stats.py, beside this script
 from tenantguard.decision import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
 from tenantguard.engine import RegorusEngine
 from tenantguard.relations import RelationIndex
@@ -46,16 +46,6 @@ def build(total: int, reach: tuple[int, ...], members: int) -> RelationIndex:
     while len(tuples) < total:  # the background: other users' documents
         tuples.append(("acme", f"doc:b{len(tuples)}", "viewer", f"user:u{rng.randrange(users)}"))
     return RelationIndex.from_trusted(1, tuples)
-
-
-def timed(fn: Callable[[], object], runs: int) -> list[float]:
-    fn()  # warm: this thread's engine, caches
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return samples
 
 
 def percentile(values: list[float], pct: float) -> float:

@@ -20,11 +20,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
+from stats import timed  # bench/stats.py, beside this script
 from tenantguard.bundle import build_bundle
 from tenantguard.keys import SigningKey, TrustSet
 from tenantguard.procwatch import wait_for_announcement
@@ -59,15 +59,6 @@ def build_world(root: Path, reach: int, others: int) -> tuple[list[str], str]:
             "--trust", str(root / "trust.json"), "--relations", str(root / "relations.json"), "--port", "0",
             "--grpc-port", "0"]
     return args, mint(edge, issuer="edge", sub="alice", tenant_id="acme", audience="docs")
-
-
-def timed(fn: Callable[[], None], runs: int) -> list[float]:
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return samples
 
 
 def row(name: str, samples: list[float]) -> str:

@@ -39,6 +39,21 @@ TARGETS: dict[str, Callable[[Deployment], int | None]] = {
 }
 
 
+def no_error_surfaced(dep: Deployment, load: WriteLoad, checkers: list[Checker],
+                      started: float) -> tuple[dict[str, int], float, int]:
+    """Assert no write attempt was answered anything but 200, no check failed and the stream holds
+    each acknowledged write once; then (stream counts, seconds to converge, publishes sent again)."""
+    attempts = [a for w in load.writes for a in w.attempts]
+    refused = [(round(a.start - started, 2), a.status, a.error, a.message[:100]) for a in attempts if a.status != 200]
+    assert refused == [], refused
+    for checker in checkers:
+        assert checker.failures == [] and checker.alice_denied == [], (checker.service, checker.failures[:3])
+    counts = _stream_is_exact(dep, load)
+    convergence = _converge(dep)
+    republished = sum(dep.plane_status(i)["republished"] for i in range(len(dep.planes)))
+    return counts, convergence, republished
+
+
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_a_node_leaving_in_lame_duck_mode_surfaces_no_error(dep: Deployment, target: str) -> None:
     dep.nats.wait_healthy(streams=[topo.STREAM_RELATIONS, topo.STREAM_REVOCATIONS])
@@ -68,14 +83,7 @@ def test_a_node_leaving_in_lame_duck_mode_surfaces_no_error(dep: Deployment, tar
         load.stop()
         for checker in checkers:
             checker.stop()
-    attempts = [a for w in load.writes for a in w.attempts]
-    refused = [(round(a.start - started, 2), a.status, a.error, a.message[:100]) for a in attempts if a.status != 200]
-    assert refused == [], refused
-    for checker in checkers:
-        assert checker.failures == [] and checker.alice_denied == [], (checker.service, checker.failures[:3])
-    counts = _stream_is_exact(dep, load)
-    convergence = _converge(dep)
-    republished = sum(dep.plane_status(i)["republished"] for i in range(len(dep.planes)))
+    counts, convergence, republished = no_error_surfaced(dep, load, checkers, started)
     print(f"\nlame duck n{node} ({target}): exited {exited:.1f} s after the signal; {len(load.writes)} writes, "
           f"none refused; planes there {planes_there}, sidecars there {sidecars_there}; {republished} publishes "
           f"sent again so far; stream {counts}; converged in {convergence:.1f} s")

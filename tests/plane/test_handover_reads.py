@@ -29,6 +29,8 @@ from policy_plane.follower import Follower
 from policy_plane.publisher import Publisher, SequenceConflict, Stored
 from policy_plane.writer import SequencedWriter
 
+from .test_writer_races import Contested, racing
+
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 
 SUBJECT = topo.relations_subject("c0")
@@ -55,19 +57,11 @@ class InHandover:
         return await self.read(*args, **kwargs)
 
 
-class ClusterConflicts(Publisher):
+class ClusterConflicts(Contested):
     """A lost race refused as a clustered stream refuses it: without saying the last sequence,
     so the writer has to read it; ``rival_wins``: a rival publishes first that many times."""
 
-    def __init__(self, url: str, rival: Publisher) -> None:
-        super().__init__(url)
-        self.rival = rival
-        self.rival_wins = 0
-
     async def publish(self, subject: str, data: bytes, **options: Any) -> Stored:
-        if self.rival_wins > 0:
-            self.rival_wins -= 1
-            await self.rival.publish(subject, b"rival batch")
         try:
             return await super().publish(subject, data, **options)
         except SequenceConflict as conflict:
@@ -76,25 +70,8 @@ class ClusterConflicts(Publisher):
 
 @pytest.fixture
 async def plane(tmp_path: Path) -> AsyncIterator[tuple[ClusterConflicts, Follower, list[bytes]]]:
-    with NatsServer(tmp_path / "nats") as server:
-        rival = Publisher(server.url)
-        await rival.connect()
-        ours = ClusterConflicts(server.url, rival)
-        await ours.connect()
-        await ours.ensure_topology()
-        applied: list[bytes] = []
-
-        async def apply(subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
-            applied.append(data)
-
-        follower = Follower(ours, topo.STREAM_RELATIONS, topo.SUBJECT_RELATIONS_ALL, apply)
-        await follower.start()
-        try:
-            yield ours, follower, applied
-        finally:
-            await follower.stop()
-            await ours.close()
-            await rival.close()
+    async with racing(tmp_path, ClusterConflicts) as racing_plane:
+        yield racing_plane
 
 
 def _in_handover(publisher: Publisher, read: str, answer: Callable[[], Exception]) -> InHandover:

@@ -9,9 +9,10 @@ so only time bounds the retries.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from tenantguard import topology as topo
@@ -42,12 +43,16 @@ class Contested(Publisher):
         return await super().publish(subject, data, **options)
 
 
-@pytest.fixture
-async def contested(tmp_path: Path) -> AsyncIterator[tuple[Contested, Follower, list[bytes]]]:
+P = TypeVar("P", bound="Contested")
+
+
+@contextlib.asynccontextmanager
+async def racing(tmp_path: Path, kind: type[P]) -> AsyncIterator[tuple[P, Follower, list[bytes]]]:
+    """A real server, our publisher of ``kind`` with its rival, and a follower recording what it applies."""
     with NatsServer(tmp_path / "nats") as server:
         rival = Publisher(server.url)
         await rival.connect()
-        ours = Contested(server.url, rival)
+        ours = kind(server.url, rival)
         await ours.connect()
         await ours.ensure_topology()
         applied: list[bytes] = []
@@ -63,6 +68,12 @@ async def contested(tmp_path: Path) -> AsyncIterator[tuple[Contested, Follower, 
             await follower.stop()
             await ours.close()
             await rival.close()
+
+
+@pytest.fixture
+async def contested(tmp_path: Path) -> AsyncIterator[tuple[Contested, Follower, list[bytes]]]:
+    async with racing(tmp_path, Contested) as plane:
+        yield plane
 
 
 async def test_a_replica_that_loses_a_hundred_races_in_a_row_still_commits(
@@ -121,25 +132,8 @@ class AckLost(Contested):
 
 @pytest.fixture
 async def lossy(tmp_path: Path) -> AsyncIterator[tuple[AckLost, Follower, list[bytes]]]:
-    with NatsServer(tmp_path / "nats") as server:
-        rival = Publisher(server.url)
-        await rival.connect()
-        ours = AckLost(server.url, rival)
-        await ours.connect()
-        await ours.ensure_topology()
-        applied: list[bytes] = []
-
-        async def apply(subject: str, stream_seq: int, data: bytes, headers: dict[str, str]) -> None:
-            applied.append(data)
-
-        follower = Follower(ours, topo.STREAM_RELATIONS, topo.SUBJECT_RELATIONS_ALL, apply)
-        await follower.start()
-        try:
-            yield ours, follower, applied
-        finally:
-            await follower.stop()
-            await ours.close()
-            await rival.close()
+    async with racing(tmp_path, AckLost) as plane:
+        yield plane
 
 
 async def test_a_publish_whose_answer_was_lost_is_sent_again_and_stored_once(

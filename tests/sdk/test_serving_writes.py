@@ -20,6 +20,8 @@ import pytest
 import uvicorn
 from tenantguard.serving import HttpLimits, WireCounts, bind_tcp, event_loop_runner, http_protocol
 
+from tests.rawhttp import read_until_cut
+
 BIG = 1024 * 1024  # /big answers this many bytes: far above every buffer between the two ends
 MID = 48 * 1024  # /mid: above the kernel buffers, below asyncio's 64 KiB high-water mark
 LIMITS = HttpLimits(write_timeout=1)
@@ -82,16 +84,6 @@ def served(request: pytest.FixtureRequest) -> Iterator[Served]:
     thread.join(10)
 
 
-def _drain(conn: socket.socket) -> int:
-    """Read to the end; what a cut connection delivers is a reset or an early end."""
-    got = 0
-    try:
-        while chunk := conn.recv(1 << 16):
-            got += len(chunk)
-    except ConnectionResetError:
-        pass
-    return got
-
 
 @pytest.mark.parametrize("path", ["/big", "/stream"])
 def test_a_client_that_never_reads_is_cut(served: Served, path: str) -> None:
@@ -103,7 +95,7 @@ def test_a_client_that_never_reads_is_cut(served: Served, path: str) -> None:
         conn.sendall(b"".join(b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path.encode() for _ in range(20)))
         served.until(lambda: served.counts.write_timeouts > before)
         served.until(lambda: not served.server.server_state.connections)
-        assert _drain(conn) < 20 * BIG
+        assert read_until_cut(conn) < 20 * BIG
     assert served.counts.write_timeouts == before + 1
 
 
@@ -116,7 +108,7 @@ def test_a_closed_connection_with_unsent_bytes_is_cut(served: Served) -> None:
         conn.sendall(b"GET /mid HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         served.until(lambda: served.counts.write_timeouts > before)
         served.until(lambda: not served.server.server_state.connections)
-        assert _drain(conn) < MID
+        assert read_until_cut(conn) < MID
     assert served.counts.write_timeouts == before + 1
 
 
