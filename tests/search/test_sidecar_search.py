@@ -248,3 +248,11 @@ def test_cli_lookup_asks_the_sidecar(sidecar: SidecarProcess) -> None:
                           "--object", "doc:d7", "--tenant", "acme", "--action", "write"],
                          capture_output=True, text=True, timeout=30)
     assert who.returncode == 0 and json.loads(who.stdout)["results"] == ["user:bob"]
+    # --role states the subject's roles, as a token carries them into a check (the policy lets admins write)
+    bob = [TENANTGUARD, "relation", "lookup", "resources", "--sidecar", sidecar.base_url, "--subject", "user:bob",
+           "--tenant", "acme", "--action", "write", "--type", "doc", "--all"]
+    plain = subprocess.run(bob, capture_output=True, text=True, timeout=30)
+    admin = subprocess.run([*bob, "--role", "viewer", "--role", "admin"], capture_output=True, text=True, timeout=30)
+    assert plain.returncode == admin.returncode == 0, (plain.stderr, admin.stderr)
+    assert json.loads(plain.stdout)["results"] == ["doc:d7"]
+    assert {"doc:d1", "doc:d6", "doc:d7"} <= set(json.loads(admin.stdout)["results"])

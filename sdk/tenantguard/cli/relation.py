@@ -138,6 +138,9 @@ SidecarOpt = Annotated[str, typer.Option("--sidecar", envvar="TG_SIDECAR_URL",
 ActionOpt = Annotated[str, typer.Option("--action", help="Action name, e.g. documents:read")]
 TenantOpt = Annotated[str | None, typer.Option("--tenant", help="Tenant (the sidecar's bound one when omitted)")]
 LimitOpt = Annotated[int, typer.Option(min=1, max=1000, help="Page size")]
+RoleOpt = Annotated[list[str] | None, typer.Option(
+    "--role", help="A role the subject holds, stated as subject.properties.roles (repeat for several): "
+                   "a policy granting by role sees it, as it sees a token's roles in a check")]
 
 
 def _lookup(sidecar: str, path: str, body: dict[str, object], everything: bool) -> None:
@@ -192,8 +195,11 @@ def _entity(text: str, option: str, example: str) -> tuple[str, str]:
     return kind, ident
 
 
-def _subject(kind: str, ident: str | None, tenant: str | None) -> dict[str, object]:
-    props = {"tenant_id": tenant} if tenant else {}
+def _subject(kind: str, ident: str | None, tenant: str | None, roles: list[str] | None) -> dict[str, object]:
+    """The subject as this local PEP states it: the sidecar decides with what is stated here."""
+    props: dict[str, object] = {"tenant_id": tenant} if tenant else {}
+    if roles:
+        props["roles"] = list(roles)
     return {"type": kind, **({"id": ident} if ident else {}), "properties": props}
 
 
@@ -204,11 +210,13 @@ def lookup_resources(
     action: ActionOpt,
     type_: Annotated[str, typer.Option("--type", help="Resource type, e.g. document")],
     tenant: TenantOpt = None,
+    role: RoleOpt = None,
     limit: LimitOpt = 100,
     all_: Annotated[bool, typer.Option("--all", help="Follow every page")] = False,
 ) -> None:
     """Resources of a type the subject may act on (through usersets), as the sidecar's policy decides."""
-    body = {"subject": _subject(*_entity(subject, "--subject", "user:alice"), tenant), "action": {"name": action},
+    body = {"subject": _subject(*_entity(subject, "--subject", "user:alice"), tenant, role),
+            "action": {"name": action},
             "resource": {"type": type_},
             "limit": limit}
     _lookup(sidecar, "/v1/lookup/resources", body, all_)
@@ -221,11 +229,12 @@ def lookup_subjects(
     action: ActionOpt,
     type_: Annotated[str, typer.Option("--type", help="Subject type")] = "user",
     tenant: TenantOpt = None,
+    role: RoleOpt = None,
     limit: LimitOpt = 100,
     all_: Annotated[bool, typer.Option("--all", help="Follow every page")] = False,
 ) -> None:
     """Subjects of a type that may act on the object (through usersets), as the sidecar's policy decides."""
     kind, ident = _entity(object_, "--object", "document:d1")
-    body = {"subject": _subject(type_, None, tenant), "action": {"name": action},
+    body = {"subject": _subject(type_, None, tenant, role), "action": {"name": action},
             "resource": {"type": kind, "id": ident}, "limit": limit}
     _lookup(sidecar, "/v1/lookup/subjects", body, all_)
