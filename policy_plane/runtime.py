@@ -460,7 +460,15 @@ class Plane:
             "shadows": {scope: shadow for scope, shadow in sorted(s.shadows.items()) if not shadow.get("stop")},
             "fleet": self.fleet.summary(),
             "heartbeats_sent": self.heartbeat.sent,
+            "secrets": self._secret_files(),
         }
+
+    def _secret_files(self) -> dict[str, dict[str, Any]]:
+        """Each secret file's changes taken since start and why its last change was not (rotation)."""
+        checkers = {"admin": self.config.admin, "operator": self.config.operator,
+                    **{f"join:{service}": c for service, c in self.config.join_secrets.items()}}
+        return {name: {"generation": c.generation, "reload_error": c.reload_error}
+                for name, c in checkers.items() if c is not None}
 
     def _all_writers(self) -> list[SequencedWriter]:
         return [*self.writers.values(), *self._cell_writers.values(), *self._bundle_writers.values()]

@@ -38,6 +38,7 @@ class Session:
     created: float
     last_seen: float
     key: str = field(repr=False)
+    generation: int = 0  # of the secret file its token was checked against (ended when it changes)
 
     @property
     def can_change(self) -> bool:
@@ -64,11 +65,11 @@ class SessionStore:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def create(self, role: Role, *, now: float | None = None) -> tuple[str, Session]:
+    def create(self, role: Role, *, now: float | None = None, generation: int = 0) -> tuple[str, Session]:
         """A new session; the id (for the cookie only) and the session."""
         now = time.time() if now is None else now
         session_id = secrets.token_urlsafe(32)
-        session = Session(role, secrets.token_urlsafe(32), now, now, _key(session_id))
+        session = Session(role, secrets.token_urlsafe(32), now, now, _key(session_id), generation)
         with self._lock:
             self._expire(now)
             while len(self._sessions) >= self.max_sessions:

@@ -86,10 +86,26 @@ def current_session(request: Request) -> Session:
     """The request's live session. A page's own reload (``?auto=1``, a GET) does not restart its
     idle clock: the Fleet page refreshing every 5 s kept an unattended console signed in forever."""
     automatic = request.method == "GET" and request.query_params.get(AUTO_REFRESH) == "1"
-    session = store_of(request).get(session_cookie(request), activity=not automatic)
+    store = store_of(request)
+    session = store.get(session_cookie(request), activity=not automatic)
     if session is None:
         raise SignInRequired
+    if _rotated_since(request, session):
+        store.end(session)
+        raise SignInRequired
     return session
+
+
+def _rotated_since(request: Request, session: Session) -> bool:
+    """The token file of the session's role changed since it signed in: a rotated-out token's
+    sessions end with it (the plane re-reads the file, policy_plane/secrets.py)."""
+    config = getattr(getattr(request.app.state, "plane", None), "config", None)
+    if config is None:
+        return False
+    checker = config.admin if session.role == "admin" else config.operator
+    if checker is None:
+        return True  # the operator token is no longer configured at all
+    return checker.changed_since(session.generation)
 
 
 Signed = Annotated[Session, Depends(current_session)]
@@ -180,12 +196,12 @@ async def login(request: Request) -> Response:
     if not expected or not hmac.compare_digest(presented.encode(), expected.encode()):
         return _login_page(request, "The sign-in form expired; try again.", 403)
     token = form.get("token", "").strip()
-    role = None
+    role, checker = None, None
     try:
         if token and await plane.config.admin.check(token):
-            role = "admin"
+            role, checker = "admin", plane.config.admin
         elif token and plane.config.operator is not None and await plane.config.operator.check(token):
-            role = "operator"
+            role, checker = "operator", plane.config.operator
     except Unavailable:  # the checks' queue is full (a flood of wrong tokens): retryable
         busy = _login_page(request, "The plane is busy checking credentials; try again in a moment.", 503)
         busy.headers.update(RETRY_AFTER)
@@ -197,7 +213,7 @@ async def login(request: Request) -> Response:
     previous = store.get(session_cookie(request))
     if previous is not None:  # a new sign-in never keeps a session the browser already carried
         store.end(previous)
-    session_id, _ = store.create(role)  # type: ignore[arg-type]
+    session_id, _ = store.create(role, generation=checker.generation if checker else 0)  # type: ignore[arg-type]
     plane.audit.record(role, "console.sign_in")
     response = RedirectResponse(f"{PREFIX}/", status_code=303)
     response.set_cookie(COOKIE, session_id, path=PREFIX, httponly=True, samesite="strict", secure=_secure(request))
