@@ -126,6 +126,7 @@ class SecretChecker:
         self._stamp = _stamp(path) if path is not None else None
         self._looked = clock()
         self._stale = False  # the file changed: read it again before the next check
+        self._epoch = 0  # bumped whenever remembered successes are forgotten
         self._cache_key = os.urandom(32)
         self._ok: OrderedDict[bytes, None] = OrderedDict()
         self._lock = threading.Lock()
@@ -159,7 +160,7 @@ class SecretChecker:
                 return
             self._stamp = stamp
             self._stale = True
-            self._ok.clear()
+            self._forget()
 
     def _reload(self) -> None:
         """Read and hash the file again (scrypt per secret: run off the event loop), once for all the
@@ -177,12 +178,18 @@ class SecretChecker:
             else:
                 with self._lock:
                     self.hashes = hashes
-                    self._ok.clear()
+                    self._forget()
                     self.generation += 1
                 self.reload_error = None
                 log.warning("secret file %s changed: %d secret(s) taken, the ones removed no longer count",
                             self.path, len(hashes))
             self._stale = False
+
+    def _forget(self) -> None:
+        """Forget every remembered success (under ``_lock``); a check that began before does not
+        remember its own (:meth:`check` compares the epoch)."""
+        self._ok.clear()
+        self._epoch += 1
 
     def changed_since(self, generation: int) -> bool:
         """Whether the secrets differ from those of ``generation`` (or the file changed and is about
@@ -219,17 +226,21 @@ class SecretChecker:
         tag = self._tag(presented)
         self._queued += 1
         try:
-            async with self._gate:
-                if self._stale:
-                    await asyncio.to_thread(self._reload)
-                if self.known(presented):
-                    return True
-                ok = await asyncio.to_thread(self._matches, presented)
+            while True:
+                async with self._gate:
+                    if self._stale:
+                        await asyncio.to_thread(self._reload)
+                    if self.known(presented):
+                        return True
+                    epoch = self._epoch
+                    ok = await asyncio.to_thread(self._matches, presented)
+                with self._lock:
+                    if epoch == self._epoch:
+                        if ok:
+                            self._ok[tag] = None
+                            while len(self._ok) > _CACHE_SIZE:
+                                self._ok.popitem(last=False)
+                        return ok
+                # the file changed while scrypt ran: decide again on the secrets it holds now
         finally:
             self._queued -= 1
-        if ok:
-            with self._lock:
-                self._ok[tag] = None
-                while len(self._ok) > _CACHE_SIZE:
-                    self._ok.popitem(last=False)
-        return ok

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from tenantguard.keys import write_private
 
-from policy_plane.secrets import MAX_SECRETS_PER_FILE, RELOAD_INTERVAL, SecretChecker
+from policy_plane.secrets import MAX_SECRETS_PER_FILE, RELOAD_INTERVAL, HashedSecret, SecretChecker
 from tests.console.test_console_http import sign_in
 
 from .conftest import ADMIN_TOKEN, World
@@ -52,6 +52,28 @@ def test_a_rotated_file_takes_the_new_secret_and_drops_the_old_one_at_once(tmp_p
     assert asyncio.run(checker.check(OLD)) is False
     assert asyncio.run(checker.check(NEW)) is True
     assert (checker.generation, checker.reload_error) == (1, None)
+
+
+def test_a_check_running_when_the_file_changed_is_decided_again_on_the_new_secrets(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A check whose scrypt ran on the old secrets while the file changed: remembered, it would have
+    let the removed secret through until the memory filled up."""
+    path = tmp_path / "admin.token"
+    checker, clock = _checker(path, OLD)
+    real = HashedSecret.matches
+    rotated: list[bool] = []
+
+    def rotating(self: HashedSecret, presented: str) -> bool:  # the real scrypt; the file changes during it
+        if not rotated:
+            rotated.append(True)
+            write_private(path, NEW.encode())
+            clock.now += RELOAD_INTERVAL + 0.1
+            checker.known("another-request-" + "x" * 16)  # another request sees the change meanwhile
+        return real(self, presented)
+
+    monkeypatch.setattr(HashedSecret, "matches", rotating)
+    assert asyncio.run(checker.check(OLD)) is False
+    assert not checker.known(OLD) and asyncio.run(checker.check(NEW)) is True
 
 
 def test_the_file_is_looked_at_once_per_interval(tmp_path: Path) -> None:
