@@ -99,9 +99,7 @@ def current_session(request: Request) -> Session:
 def _rotated_since(request: Request, session: Session) -> bool:
     """The token file of the session's role changed since it signed in: a rotated-out token's
     sessions end with it (the plane re-reads the file, policy_plane/secrets.py)."""
-    config = getattr(getattr(request.app.state, "plane", None), "config", None)
-    if config is None:
-        return False
+    config = plane_of(request).config
     checker = config.admin if session.role == "admin" else config.operator
     if checker is None:
         return True  # the operator token is no longer configured at all

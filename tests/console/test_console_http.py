@@ -248,6 +248,7 @@ def test_a_pages_own_reloads_do_not_keep_an_unattended_session_alive() -> None:
     from starlette.requests import Request
 
     from policy_plane.console.views import COOKIE, current_session
+    from policy_plane.secrets import HashedSecret, SecretChecker
 
     store = SessionStore(idle=60, absolute=3600)
     sid, session = store.create("admin", now=1000.0)
@@ -255,7 +256,9 @@ def test_a_pages_own_reloads_do_not_keep_an_unattended_session_alive() -> None:
         assert store.get(sid, now=t, activity=False) is session
     assert store.get(sid, now=1061.0, activity=False) is None  # idle since 1000, reloads or not
 
-    app = SimpleNamespace(state=SimpleNamespace(console_sessions=store))
+    admin = SecretChecker(HashedSecret.of("admin-token-" + "c3" * 16))  # a token file that never changes
+    plane = SimpleNamespace(config=SimpleNamespace(admin=admin, operator=None))
+    app = SimpleNamespace(state=SimpleNamespace(console_sessions=store, plane=plane))
 
     def ask(method: str, query: str) -> float:
         sid, session = store.create("admin")
