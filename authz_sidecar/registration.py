@@ -42,7 +42,8 @@ from typing import Any, Final
 import httpx
 from tenantguard.errors import ConfigError, PlaneTlsRefused, TenantGuardError, Unavailable
 from tenantguard.httptls import ClientTls
-from tenantguard.plane_client import AsyncPlaneClient, register_key_call
+from tenantguard.plane_client import AsyncPlaneClient, plane_urls, register_key_call
+from tenantguard.urls import in_clear_off_the_machine, shown_url
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,10 @@ class PlaneRegistrar:
         self.plane_url = plane_url
         self.options = options or RegistrationOptions()
         self.tls = tls or ClientTls()
+        for url in plane_urls(plane_url):
+            if in_clear_off_the_machine(url):
+                log.warning("the join secret goes to the plane at %s readable by the network: use the plane's "
+                            "https:// URL (--plane-ca)", shown_url(url))
         self._secret = join_secret
         self._transport = transport
         self._pending: tuple[str, dict[str, Any]] | None = None

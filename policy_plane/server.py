@@ -23,6 +23,7 @@ from tenantguard.serving import (
     limit_server_logs,
     serve_tls,
 )
+from tenantguard.urls import is_loopback_host
 
 from .app import create_server_app
 from .runtime import Plane
@@ -44,6 +45,10 @@ async def serve(plane: Plane, stop: asyncio.Event | None = None) -> None:
     config = plane.config
     plane.metrics.wire.log_limit = limit_server_logs()  # a flood of bad requests cannot flood the log
     sock = bind_tcp(config.host, config.port, flag="--port")
+    if config.tls is None and not is_loopback_host(config.host):
+        log.warning("serving plain HTTP on %s: the admin token and the join secrets sent here cross the network "
+                    "readable; serve HTTPS with --tls-cert/--tls-key (docs/operations.md, TLS for the plane API)",
+                    config.host)
     start = loop.create_task(plane.start())
     waiter = loop.create_task(stop.wait())
     await asyncio.wait({start, waiter}, return_when=asyncio.FIRST_COMPLETED)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import ipaddress
 import json
 import logging
 import time
@@ -71,6 +70,7 @@ from .tokens import (
     timestamp,
     verify_signature,
 )
+from .urls import is_loopback_host
 
 log = logging.getLogger(__name__)
 
@@ -95,18 +95,11 @@ def _check_url(value: Any, what: str) -> str:
     parts = urlsplit(value)
     if parts.scheme == "https" and parts.hostname:
         return value
-    if parts.scheme == "http" and parts.hostname and _is_loopback(parts.hostname):
+    if parts.scheme == "http" and parts.hostname and is_loopback_host(parts.hostname):
         return value
     raise ConfigError(f"{what} must be https (plain http only to a loopback host): {value!r}")
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True, slots=True)

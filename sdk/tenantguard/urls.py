@@ -10,6 +10,7 @@ without a password, which NATS reads as a token, is hidden whole.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -68,3 +69,20 @@ def check_http_url(url: str, what: str) -> None:
     example = f"http://{bare}" if bare and not bare.endswith(":") else "http://127.0.0.1:8282"
     raise ConfigError(f"{what} {shown_url(url)!r} must start with http:// or https:// and name a host "
                       f"(e.g. {shown_url(example)!r})", url=shown_url(url))
+
+
+def is_loopback_host(host: str) -> bool:
+    """``localhost`` or a loopback address (127.0.0.0/8, ::1): a host whose traffic never leaves the machine."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def in_clear_off_the_machine(url: str) -> bool:
+    """A plain ``http://`` URL to a host other than this machine's loopback: what it carries (a bearer
+    token, a join secret) crosses the network readable."""
+    parts = urlsplit(url)
+    return parts.scheme.lower() == "http" and not is_loopback_host(parts.hostname or "")

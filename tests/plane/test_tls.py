@@ -251,3 +251,30 @@ def test_a_client_that_never_starts_its_handshake_is_closed_at_the_read_timeout(
             assert client.status()["ready"] in (True, False)
     finally:
         plane.stop()
+
+
+def test_a_plane_serving_plain_http_off_loopback_says_its_secrets_cross_the_network(tls_world: TlsWorld) -> None:
+    w = tls_world
+    exposed = w.world.start("--host", "0.0.0.0")  # noqa: S104  # a free port, for a moment: what is said
+    _, said = exposed.stop()
+    assert "serving plain HTTP on 0.0.0.0" in said and "--tls-cert" in said
+    for quiet in (w.world.start(), w.world.start("--host", "0.0.0.0", "--tls-cert",  # noqa: S104
+                                                 str(w.pki.server.cert), "--tls-key", str(w.pki.server.key))):
+        _, said = quiet.stop()
+        assert "serving plain HTTP" not in said  # loopback, or HTTPS
+
+
+@pytest.mark.parametrize(("url", "warned"), [
+    ("http://plane.internal:8282", True), ("http://10.1.2.3:8282,https://plane-1:8282", True),
+    ("http://127.0.0.1:8282", False), ("http://localhost:8282", False), ("http://[::1]:8282", False),
+    ("https://plane.internal:8282", False),
+])
+def test_a_sidecar_sending_its_join_secret_in_clear_off_the_machine_says_so(
+        url: str, warned: bool, caplog: pytest.LogCaptureFixture) -> None:
+    from authz_sidecar.registration import PlaneRegistrar
+
+    with caplog.at_level("WARNING", logger="authz_sidecar.registration"):
+        PlaneRegistrar(url, JOIN_SECRET)
+    said = [r.getMessage() for r in caplog.records if "readable by the network" in r.getMessage()]
+    assert bool(said) is warned, said
+    assert all(JOIN_SECRET not in line for line in said)
