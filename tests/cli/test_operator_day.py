@@ -294,6 +294,11 @@ def test_publishing_a_changed_bundle_under_the_same_revision_says_how_to_name_a_
      "--plane belongs to a sub-command: put it after the sub-command's name (`tenantguard relation COMMAND ... "
      "--plane ...`)"),
     (("relation", "--nope", "write"), "No such option: --nope"),
+    # a value not among the choices, without pydantic's "Value error, " in front
+    (("bundle", "rollout", "advanse", "--plane", "http://127.0.0.1:9", "--token-file", "/dev/null"),
+     "Invalid value for 'ACTION': 'advanse' is not one of 'status', 'advance', 'halt', 'resume', 'abort'."),
+    (("decisions", "query", "--outcome", "maybe", "--plane", "http://127.0.0.1:9", "--token-file", "/dev/null"),
+     "Invalid value for '--outcome': 'maybe' is not one of 'allow', 'deny'."),
 ])
 def test_a_sub_command_typed_first_is_pointed_to_its_group(args: tuple[str, ...], says: str) -> None:
     """``tenantguard serve plane`` got "No such command 'serve'." and nothing more; an option given

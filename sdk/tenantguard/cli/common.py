@@ -90,7 +90,26 @@ def hint_word_order(root: Any) -> Any:
 
     root.resolve_command = resolve_with_hint
     _hint_early_options(root)
+    for command in _below(root):
+        _plain_bad_values(command)
     return root
+
+
+def _plain_bad_values(command: Any) -> None:
+    """typer 0.29 converts values through pydantic, whose message leads with "Value error, "
+    (``Invalid value for 'ACTION': Value error, 'advanse' is not one of ...``): said without it."""
+    from typer._click.exceptions import BadParameter
+
+    parse = command.parse_args
+
+    def parse_plainly(ctx: Any, args: list[str]) -> Any:
+        try:
+            return parse(ctx, args)
+        except BadParameter as exc:
+            exc.message = exc.message.removeprefix("Value error, ")
+            raise
+
+    command.parse_args = parse_plainly
 
 
 def _hint_early_options(group: Any) -> None:
