@@ -139,7 +139,7 @@ ActionOpt = Annotated[str, typer.Option("--action", help="Action name, e.g. docu
 TenantOpt = Annotated[str | None, typer.Option("--tenant", help="Tenant (the sidecar's bound one when omitted)")]
 LimitOpt = Annotated[int, typer.Option(min=1, max=1000, help="Page size")]
 RoleOpt = Annotated[list[str] | None, typer.Option(
-    "--role", help="A role the subject holds, stated as subject.properties.roles (repeat for several): "
+    "--role", metavar="ROLE", help="A role the subject holds, stated as subject.properties.roles (repeat for several): "
                    "a policy granting by role sees it, as it sees a token's roles in a check")]
 
 
