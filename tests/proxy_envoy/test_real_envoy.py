@@ -140,6 +140,16 @@ class Envoy:
                 self.proc.wait(timeout=5)
 
 
+def stop_stack(envoy: Envoy | None, upstream: Upstream, sidecar: Any) -> None:
+    """Stop what a real-Envoy test started: Envoy first (it holds connections to both), then the app
+    and the sidecar."""
+    if envoy is not None:
+        envoy.stop()
+    upstream.server.shutdown()
+    upstream.server.server_close()
+    sidecar.stop()
+
+
 def start_envoy(config: dict[str, Any], workdir: Path) -> Envoy:
     assert ENVOY is not None
     path, admin_file, log = workdir / "envoy.yaml", workdir / "admin-address", workdir / "envoy.log"
@@ -209,11 +219,7 @@ def stack(request: pytest.FixtureRequest, world: World, tmp_path_factory: pytest
         envoy = start_envoy(config, tmp_path_factory.mktemp(f"envoy-{mode}"))
         yield Stack(mode, world, sidecar, upstream, envoy)
     finally:
-        if envoy is not None:
-            envoy.stop()
-        upstream.server.shutdown()
-        upstream.server.server_close()
-        sidecar.stop()
+        stop_stack(envoy, upstream, sidecar)
     pids = [sidecar.proc.pid] + ([envoy.proc.pid] if envoy else [])
     assert all(_gone(pid) for pid in pids), f"processes left running: {pids}"
 
