@@ -15,8 +15,8 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 from tenantguard import __version__
-from tenantguard.asgi import RequestGuard, install_error_handlers
-from tenantguard.docs_ui import install_offline_docs
+from tenantguard.server.asgi import RequestGuard, install_error_handlers
+from tenantguard.server.docs_ui import install_offline_docs
 
 from .http import authzen, envoy_http, exchange, native, opa_api, opa_compat, ops, search
 from .http.hot import HotDoors

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from tenantguard.httptls import CLIENT_HELP as PLANE_TLS_HELP
-from tenantguard.natsconn import HELP as NATS_HELP
-from tenantguard.serving import (
+from tenantguard.decision.verdicts import DEFAULT_MEMO_SIZE
+from tenantguard.feed.natsconn import HELP as NATS_HELP
+from tenantguard.server.serving import (
     DEFAULT_GRPC_MAX_CONNECTION_AGE,
     DEFAULT_GRPC_MAX_CONNECTION_IDLE,
     DEFAULT_GRPC_MAX_CONNECTIONS,
@@ -20,7 +20,7 @@ from tenantguard.serving import (
     GRPC_HELP,
     HTTP_HELP,
 )
-from tenantguard.verdicts import DEFAULT_MEMO_SIZE
+from tenantguard.util.httptls import CLIENT_HELP as PLANE_TLS_HELP
 
 from .config import (
     DEFAULT_GRPC_MAX_MESSAGE_BYTES,
@@ -188,8 +188,8 @@ def serve(
     starts NATS, a plane and a sidecar for you.
     """
     from tenantguard.errors import ConfigError
-    from tenantguard.httptls import ClientTls
-    from tenantguard.natsconn import from_options as nats_from_options
+    from tenantguard.feed.natsconn import from_options as nats_from_options
+    from tenantguard.util.httptls import ClientTls
 
     from .runtime import Sidecar
     from .server import configure_logging, run

@@ -7,13 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from tenantguard.decision.verdicts import DEFAULT_MEMO_SIZE
 from tenantguard.decisionlog import LogPolicy
 from tenantguard.errors import ConfigError
-from tenantguard.httptls import ClientTls
-from tenantguard.natsconn import NatsConnection
+from tenantguard.feed.natsconn import NatsConnection
+from tenantguard.identity.tokens import DEFAULT_LIFETIME, DEFAULT_MAX_ACT_DEPTH, MAX_LEEWAY, MAX_LIFETIME
 from tenantguard.relations import RelationScope, scope_of
 from tenantguard.relations.model import NAME_RE
-from tenantguard.serving import (
+from tenantguard.server.serving import (
     DEFAULT_GRPC_MAX_CONNECTION_AGE,
     DEFAULT_GRPC_MAX_CONNECTION_IDLE,
     DEFAULT_GRPC_MAX_CONNECTIONS,
@@ -25,8 +26,7 @@ from tenantguard.serving import (
     GrpcLimits,
     HttpLimits,
 )
-from tenantguard.tokens import DEFAULT_LIFETIME, DEFAULT_MAX_ACT_DEPTH, MAX_LEEWAY, MAX_LIFETIME
-from tenantguard.verdicts import DEFAULT_MEMO_SIZE
+from tenantguard.util.httptls import ClientTls
 
 DEFAULT_HTTP_PORT = 8181
 DEFAULT_GRPC_PORT = 9191
@@ -88,7 +88,7 @@ class SidecarConfig:
     exchange_lifetime: float = DEFAULT_LIFETIME  # upper bound; the policy's zone max_lifetime may lower it
     exchange_max_act_depth: int = DEFAULT_MAX_ACT_DEPTH
     exchange_client_secret_file: Path | None = None  # HTTP Basic client auth when set
-    edge_config: Path | None = None  # edge mode: tenants' IdPs (tenantguard.oidc)
+    edge_config: Path | None = None  # edge mode: tenants' IdPs (tenantguard.identity.oidc)
     nats_url: str | None = field(default=None, repr=False)  # one URL or a comma-separated list
     nats: NatsConnection | None = None  # servers + credentials + TLS; built from nats_url when not given
     plane_key: Path | None = None  # the plane's public key: every NATS event (and announced bundle) verifies with it
@@ -104,13 +104,13 @@ class SidecarConfig:
 
     @property
     def http_limits(self) -> HttpLimits:
-        """What one HTTP request may cost before a route sees it (``tenantguard.serving``)."""
+        """What one HTTP request may cost before a route sees it (``tenantguard.server.serving``)."""
         return HttpLimits(read_timeout=self.http_read_timeout, max_head_bytes=self.max_head_bytes,
                           max_connections=self.max_connections, write_timeout=self.http_write_timeout)
 
     @property
     def grpc_limits(self) -> GrpcLimits:
-        """What one gRPC connection may hold (``tenantguard.serving``)."""
+        """What one gRPC connection may hold (``tenantguard.server.serving``)."""
         return GrpcLimits(max_streams=self.grpc_max_streams, max_connections=self.grpc_max_connections,
                           max_connection_idle=self.grpc_max_connection_idle,
                           max_connection_age=self.grpc_max_connection_age)

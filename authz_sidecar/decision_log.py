@@ -19,9 +19,9 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, Protocol
 
-from tenantguard import topology
-from tenantguard.decision import DecisionRecord
+from tenantguard.decision.core import DecisionRecord
 from tenantguard.decisionlog import LogPolicy, encode_batches
+from tenantguard.feed import topology
 
 log = logging.getLogger(__name__)
 

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tenantguard.asgi import bearer_challenge
 from tenantguard.errors import InvalidInput, TokenError
+from tenantguard.server.asgi import bearer_challenge
 
 from .http.wire import DuplicateHeader
 from .request_target import PathRejected, normal_target

@@ -35,7 +35,7 @@ from envoy.type.v3 import http_status_pb2
 from google.rpc import code_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from tenantguard.errors import ConfigError, InvalidInput
-from tenantguard.serving import GrpcLimits, bind_tcp
+from tenantguard.server.serving import GrpcLimits, bind_tcp
 
 from .config import DEFAULT_GRPC_MAX_MESSAGE_BYTES
 from .envoy_authz import (
@@ -205,7 +205,7 @@ async def start_grpc(sidecar: Sidecar, host: str, port: int, *,
     ``false``: ``status_on_error`` instead of the sidecar's 403). The door never reads the body;
     the bound only has to exceed what Envoy is configured to send.
 
-    ``limits`` (:class:`~tenantguard.serving.GrpcLimits`): streams per connection, idle and
+    ``limits`` (:class:`~tenantguard.server.serving.GrpcLimits`): streams per connection, idle and
     age bounds with GOAWAY, keepalive; without them a connection lived until its client ended it.
     """
     if port:  # a taken port refused here, in our words, before gRPC's C core logs its own line about it

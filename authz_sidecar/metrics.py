@@ -8,7 +8,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
-from tenantguard.serving import WireCounts
+from tenantguard.server.serving import WireCounts
 
 # Decisions take tens of microseconds; the HTTP stack around them, hundreds.
 LATENCY_BUCKETS = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 5e-2, 0.25, 1.0)
@@ -51,7 +51,7 @@ class SidecarMetrics:
                                       registry=self.registry)
         self._children: dict[tuple[str, bool], tuple[Any, Any]] = {}
         self.decided = 0  # every door: reported on tg.status.<service> for the console's decision rate
-        self.wire = WireCounts()  # connections the HTTP doors and the ops port cut (tenantguard.serving)
+        self.wire = WireCounts()  # connections the HTTP doors and the ops port cut (tenantguard.server.serving)
         self.registry.register(self.wire)
         self.bundle_revision = Gauge("tg_bundle_info", "Active bundle revision (value is always 1)",
                                      ["revision"], registry=self.registry)

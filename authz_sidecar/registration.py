@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import Any, Final
 
 import httpx
+from tenantguard.client.plane import AsyncPlaneClient, plane_urls, register_key_call
 from tenantguard.errors import ConfigError, PlaneTlsRefused, TenantGuardError, Unavailable
-from tenantguard.httptls import ClientTls
-from tenantguard.plane_client import AsyncPlaneClient, plane_urls, register_key_call
-from tenantguard.urls import in_clear_off_the_machine, shown_url
+from tenantguard.util.httptls import ClientTls
+from tenantguard.util.urls import in_clear_off_the_machine, shown_url
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tenantguard.bundle import Bundle, BundleStore, TrustSetVerifier, verify_bundle
-from tenantguard.decision import (
+from tenantguard.decision.core import (
     DEFAULT_DECISION_ENTRYPOINT,
     RELATED_EXTENSION,
     Decision,
@@ -47,8 +47,8 @@ from tenantguard.decision import (
     PolicyRevision,
     tenant_seq,
 )
+from tenantguard.decision.verdicts import VerdictMemo
 from tenantguard.decisionlog import LogPolicy
-from tenantguard.engine import RegorusEngine
 from tenantguard.errors import (
     BundleRejected,
     ConfigError,
@@ -67,16 +67,16 @@ from tenantguard.exchange import (
     read_client_secret,
     replace_signing_key,
 )
-from tenantguard.keys import SigningKey, TrustedKey, TrustSet, load_public_key_file
-from tenantguard.oidc import EdgeConfig, EdgeVerifier
+from tenantguard.feed.topology import DEFAULT_CELL, sidecar_issuer
+from tenantguard.identity.keys import SigningKey, TrustedKey, TrustSet, load_public_key_file
+from tenantguard.identity.oidc import EdgeConfig, EdgeVerifier
+from tenantguard.identity.revocations import RevocationList
+from tenantguard.identity.tokens import Claims, TokenVerifier, VerifyOptions
+from tenantguard.policy.engine import RegorusEngine
 from tenantguard.relations import CellRelations, RelationIndex, Relationship
-from tenantguard.revocations import RevocationList
 from tenantguard.rollout import ShadowEvaluator, ShadowSettings, SidecarStatus
 from tenantguard.rollout.shadow import REPORTED_EXAMPLES
 from tenantguard.search import Searcher, SearchRunner
-from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions
-from tenantguard.topology import DEFAULT_CELL, sidecar_issuer
-from tenantguard.verdicts import VerdictMemo
 
 from .config import SidecarConfig
 from .decision_log import DecisionLog, DecisionSink, MemorySink

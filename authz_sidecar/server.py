@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import uvicorn
 from starlette.types import ASGIApp
-from tenantguard.serving import (
+from tenantguard.server.serving import (
     HttpLimits,
     WireCounts,
     bind_tcp,

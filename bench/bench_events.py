@@ -16,8 +16,8 @@ import platform
 from collections.abc import Callable
 
 from stats import measure  # bench/stats.py, beside this script
-from tenantguard.events import SIGNING_PREFIX, sign_batch, verify_batch, verify_event
-from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.feed.events import SIGNING_PREFIX, sign_batch, verify_batch, verify_event
+from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.relations import ChangeBatch, RelationChange, Relationship
 
 

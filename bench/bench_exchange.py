@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tenantguard.exchange import GRANT_TYPE_TOKEN_EXCHANGE, TOKEN_TYPE_JWT, ExchangeRequest  # noqa: E402
-from tenantguard.tokens import mint  # noqa: E402
+from tenantguard.identity.tokens import mint  # noqa: E402
 
 from authz_sidecar.config import SidecarConfig  # noqa: E402
 from authz_sidecar.runtime import Sidecar  # noqa: E402

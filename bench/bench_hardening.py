@@ -6,9 +6,9 @@ Run: python bench/bench_hardening.py [--iterations N]
   (subject purge) that follows each trust, bundle or snapshot commit (relations writes do
   not compact), on a real local nats-server;
 - freeze protection on the sidecar: verifying a signed heartbeat, and that plus the
-  expiry/shape check of :class:`tenantguard.freshness.Heartbeat`;
+  expiry/shape check of :class:`tenantguard.feed.freshness.Heartbeat`;
 - strict JSON at the doors: a typical ``/v1/check`` body through ``json.loads`` and through
-  :func:`tenantguard.jsonlimits.loads` (depth bound, unique keys, safe numbers).
+  :func:`tenantguard.util.jsonlimits.loads` (depth bound, unique keys, safe numbers).
 Medians and p99s in microseconds.
 """
 
@@ -24,12 +24,12 @@ import time
 import nats
 from nats.js.api import DiscardPolicy, StreamConfig
 from stats import measure  # bench/stats.py, beside this script
-from tenantguard import jsonlimits
-from tenantguard.events import TRUST_UPDATE, sign_event, verify_event
-from tenantguard.freshness import Heartbeat
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.natsserver import NatsServer
-from tenantguard.topology import PLANE_HEARTBEAT
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.feed.events import TRUST_UPDATE, sign_event, verify_event
+from tenantguard.feed.freshness import Heartbeat
+from tenantguard.feed.topology import PLANE_HEARTBEAT
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.util import jsonlimits
 
 CHECK_BODY = json.dumps({
     "subject": {"type": "user", "id": "alice", "properties": {"tenant_id": "acme"}},

@@ -26,8 +26,8 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_sidecar import QUESTION  # noqa: E402
 from sidecar.conftest import World  # noqa: E402
+from tenantguard.identity.tokens import mint  # noqa: E402
 from tenantguard.relations import ChangeBatch, RelationIndex  # noqa: E402
-from tenantguard.tokens import mint  # noqa: E402
 
 from authz_sidecar.config import SidecarConfig  # noqa: E402
 from authz_sidecar.runtime import Sidecar, settle_heap  # noqa: E402

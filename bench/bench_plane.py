@@ -45,8 +45,8 @@ from itertools import count
 from pathlib import Path
 
 import aiohttp
-from tenantguard.keys import SigningKey, write_private
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.identity.keys import SigningKey, write_private
 
 TENANTGUARD = str(Path(sys.executable).with_name("tenantguard"))
 TOKEN = "bench-admin-token-" + "0" * 32

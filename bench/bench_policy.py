@@ -24,10 +24,10 @@ markdown table (µs unless stated, median and p99):
   ``prepare`` on the deciding thread (one blocking call); ``prepare`` on a worker thread
   (the deciding thread then builds its own engine at its first decision, and waits for
   the GIL while the worker holds it); ``prepare_steps`` on the deciding thread, one step
-  between two decisions (see tenantguard.engine).
+  between two decisions (see tenantguard.policy.engine).
 
 Every request is the input a sidecar sends: with the input facts ``actor_services`` and
-``scope_limits`` (``tenantguard.decision.input_facts``, docs/decision-input.md).
+``scope_limits`` (``tenantguard.decision.core.input_facts``, docs/decision-input.md).
 
 With ``--against REV`` (a git revision), it measures only the per-request rows and the
 floor, for the bundle as it is and as it was at REV (extracted with ``git archive``), in
@@ -56,9 +56,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tenantguard.decision import input_facts
-from tenantguard.engine import RegorusEngine, RegorusPreparedPolicy
-from tenantguard.policytest import load_bundle_dir
+from tenantguard.decision.core import input_facts
+from tenantguard.policy.engine import RegorusEngine, RegorusPreparedPolicy
+from tenantguard.policy.testrunner import load_bundle_dir
 
 BUNDLE = Path(__file__).resolve().parents[1] / "bundles" / "tenantguard"
 DECISION = "data.tenantguard.decision"
@@ -127,7 +127,7 @@ CONTRACT_EXAMPLE: dict[str, Any] = {
 }
 # What the sidecar sends for the same user's call through orders (and edge before it) with
 # the exchanged token orders got for billing: the chain from its `act` claims, its scope on
-# the token and copied to the subject (tenantguard.decision.policy_input).
+# the token and copied to the subject (tenantguard.decision.core.policy_input).
 EXCHANGED_TOKEN: dict[str, Any] = {
     **copy.deepcopy(REQUEST),
     "subject": {"type": "user", "id": "alice",

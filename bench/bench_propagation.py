@@ -35,10 +35,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "bench")]
 
 from bench_relations import all_tuples, rss_mb  # noqa: E402
-from tenantguard import topology  # noqa: E402
-from tenantguard.events import sign_snapshot_manifest  # noqa: E402
-from tenantguard.keys import SigningKey  # noqa: E402
-from tenantguard.natsserver import NatsServer  # noqa: E402
+from tenantguard.dev.natsserver import NatsServer  # noqa: E402
+from tenantguard.feed import topology  # noqa: E402
+from tenantguard.feed.events import sign_snapshot_manifest  # noqa: E402
+from tenantguard.identity.keys import SigningKey  # noqa: E402
 from tenantguard.relations import RelationIndex, snapshot_bytes  # noqa: E402
 
 from authz_sidecar.config import SidecarConfig  # noqa: E402

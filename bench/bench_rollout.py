@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tenantguard.decision import DecisionCore, DecisionRequest
+from tenantguard.decision.core import DecisionCore, DecisionRequest
 from tenantguard.relations import RelationIndex
 from tenantguard.rollout import (
     ImpactAnalyzer,

@@ -39,9 +39,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO)]
 
-from tenantguard import topology  # noqa: E402
-from tenantguard.keys import SigningKey  # noqa: E402
-from tenantguard.natsserver import NatsServer  # noqa: E402
+from tenantguard.dev.natsserver import NatsServer  # noqa: E402
+from tenantguard.feed import topology  # noqa: E402
+from tenantguard.identity.keys import SigningKey  # noqa: E402
 from tenantguard.relations import RelationIndex  # noqa: E402
 
 TYPES = (("project", "member", 0.40), ("document", "viewer", 0.40), ("group", "member", 0.15),
@@ -236,7 +236,7 @@ async def parent(opts: argparse.Namespace) -> None:
 
 
 async def _snapshot(plane: Any, cell: str) -> bytes:
-    from tenantguard.events import sign_snapshot_manifest
+    from tenantguard.feed.events import sign_snapshot_manifest
     from tenantguard.relations import snapshot_bytes
 
     index = plane.indexes[cell]
@@ -250,7 +250,7 @@ async def _snapshot(plane: Any, cell: str) -> bytes:
 async def _write_stream(plane: Any, by_cell: dict[str, list[str]], opts: argparse.Namespace,
                         rng: random.Random) -> tuple[int, int]:
     """``rate`` batches/s of 10 changes, each batch for one random tenant (so one cell)."""
-    from tenantguard.events import sign_batch
+    from tenantguard.feed.events import sign_batch
     from tenantguard.relations import ChangeBatch, RelationChange, Relationship
 
     tenants = [t for names in by_cell.values() for t in names]

@@ -43,11 +43,11 @@ def serve(port: int, sidecar_url: str, workdir: Path) -> None:
     import uvicorn
     from fastapi import Depends, FastAPI
     from tenantguard.client import AsyncAuthzClient
-    from tenantguard.embedded import EmbeddedAuthorizer
+    from tenantguard.client.embedded import EmbeddedAuthorizer
     from tenantguard.fastapi import TenantGuard
-    from tenantguard.keys import TrustSet
+    from tenantguard.identity.keys import TrustSet
+    from tenantguard.identity.tokens import TokenVerifier, VerifyOptions
     from tenantguard.relations import RelationIndex, Relationship
-    from tenantguard.tokens import TokenVerifier, VerifyOptions
 
     trust = TrustSet.load(workdir / "trust.json")
     verifier = TokenVerifier(trust, VerifyOptions(audience="orders"))

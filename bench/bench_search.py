@@ -18,8 +18,8 @@ import statistics
 import time
 
 from stats import timed  # bench/stats.py, beside this script
-from tenantguard.decision import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
-from tenantguard.engine import RegorusEngine
+from tenantguard.decision.core import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
+from tenantguard.policy.engine import RegorusEngine
 from tenantguard.relations import RelationIndex
 from tenantguard.search import Question, Searcher
 

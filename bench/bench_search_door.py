@@ -26,9 +26,9 @@ from typing import Any
 import httpx
 from stats import timed  # bench/stats.py, beside this script
 from tenantguard.bundle import build_bundle
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.procwatch import wait_for_announcement
-from tenantguard.tokens import mint
+from tenantguard.dev.procwatch import wait_for_announcement
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.tokens import mint
 
 POLICY = """package tenantguard
 import rego.v1

@@ -45,7 +45,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from sidecar.conftest import World  # noqa: E402  (the same world the integration tests use)
-from tenantguard.tokens import mint  # noqa: E402
+from tenantguard.identity.tokens import mint  # noqa: E402
 
 QUESTION = {
     "action": {"name": "invoices:read"},

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding
 from stats import measure  # bench/stats.py, beside this script
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.tokens import TokenVerifier, VerifyOptions, mint
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.tokens import TokenVerifier, VerifyOptions, mint
 
 
 def raw_verifier(key: SigningKey, token: str) -> Callable[[], None]:

@@ -184,7 +184,7 @@ class World:
     def __init__(self, root: Path) -> None:
         sys.path.append(str(REPO / "tests"))  # appended: tests/envoy must not shadow the envoy package
         from sidecar.conftest import World as TestWorld
-        from tenantguard.tokens import mint
+        from tenantguard.identity.tokens import mint
 
         self.root = root
         self.world = TestWorld(root)
@@ -807,7 +807,7 @@ async def http_decider(session: Any, url: str, body: Callable[[str], dict[str, A
 
 
 def embedded_decider(world: World) -> Decide:
-    from tenantguard.embedded import EmbeddedAuthorizer
+    from tenantguard.client.embedded import EmbeddedAuthorizer
     from tenantguard.relations import RelationIndex, Relationship
 
     sys.path.append(str(REPO / "tests"))  # appended: tests/envoy must not shadow the envoy package

@@ -19,9 +19,9 @@ from pathlib import Path
 import uvicorn
 from fastapi import Request, Response
 from starlette.types import Scope
-from tenantguard.asgi import header
-from tenantguard.serving import bind_tcp, event_loop_runner
-from tenantguard.verdicts import DEFAULT_MEMO_SIZE
+from tenantguard.decision.verdicts import DEFAULT_MEMO_SIZE
+from tenantguard.server.asgi import header
+from tenantguard.server.serving import bind_tcp, event_loop_runner
 
 from authz_sidecar.app import SidecarApp
 from authz_sidecar.config import SidecarConfig

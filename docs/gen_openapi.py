@@ -27,7 +27,7 @@ def sidecar_openapi() -> dict[str, Any]:
 
 
 def plane_openapi() -> dict[str, Any]:
-    from tenantguard.keys import SigningKey
+    from tenantguard.identity.keys import SigningKey
 
     from policy_plane.app import create_app
     from policy_plane.config import PlaneConfig

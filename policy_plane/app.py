@@ -10,9 +10,9 @@ from __future__ import annotations
 from fastapi import FastAPI
 from starlette.types import ASGIApp
 from tenantguard import __version__
-from tenantguard.asgi import JsonBodies, RequestGuard, install_error_handlers
-from tenantguard.docs_ui import install_offline_docs
-from tenantguard.plane_client import PLANE_TITLE
+from tenantguard.client.plane import PLANE_TITLE
+from tenantguard.server.asgi import JsonBodies, RequestGuard, install_error_handlers
+from tenantguard.server.docs_ui import install_offline_docs
 
 from .api import admin, bundles, decisions, ops, relations, revocations, rollouts, trust
 from .api.hot import Door, HotWrites

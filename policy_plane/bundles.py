@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from tenantguard import topology as topo
 from tenantguard.bundle import (
     SIGNATURES_FILE,
     Bundle,
@@ -36,7 +35,6 @@ from tenantguard.bundle import (
     sign_bundle,
     verify_bundle,
 )
-from tenantguard.engine import RegorusEngine
 from tenantguard.errors import (
     BundleMalformed,
     BundleRejected,
@@ -47,9 +45,11 @@ from tenantguard.errors import (
     TenantGuardError,
     Unavailable,
 )
-from tenantguard.events import BUNDLE_ANNOUNCE, sign_event
-from tenantguard.keys import SigningKey
-from tenantguard.policytest import run_tests
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import BUNDLE_ANNOUNCE, sign_event
+from tenantguard.identity.keys import SigningKey
+from tenantguard.policy.engine import RegorusEngine
+from tenantguard.policy.testrunner import run_tests
 from tenantguard.relations import RelationIndex
 from tenantguard.rollout import (
     ROLLOUT_STATE,

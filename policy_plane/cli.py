@@ -13,15 +13,15 @@ from typing import Annotated
 
 import typer
 from tenantguard.cli.common import ReportsEveryMissing
-from tenantguard.httptls import SERVER_HELP as TLS_HELP
-from tenantguard.natsconn import HELP as NATS_HELP
-from tenantguard.serving import (
+from tenantguard.feed.natsconn import HELP as NATS_HELP
+from tenantguard.server.serving import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_HEAD_BYTES,
     DEFAULT_READ_TIMEOUT,
     DEFAULT_WRITE_TIMEOUT,
     HTTP_HELP,
 )
+from tenantguard.util.httptls import SERVER_HELP as TLS_HELP
 
 from .config import (
     DEFAULT_DECISIONS_KEPT,
@@ -191,9 +191,9 @@ def serve(
     DIR/bundle.pem, DIR/admin.token and the join secrets. To try it all on one machine, `tenantguard dev`
     starts NATS, a plane and a sidecar for you.
     """
-    from tenantguard.httptls import ServerTls
-    from tenantguard.keys import SigningKey
-    from tenantguard.natsconn import from_options as nats_from_options
+    from tenantguard.feed.natsconn import from_options as nats_from_options
+    from tenantguard.identity.keys import SigningKey
+    from tenantguard.util.httptls import ServerTls
 
     from .config import PlaneConfig, parse_join_secrets
     from .runtime import Plane
@@ -260,10 +260,10 @@ def init(
 
     Prints a JSON summary (paths and key ids, never the secrets).
     """
-    from tenantguard import topology
-    from tenantguard.keys import SigningKey, write_private
-    from tenantguard.natsconn import new_user_nkey, nkey_public
-    from tenantguard.natsserver import NatsUser, authorization_block
+    from tenantguard.feed import topology
+    from tenantguard.feed.natsconfig import NatsUser, authorization_block
+    from tenantguard.feed.natsconn import new_user_nkey, nkey_public
+    from tenantguard.identity.keys import SigningKey, write_private
 
     from .config import check_service
     from .secrets import new_secret

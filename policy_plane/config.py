@@ -13,18 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tenantguard import topology as topo
 from tenantguard.errors import ConfigError
-from tenantguard.httptls import ServerTls
-from tenantguard.keys import SigningKey
-from tenantguard.natsconn import NatsConnection
-from tenantguard.serving import (
+from tenantguard.feed import topology as topo
+from tenantguard.feed.natsconn import NatsConnection
+from tenantguard.identity.keys import SigningKey
+from tenantguard.server.serving import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_HEAD_BYTES,
     DEFAULT_READ_TIMEOUT,
     DEFAULT_WRITE_TIMEOUT,
     HttpLimits,
 )
+from tenantguard.util.httptls import ServerTls
 
 from .secrets import SecretChecker
 
@@ -91,7 +91,7 @@ class PlaneConfig:
     fast_writes: bool = True  # POST /v1/relations and /v1/revocations answered below FastAPI (policy_plane.api.hot)
     replica: str = field(default_factory=lambda: os.urandom(4).hex())
     nats: NatsConnection | None = None  # credentials and TLS; built from nats_url when not given
-    cells: int = 1  # tenant cells (tenantguard.topology.cell_of): fixed when the system is set up
+    cells: int = 1  # tenant cells (tenantguard.feed.topology.cell_of): fixed when the system is set up
     tls: ServerTls | None = None  # serve HTTPS (and require client certificates when it names a client CA)
 
     @property
@@ -100,7 +100,7 @@ class PlaneConfig:
 
     @property
     def http_limits(self) -> HttpLimits:
-        """What one HTTP request may cost before a route sees it (``tenantguard.serving``)."""
+        """What one HTTP request may cost before a route sees it (``tenantguard.server.serving``)."""
         return HttpLimits(read_timeout=self.http_read_timeout, max_head_bytes=self.max_head_bytes,
                           max_connections=self.max_connections, write_timeout=self.http_write_timeout)
 

@@ -1,7 +1,7 @@
 """Idempotency keys of relation writes, held in the replicated relations state.
 
 A relations batch carries, for each write in it that had an ``Idempotency-Key``, the
-pair ``[key hash, changes digest]`` (see :func:`tenantguard.events.sign_batch`). Every
+pair ``[key hash, changes digest]`` (see :func:`tenantguard.feed.events.sign_batch`). Every
 replica records the pairs of every batch it applies in a :class:`KeyWindow`, so every
 replica answers "was this key committed, at which seq, with which changes?" from the
 same stream, whichever replica wrote it. The group committer consults the window each
@@ -14,7 +14,7 @@ The window keeps a key for ``WINDOW_SECONDS`` after the batch was issued (the si
 ``MAX_KEYS`` keyed writes, whichever is shorter. About 200 bytes per key, so a full
 window holds about 100 MB; it fills only at 833 keyed writes/s sustained for ten
 minutes, and at 5,000 keyed writes/s it still spans 100 s, five times the SDK's 20 s
-retry horizon (``tenantguard.plane_client.DEFAULT_RETRY_FOR``).
+retry horizon (``tenantguard.client.plane.DEFAULT_RETRY_FOR``).
 
 Keys are stored hashed (SHA-256 under a domain prefix, 128 bits kept): the stream is
 read by every sidecar, and a key is the caller's to choose.
@@ -39,7 +39,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from tenantguard.events import EventMalformed
+from tenantguard.feed.events import EventMalformed
 from tenantguard.relations import MAX_BATCH_CHANGES, RelationChange
 
 WINDOW_SECONDS: Final = 600.0

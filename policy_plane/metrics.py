@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
-from tenantguard.serving import WireCounts
+from tenantguard.server.serving import WireCounts
 
 
 class _Read(Collector):
@@ -36,7 +36,7 @@ class PlaneMetrics:
                                      registry=self.registry)
         self.snapshots = Counter("tg_plane_snapshots", "Relation snapshots written by this replica",
                                  registry=self.registry)
-        self.wire = WireCounts()  # connections the HTTP listener cut (tenantguard.serving)
+        self.wire = WireCounts()  # connections the HTTP listener cut (tenantguard.server.serving)
         self.registry.register(self.wire)
         self.rollout_reconciled = Counter(
             "tg_plane_rollout_reconciled", "Scopes of a staged rollout's reached stages that the reconciler of this "

@@ -47,9 +47,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
-from tenantguard import topology as topo
 from tenantguard.errors import TenantGuardError
-from tenantguard.events import (
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import (
     RELATIONS_BATCH,
     RELATIONS_SNAPSHOT,
     EventMalformed,
@@ -59,7 +59,7 @@ from tenantguard.events import (
     verify_event,
     verify_snapshot_manifest,
 )
-from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.relations import (
     RelationIndex,
     SequenceGap,
@@ -215,7 +215,7 @@ async def rebuild_legacy(publisher: Publisher, trust: TrustSet) -> RelationIndex
 
 async def _newest_legacy_manifest(publisher: Publisher,
                                   trust: TrustSet) -> tuple[SnapshotManifest, int] | None:
-    """The verified legacy manifest with the highest signed seq (as ``tenantguard.history`` readers
+    """The verified legacy manifest with the highest signed seq (as ``tenantguard.feed.history`` readers
     do: one that does not verify is skipped, as the old plane skipped it), and its stream hint."""
     best: tuple[SnapshotManifest, int] | None = None
     async for msg in publisher.subject_history(topo.STREAM_SNAPSHOTS, LEGACY_SNAPSHOT_SUBJECT):

@@ -43,11 +43,11 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
-from tenantguard import history, natsconn
-from tenantguard import topology as topo
 from tenantguard.errors import ConfigError, PayloadTooLarge, TenantGuardError, Unavailable
-from tenantguard.natsconn import NatsConnection
-from tenantguard.urls import shown_text
+from tenantguard.feed import history, natsconn
+from tenantguard.feed import topology as topo
+from tenantguard.feed.natsconn import NatsConnection
+from tenantguard.util.urls import shown_text
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -121,7 +121,7 @@ SCAN_FETCH: Final = 256
 
 def stream_configs(*, relations_max_age: float, replicas: int, decisions_max_age: float = 7 * 24 * 3600.0,
                    decisions_max_bytes: int = 0) -> list[StreamConfig]:
-    """The JetStream streams of :mod:`tenantguard.topology`, as the plane creates them.
+    """The JetStream streams of :mod:`tenantguard.feed.topology`, as the plane creates them.
 
     TG_DECISIONS is the one stream sidecars write: limits by age and (when
     ``decisions_max_bytes`` is not 0) size, oldest records first, and a per-message bound so
@@ -400,7 +400,7 @@ class Publisher:
     async def subject_history(self, stream: str, subject: str, *, start_seq: int = 1,
                               limit: int = history.SCAN_LIMIT) -> AsyncIterator[StoredMsg]:
         """Every message stored on ``subject`` from ``start_seq``, oldest first, at most ``limit``
-        (see :mod:`tenantguard.history`)."""
+        (see :mod:`tenantguard.feed.history`)."""
         async with nats_boundary(f"read {subject} history"):
             async for raw in history.subject_history(self.js, stream, subject, limit=limit, start_seq=start_seq):
                 yield StoredMsg(int(raw.seq or 0), bytes(raw.data or b""), dict(raw.headers or {}))

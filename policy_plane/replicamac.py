@@ -23,9 +23,9 @@ from typing import Final
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from tenantguard.events import RELATIONS_BATCH, Event
-from tenantguard.keys import SigningKey
-from tenantguard.topology import PLANE_ISSUER
+from tenantguard.feed.events import RELATIONS_BATCH, Event
+from tenantguard.feed.topology import PLANE_ISSUER
+from tenantguard.identity.keys import SigningKey
 
 BATCH_MAC_HEADER: Final = "Tg-Replica-Mac"
 

@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from tenantguard.errors import InvalidInput
+from tenantguard.identity.revocations import RevocationList
 from tenantguard.relations.model import NAME_PATTERN
-from tenantguard.revocations import RevocationList
 
 KINDS: Final = ("jti", "subject", "kid", "tenant", "lift_tenant")
 _TENANT_RE: Final = re.compile(NAME_PATTERN)

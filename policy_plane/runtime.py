@@ -20,11 +20,11 @@ from typing import Any
 
 from nats.aio.msg import Msg
 from prometheus_client.core import GaugeMetricFamily
-from tenantguard import topology as topo
 from tenantguard.errors import InvalidInput, TenantGuardError, Unavailable
-from tenantguard.events import REVOCATION, TRUST_UPDATE, sign_batch, sign_event, verify_event
-from tenantguard.keys import TrustedKey, TrustSet
-from tenantguard.natsconn import ServerInfoCollector
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import REVOCATION, TRUST_UPDATE, sign_batch, sign_event, verify_event
+from tenantguard.feed.natsconn import ServerInfoCollector
+from tenantguard.identity.keys import TrustedKey, TrustSet
 from tenantguard.relations import CellsMixed, ChangeBatch, RelationChange
 from tenantguard.rollout import FleetView
 

@@ -15,7 +15,7 @@ import signal
 import sys
 
 import uvicorn
-from tenantguard.serving import (
+from tenantguard.server.serving import (
     bind_tcp,
     bound_tls_handshakes,
     event_loop_runner,
@@ -23,7 +23,7 @@ from tenantguard.serving import (
     limit_server_logs,
     serve_tls,
 )
-from tenantguard.urls import is_loopback_host
+from tenantguard.util.urls import is_loopback_host
 
 from .app import create_server_app
 from .runtime import Plane

@@ -21,12 +21,12 @@ import logging
 import time
 from collections.abc import Callable
 
-from tenantguard import topology as topo
 from tenantguard.errors import TenantGuardError
-from tenantguard.events import sign_snapshot_manifest
-from tenantguard.freshness import Heartbeat as FreshnessBeat
-from tenantguard.freshness import validity_for
-from tenantguard.keys import SigningKey
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import sign_snapshot_manifest
+from tenantguard.feed.freshness import Heartbeat as FreshnessBeat
+from tenantguard.feed.freshness import validity_for
+from tenantguard.identity.keys import SigningKey
 from tenantguard.relations import read_header, snapshot_bytes
 
 from .follower import Follower
@@ -120,7 +120,7 @@ class Snapshotter:
 
 class Heartbeat:
     """``plane.heartbeat`` on core NATS so sidecars can tell "quiet" from "cut off" or "fed old news"
-    (see :mod:`tenantguard.freshness`)."""
+    (see :mod:`tenantguard.feed.freshness`)."""
 
     def __init__(self, state: PlaneState, publisher: Publisher, key: SigningKey, replica: str,
                  seconds: float) -> None:
@@ -132,7 +132,7 @@ class Heartbeat:
         self.sent = 0
 
     def event(self, now: float | None = None) -> bytes:
-        """A signed :class:`~tenantguard.freshness.Heartbeat` naming every stream's newest version."""
+        """A signed :class:`~tenantguard.feed.freshness.Heartbeat` naming every stream's newest version."""
         issued = time.time() if now is None else now
         s = self.state
         seqs = s.index.seqs()

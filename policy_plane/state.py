@@ -34,10 +34,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Final
 
-from tenantguard import topology as topo
 from tenantguard.bundle import DEFAULT_LIMITS, ArchiveLimits, BundleStore, TrustSetVerifier
 from tenantguard.errors import PayloadTooLarge, TenantGuardError, Unavailable
-from tenantguard.events import (
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import (
     BUNDLE_ANNOUNCE,
     RELATIONS_BATCH,
     REVOCATION,
@@ -51,9 +51,9 @@ from tenantguard.events import (
     verify_event,
     verify_snapshot_manifest,
 )
-from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.revocations import RevocationList
 from tenantguard.relations import CellRelations, ChangeBatch, RelationScope, SequenceGap, index_from_snapshot_bytes
-from tenantguard.revocations import RevocationList
 from tenantguard.rollout import ROLLOUT_STATE, RolloutState
 
 from .idempotency import KeyWindow, keys_of

@@ -15,9 +15,9 @@ import time
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
-from tenantguard import topology as topo
 from tenantguard.errors import InvalidInput, KeyMaterialError
-from tenantguard.keys import TrustedKey, TrustSet, key_id, public_key_from_jwk
+from tenantguard.feed import topology as topo
+from tenantguard.identity.keys import TrustedKey, TrustSet, key_id, public_key_from_jwk
 
 from .errors import KeyRevoked, NotFound
 

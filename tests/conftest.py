@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.identity.keys import SigningKey, TrustSet
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -1,4 +1,4 @@
-"""Real X.509 material for TLS tests (``tenantguard.devtls``): CAs, server and client certificates,
+"""Real X.509 material for TLS tests (``tenantguard.dev.tls``): CAs, server and client certificates,
 keys written 0600."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tenantguard.devtls import Issued as Made
-from tenantguard.devtls import new_ca
+from tenantguard.dev.tls import Issued as Made
+from tenantguard.dev.tls import new_ca
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Layout: :mod:`.supervisor` (connection, sessions, persistence, status), :mod:`.r
 (snapshot bootstrap, ordered apply, resync), :mod:`.control` (trust, revocations,
 bundles, heartbeats), :mod:`.gate` (verification and rejection counters), :mod:`.store`
 (cold-start files), :mod:`.confirm` (high-risk freshness check). The NATS names and
-shapes are :mod:`tenantguard.topology`.
+shapes are :mod:`tenantguard.feed.topology`.
 """
 
 from .base import FeedOptions

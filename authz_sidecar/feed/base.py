@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from nats.js.api import ConsumerConfig
 from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
-from tenantguard.events import DEFAULT_MAX_BYTES, EventDigestMismatch, EventTooLarge
+from tenantguard.feed.events import DEFAULT_MAX_BYTES, EventDigestMismatch, EventTooLarge
 
 from .errors import FeedUnavailable
 from .gate import EventGate, FeedMetrics

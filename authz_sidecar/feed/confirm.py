@@ -9,7 +9,7 @@ stream may lag behind what that heartbeat declares for longer than a short grace
 frozen, lagging or disconnected sidecar therefore refuses high-risk actions while still
 answering everything else. A confirmer that asks the plane directly
 (one request per high-risk allow, bounded by a timeout) can replace this one later
-behind the same :class:`tenantguard.decision.HighRiskConfirmer` protocol.
+behind the same :class:`tenantguard.decision.core.HighRiskConfirmer` protocol.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from tenantguard.decision import DecisionRequest
+from tenantguard.decision.core import DecisionRequest
 
 from .errors import FeedStale
 

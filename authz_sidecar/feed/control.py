@@ -13,7 +13,7 @@ nothing. Versions only move forward, for a warm sidecar and a cold one alike:
   older than what the sidecar had already applied.
 * A bundle announce names its scope; one replayed onto another scope's subject is refused.
 * Heartbeats carry a signed expiry and the plane's newest versions
-  (:mod:`tenantguard.freshness`): an expired one is refused, and a sidecar behind a
+  (:mod:`tenantguard.feed.freshness`): an expired one is refused, and a sidecar behind a
   believable heartbeat reports it (and refuses high-risk actions).
 """
 
@@ -29,12 +29,12 @@ from typing import Any
 from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
-from tenantguard import topology
 from tenantguard.errors import BundleRejected, KeyMaterialError
-from tenantguard.events import BUNDLE_ANNOUNCE, REVOCATION, TRUST_UPDATE, Event, EventMalformed, EventRejected
-from tenantguard.freshness import Heartbeat
-from tenantguard.keys import TrustSet
-from tenantguard.revocations import RevocationList
+from tenantguard.feed import topology
+from tenantguard.feed.events import BUNDLE_ANNOUNCE, REVOCATION, TRUST_UPDATE, Event, EventMalformed, EventRejected
+from tenantguard.feed.freshness import Heartbeat
+from tenantguard.identity.keys import TrustSet
+from tenantguard.identity.revocations import RevocationList
 from tenantguard.rollout.shadow import ShadowSettings
 
 from .base import FeedContext, fetch_object
@@ -461,7 +461,7 @@ class PlaneView:
     def accept(self, event: Event) -> bool:
         """Take a verified heartbeat if unexpired and newer than the last one.
 
-        Raises :class:`~tenantguard.freshness.HeartbeatExpired` (a replay, or a clock far
+        Raises :class:`~tenantguard.feed.freshness.HeartbeatExpired` (a replay, or a clock far
         off) or ``EventMalformed``; returns False for one not newer than the last taken.
         """
         beat = Heartbeat.from_event(event)

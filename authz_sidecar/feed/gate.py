@@ -1,6 +1,6 @@
 """The one door every NATS message goes through: verify against the plane key, or drop and alarm.
 
-Nothing read from NATS is believed before :func:`tenantguard.events.verify_event` accepts
+Nothing read from NATS is believed before :func:`tenantguard.feed.events.verify_event` accepts
 it with the type expected on that subject. A rejection is logged and counted by code in
 ``tg_events_rejected_total``; it never stops the feed, because a forger who can publish
 must not be able to halt the genuine events behind the forgery.
@@ -12,8 +12,8 @@ import logging
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter
-from tenantguard.events import PLANE_ISSUER, Event, EventRejected, verify_event
-from tenantguard.keys import TrustSet
+from tenantguard.feed.events import PLANE_ISSUER, Event, EventRejected, verify_event
+from tenantguard.identity.keys import TrustSet
 
 log = logging.getLogger(__name__)
 

@@ -31,8 +31,8 @@ import logging
 from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
-from tenantguard import topology
-from tenantguard.events import (
+from tenantguard.feed import topology
+from tenantguard.feed.events import (
     RELATIONS_BATCH,
     EventMalformed,
     EventRejected,
@@ -40,7 +40,7 @@ from tenantguard.events import (
     batch_from_event,
     verify_snapshot_manifest,
 )
-from tenantguard.history import subject_history
+from tenantguard.feed.history import subject_history
 from tenantguard.relations import SequenceGap, SnapshotInvalid, index_from_snapshot_bytes
 
 from .base import FeedContext, fetch_object

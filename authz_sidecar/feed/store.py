@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tenantguard.fsutil import atomic_write
+from tenantguard.feed.topology import DEFAULT_CELL
 from tenantguard.relations import RelationIndex, SnapshotInvalid, read_snapshot, write_snapshot
-from tenantguard.topology import DEFAULT_CELL
+from tenantguard.util.fsutil import atomic_write
 
 log = logging.getLogger(__name__)
 

@@ -36,13 +36,13 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 from nats.js.client import JetStreamContext
-from tenantguard import natsconn, topology
 from tenantguard.errors import ConfigError, NatsAuthorizationRefused, TenantGuardError
-from tenantguard.events import PLANE_ISSUER, REVOCATION, EventMalformed
-from tenantguard.keys import TrustedKey, TrustSet, load_public_key_file
-from tenantguard.natsconn import NatsConnection
+from tenantguard.feed import natsconn, topology
+from tenantguard.feed.events import PLANE_ISSUER, REVOCATION, EventMalformed
+from tenantguard.feed.natsconn import NatsConnection
+from tenantguard.identity.keys import TrustedKey, TrustSet, load_public_key_file
 from tenantguard.rollout.fleet import STATUS_INTERVAL
-from tenantguard.urls import shown_text, shown_url
+from tenantguard.util.urls import shown_text, shown_url
 
 from .base import FeedContext, FeedOptions, Follower
 from .confirm import FreshnessConfirmer

@@ -6,10 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
-from tenantguard.asgi import header
-from tenantguard.decision import Decision
+from tenantguard.decision.core import Decision
 from tenantguard.errors import InvalidInput, NotFound
-from tenantguard.tokens import Claims
+from tenantguard.identity.tokens import Claims
+from tenantguard.server.asgi import header
 
 from ..runtime import Sidecar, question_tenant
 from .models import ErrorBody, EvaluationRequest, EvaluationResponse, EvaluationsRequest, EvaluationsResponse

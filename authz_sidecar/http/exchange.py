@@ -19,7 +19,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
-from tenantguard.asgi import RETRY_AFTER, decoded_body
 from tenantguard.errors import InvalidInput, NotFound
 from tenantguard.exchange import (
     GRANT_TYPE_TOKEN_EXCHANGE,
@@ -32,6 +31,7 @@ from tenantguard.exchange import (
     InvalidRequest,
     parse_form,
 )
+from tenantguard.server.asgi import RETRY_AFTER, decoded_body
 
 from ..runtime import Sidecar
 from . import wire

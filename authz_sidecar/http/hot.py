@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from starlette.types import ASGIApp, Receive, Scope, Send
-from tenantguard.asgi import BodyIncomplete, failure_response, header, read_body
 from tenantguard.errors import PayloadTooLarge
+from tenantguard.server.asgi import BodyIncomplete, failure_response, header, read_body
 
 from ..runtime import Sidecar
 from .wire import Door

@@ -1,4 +1,4 @@
-"""The sidecar's request guard settings (the middleware itself is ``tenantguard.asgi.RequestGuard``).
+"""The sidecar's request guard settings (the middleware itself is ``tenantguard.server.asgi.RequestGuard``).
 
 The sidecar answers its own service only: callers off loopback are refused, except on
 the paths a kubelet or a metrics scraper must reach.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from tenantguard.asgi import ErrorBody as ErrorBody  # the shared refusal body, re-exported
+from tenantguard.server.asgi import ErrorBody as ErrorBody  # the shared refusal body, re-exported
 
 Name = Annotated[str, Field(min_length=1, max_length=256)]
 Ident = Annotated[str, Field(min_length=1, max_length=1024)]

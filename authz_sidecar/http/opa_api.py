@@ -37,8 +37,8 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope
 from tenantguard import __version__
-from tenantguard.asgi import error_response, header, http_error_headers
 from tenantguard.errors import TenantGuardError
+from tenantguard.server.asgi import error_response, header, http_error_headers
 
 from ..runtime import Sidecar
 from .wire import Reply, json_reply

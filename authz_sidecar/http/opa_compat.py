@@ -28,10 +28,10 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
 from tenantguard import __version__
-from tenantguard.asgi import decoded_body
-from tenantguard.decision import Decision
+from tenantguard.decision.core import Decision
 from tenantguard.errors import InvalidInput, TenantGuardError
-from tenantguard.jsonlimits import loads_object
+from tenantguard.server.asgi import decoded_body
+from tenantguard.util.jsonlimits import loads_object
 
 from ..runtime import Sidecar
 from .models import OpaDataRequest

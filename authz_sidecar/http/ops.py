@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from tenantguard.asgi import RETRY_AFTER
+from tenantguard.server.asgi import RETRY_AFTER
 
 from ..runtime import Sidecar
 from . import opa_api

@@ -3,7 +3,7 @@
 A door is a plain function of ``(sidecar, scope, body bytes)`` returning a
 :class:`Reply`, so it runs the same under FastAPI (the documented route) and under the
 framework-free front that answers it in production (``hot.py``). Bodies must be
-announced as JSON (else 415) and are parsed by ``tenantguard.jsonlimits`` (nesting
+announced as JSON (else 415) and are parsed by ``tenantguard.util.jsonlimits`` (nesting
 bound, I-JSON: no duplicate keys, NaN or out-of-range numbers; else 400) before the
 pydantic model checks their shape; answers are pre-serialised JSON. Both measured
 cheaper than FastAPI's body/response machinery.
@@ -18,12 +18,20 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from fastapi import Request, Response
 from pydantic import BaseModel, ValidationError
 from starlette.types import Scope
-from tenantguard.asgi import DuplicateHeader, Reply, decoded_body, header, is_loopback, schema_problems, single_header
 from tenantguard.errors import InvalidInput, TokenMissing, UnsupportedMediaType
-from tenantguard.jsonlimits import is_json_media_type, loads_object
+from tenantguard.server.asgi import (
+    DuplicateHeader,
+    Reply,
+    decoded_body,
+    header,
+    is_loopback,
+    schema_problems,
+    single_header,
+)
+from tenantguard.util.jsonlimits import is_json_media_type, loads_object
 
 if TYPE_CHECKING:
-    from tenantguard.tokens import Claims
+    from tenantguard.identity.tokens import Claims
 
     from ..runtime import Sidecar
 
@@ -51,7 +59,7 @@ def parse_json(scope: Scope, body: bytes, model: type[M], *, limit: int) -> M:
     """``body`` as ``model``: :class:`UnsupportedMediaType` (415) unless the request says
     it is JSON, :class:`InvalidInput` (400) for text that is not bounded I-JSON or does
     not match the model. A gzip ``Content-Encoding`` is undone first, to at most ``limit``
-    bytes (``tenantguard.asgi.decoded_body``); another coding is 415.
+    bytes (``tenantguard.server.asgi.decoded_body``); another coding is 415.
 
     A request without ``Content-Type`` is refused too: AuthZEN and OPA clients (and
     opa-python-client, requests' and aiohttp's ``json=``) always send
@@ -108,7 +116,7 @@ def _charset(content_type: str) -> str | None:
 
 
 def authorization(scope: Scope) -> str | None:
-    """The request's one ``Authorization`` value (:func:`tenantguard.asgi.single_header`). The Envoy
+    """The request's one ``Authorization`` value (:func:`tenantguard.server.asgi.single_header`). The Envoy
     doors refuse the same (``envoy_authz.EnvoyRequest.header``)."""
     return single_header(scope, b"authorization")
 

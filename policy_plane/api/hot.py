@@ -27,7 +27,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
-from tenantguard.asgi import (
+from tenantguard.errors import PayloadTooLarge, TenantGuardError
+from tenantguard.server.asgi import (
     BodyIncomplete,
     DuplicateHeader,
     Reply,
@@ -37,8 +38,7 @@ from tenantguard.asgi import (
     replay,
     single_header,
 )
-from tenantguard.errors import PayloadTooLarge, TenantGuardError
-from tenantguard.jsonlimits import is_json_media_type, loads
+from tenantguard.util.jsonlimits import is_json_media_type, loads
 
 from ..runtime import Plane
 from .auth import Principal, known_admin

@@ -12,9 +12,7 @@ from typing import Annotated, Any, Final, Literal
 from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import Scope
-from tenantguard.asgi import Reply, header
 from tenantguard.errors import InvalidInput
-from tenantguard.jsonlimits import loads
 from tenantguard.relations import (
     MAX_BATCH_CHANGES,
     ChangeBatchTooLarge,
@@ -24,6 +22,8 @@ from tenantguard.relations import (
 )
 from tenantguard.relations.index import WalkTooBroad
 from tenantguard.relations.model import check_name, split_object, split_subject
+from tenantguard.server.asgi import Reply, header
+from tenantguard.util.jsonlimits import loads
 
 from ..runtime import Plane
 from ..writer import Written

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Final, Literal, get_args
 from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import Scope
-from tenantguard.asgi import Reply, header
+from tenantguard.server.asgi import Reply, header
 
 from ..revocations import revocation_payload
 from ..runtime import Plane

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 from tenantguard.errors import InvalidInput
-from tenantguard.topology import sidecar_issuer
+from tenantguard.feed.topology import sidecar_issuer
 
 from ..config import SERVICE_RE
 from ..trust import add_issuer_key, add_sidecar_key, refuse_revoked, remove_key

@@ -20,8 +20,8 @@ from urllib.parse import parse_qs, urlencode
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
-from tenantguard.asgi import RETRY_AFTER
 from tenantguard.errors import InvalidInput, TenantGuardError, Unavailable
+from tenantguard.server.asgi import RETRY_AFTER
 
 from ..api.auth import plane_of
 from ..api.decisions import _service

@@ -12,7 +12,7 @@ Honest by construction, each part says where it comes from:
   the relations stream (from sequence 1, or from the snapshot when it is not newer than
   the record) up to that sequence; ``relations_available: false`` once the batches have
   aged out (the stream keeps them ``--relations-max-age``);
-* the re-evaluation runs :func:`tenantguard.decision.evaluate_input`, the code a sidecar
+* the re-evaluation runs :func:`tenantguard.decision.core.evaluate_input`, the code a sidecar
   runs, on the recorded input (``input.token`` holds jti/iss/kid/scope only; masked
   members are gone), with ``tg.related`` and ``input.relations`` traced;
 * rules: regorus reports line coverage, not a proof tree; the rules named are those
@@ -31,18 +31,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from tenantguard import topology as topo
 from tenantguard.bundle import Bundle, verify_bundle
-from tenantguard.decision import (
+from tenantguard.decision.core import (
     DEFAULT_DECISION_ENTRYPOINT,
     RELATED_EXTENSION,
     PolicyRevision,
     bound_relations,
     evaluate_input,
 )
-from tenantguard.engine import RegorusEngine, new_regorus_engine
 from tenantguard.errors import InvalidInput, TenantGuardError
-from tenantguard.events import verify_batch
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import verify_batch
+from tenantguard.policy.engine import RegorusEngine, new_regorus_engine
 from tenantguard.relations import RelationIndex
 from tenantguard.relations.snapshot import index_from_snapshot_bytes
 

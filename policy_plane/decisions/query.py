@@ -15,9 +15,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from tenantguard import topology as topo
 from tenantguard.errors import InvalidInput, TenantGuardError
-from tenantguard.jsonlimits import loads
+from tenantguard.feed import topology as topo
+from tenantguard.util.jsonlimits import loads
 
 MAX_LIMIT: Final = 1000
 MAX_POSITION: Final = 2**63 - 1  # a JetStream sequence is a uint64; the cursors this plane issues stay below

@@ -28,11 +28,11 @@ from collections import Counter, deque
 from collections.abc import Iterable
 from typing import Any, Final, Protocol
 
-from tenantguard import topology as topo
 from tenantguard.decisionlog import MAX_MESSAGE_BYTES, RecordRefused, validate_record
 from tenantguard.decisionlog.wire import MAX_DEPTH, MAX_RECORDS_PER_MESSAGE
 from tenantguard.errors import JsonInvalid, PayloadTooLarge
-from tenantguard.jsonlimits import loads_object
+from tenantguard.feed import topology as topo
+from tenantguard.util.jsonlimits import loads_object
 
 from ..config import SERVICE_RE
 from ..publisher import StoredMsg

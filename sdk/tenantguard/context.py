@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import TenantGuardError
-from .tokens import Claims, token_fingerprint
+from tenantguard.errors import TenantGuardError
+from tenantguard.identity.tokens import Claims, token_fingerprint
 
 
 class NoTenantContext(TenantGuardError):

@@ -2,7 +2,7 @@
 
 A message is a request that arrives later, so it gets the same treatment as an HTTP
 request: the producer attaches the context token, the consumer verifies it with its
-own :class:`~tenantguard.tokens.TokenVerifier`, checks that the body's tenant (when it
+own :class:`~tenantguard.identity.tokens.TokenVerifier`, checks that the body's tenant (when it
 names one) is the token's, and runs the handler inside that context.
 
 * NATS: the token travels in the ``Tg-Context-Token`` header (:func:`nats_headers`),
@@ -40,9 +40,9 @@ from typing import Any
 
 from prometheus_client import Counter
 
-from .context import RequestContext, current_context, use_context
-from .errors import TenantGuardError, TokenError, TokenMissing
-from .tokens import TokenVerifier, token_fingerprint
+from tenantguard.context import RequestContext, current_context, use_context
+from tenantguard.errors import TenantGuardError, TokenError, TokenMissing
+from tenantguard.identity.tokens import TokenVerifier, token_fingerprint
 
 log = logging.getLogger("tenantguard.envelope")
 

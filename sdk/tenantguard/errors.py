@@ -270,7 +270,7 @@ class JsonInvalid(InvalidInput):
 
 
 class JsonTooDeep(JsonInvalid):
-    """Arrays/objects nested deeper than the bound (``tenantguard.jsonlimits.MAX_DEPTH``)."""
+    """Arrays/objects nested deeper than the bound (``tenantguard.util.jsonlimits.MAX_DEPTH``)."""
 
     code = "json_too_deep"
 

@@ -6,8 +6,8 @@ The library does all of it; the HTTP door (``POST /oauth2/token``) only parses t
 and renders the OAuth answer. Rules, each enforced here in Python even where the policy
 also enforces it (one bug alone must not widen a token):
 
-* the subject token is verified by this service's :class:`~tenantguard.tokens.TokenVerifier`
-  (or, in edge mode, by :class:`~tenantguard.oidc.EdgeVerifier` against a tenant's IdP);
+* the subject token is verified by this service's :class:`~tenantguard.identity.tokens.TokenVerifier`
+  (or, in edge mode, by :class:`~tenantguard.identity.oidc.EdgeVerifier` against a tenant's IdP);
 * ``may_act`` in the subject token, when present, must name this actor (RFC 8693 4.4);
 * the actor chain grows by exactly one hop and never past ``max_act_depth``;
 * the policy (``data.tenantguard.exchange.decision``) must allow this service to call the
@@ -50,10 +50,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from urllib.parse import unquote_plus
 
-from .decision import PolicyRevision
-from .errors import KeyMaterialError, TenantGuardError, TokenError
-from .keys import DEFAULT_ALGORITHM, Algorithm, SigningKey, write_private
-from .tokens import (
+from tenantguard.decision.core import PolicyRevision
+from tenantguard.errors import KeyMaterialError, TenantGuardError, TokenError
+from tenantguard.feed.topology import sidecar_issuer
+from tenantguard.identity.keys import DEFAULT_ALGORITHM, Algorithm, SigningKey, write_private
+from tenantguard.identity.tokens import (
     ACTOR_PREFIX,
     DEFAULT_LIFETIME,
     DEFAULT_MAX_ACT_DEPTH,
@@ -69,10 +70,9 @@ from .tokens import (
     mint,
     parse_compact,
 )
-from .topology import sidecar_issuer
 
 if TYPE_CHECKING:
-    from .oidc import EdgeVerifier, ExternalIdentity
+    from tenantguard.identity.oidc import EdgeVerifier, ExternalIdentity
 
 log = logging.getLogger(__name__)
 

@@ -46,11 +46,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .asgi import DuplicateHeader, bearer_challenge, single_header
-from .clients.wire import CheckResult
-from .context import NoTenantContext, RequestContext, reset_context, set_context
-from .errors import ClaimInvalid, TenantGuardError, TokenError, TokenMissing, Unavailable
-from .tokens import (
+from tenantguard.client.wire import CheckResult
+from tenantguard.context import NoTenantContext, RequestContext, reset_context, set_context
+from tenantguard.errors import ClaimInvalid, TenantGuardError, TokenError, TokenMissing, Unavailable
+from tenantguard.identity.tokens import (
     CHAIN_CLAIM,
     CHAIN_KIDS_CLAIM,
     ROOT_IAT_CLAIM,
@@ -59,6 +58,7 @@ from .tokens import (
     decode_unverified,
     token_digest,
 )
+from tenantguard.server.asgi import DuplicateHeader, bearer_challenge, single_header
 
 log = logging.getLogger("tenantguard.fastapi")
 
@@ -115,7 +115,7 @@ class SidecarTokenVerifier:
     token is bad, any decision means it verified (signature, audience, times,
     revocation), and only then are its claims read. Successes are cached for at most
     ``max_cache_seconds`` so a revocation is noticed soon. Prefer a local
-    :class:`~tenantguard.tokens.TokenVerifier` (no round trip) where the trust set is at hand.
+    :class:`~tenantguard.identity.tokens.TokenVerifier` (no round trip) where the trust set is at hand.
     """
 
     def __init__(self, client: Any, *, max_cache_seconds: float = 30.0, cache_size: int = 10_000) -> None:

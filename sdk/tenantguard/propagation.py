@@ -32,11 +32,11 @@ from typing import Any
 import httpx
 from cachetools import TLRUCache, TTLCache
 
-from .clients.wire import ExchangedToken, scope_string
-from .context import current_context, optional_context
-from .errors import ConfigError, TenantGuardError
-from .exchange import PROPAGATION_MODES, PropagationMode
-from .tokens import token_digest
+from tenantguard.client.wire import ExchangedToken, scope_string
+from tenantguard.context import current_context, optional_context
+from tenantguard.errors import ConfigError, TenantGuardError
+from tenantguard.exchange import PROPAGATION_MODES, PropagationMode
+from tenantguard.identity.tokens import token_digest
 
 log = logging.getLogger("tenantguard.propagation")
 

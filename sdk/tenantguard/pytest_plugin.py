@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from .testing import LocalSidecar, TestIssuer
+from tenantguard.testing import LocalSidecar, TestIssuer
 
 
 @pytest.fixture(scope="session")

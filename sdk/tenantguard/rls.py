@@ -35,8 +35,8 @@ from urllib.parse import quote
 
 from prometheus_client import Counter
 
-from .context import current_tenant
-from .errors import InvalidInput, TenantGuardError
+from tenantguard.context import current_tenant
+from tenantguard.errors import InvalidInput, TenantGuardError
 
 try:  # psycopg is optional: only the SQL helpers need it
     from psycopg import sql

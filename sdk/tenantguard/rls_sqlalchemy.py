@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlalchemy import event, text
 
-from .rls import DEFAULT_SETTING, TenantMismatch, _tenant
+from tenantguard.rls import DEFAULT_SETTING, TenantMismatch, _tenant
 
 _SET_TENANT = text("SELECT set_config(:setting, :tenant, true)")
 _CHECKS = "tenantguard_checks"  # session.info: (connection, listener) of the open transaction

@@ -1,7 +1,7 @@
 """Test helpers for services built on tenantguard. Never import this from production code.
 
 * :class:`TestIssuer` / :func:`mint_test_token`: real signed context tokens from an
-  ephemeral key, with the :class:`~tenantguard.keys.TrustSet` that accepts them.
+  ephemeral key, with the :class:`~tenantguard.identity.keys.TrustSet` that accepts them.
 * :class:`LocalSidecar`: a real ``tenantguard sidecar serve`` process on a free port,
   with a bundle directory signed by an ephemeral plane key, the issuer's trust and
   your relationships (the same thing the sidecar's own tests start).
@@ -30,11 +30,11 @@ from typing import Any, Self
 
 import httpx
 
-from .bundle import build_bundle
-from .context import RequestContext
-from .keys import SigningKey, TrustSet
-from .procwatch import wait_for_announcement
-from .tokens import Claims, TokenVerifier, VerifyOptions, mint
+from tenantguard.bundle import build_bundle
+from tenantguard.context import RequestContext
+from tenantguard.dev.procwatch import wait_for_announcement
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.tokens import Claims, TokenVerifier, VerifyOptions, mint
 
 # --------------------------------------------------------------------------- tokens
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from tenantguard.bundle import build_bundle
-from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.identity.keys import SigningKey, TrustSet
 
 from authz_sidecar.pep import secret_digest
 

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from tenantguard.bundle import build_bundle
-from tenantguard.keys import SigningKey
+from tenantguard.identity.keys import SigningKey
 
 from ..exchange.mesh import drain
 from ..sidecar.process import SidecarProcess, start_sidecar

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from tenantguard.errors import ConfigError
-from tenantguard.tokens import mint
+from tenantguard.identity.tokens import mint
 
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.pep import PepKeys, secret_digest

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from tenantguard.bundle import TrustSetVerifier
-from tenantguard.keys import SigningKey, TrustedKey, TrustSet
+from tenantguard.identity.keys import SigningKey, TrustedKey, TrustSet
 
 ISSUER = "policy-plane"
 

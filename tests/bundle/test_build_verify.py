@@ -20,7 +20,7 @@ from tenantguard.bundle import (
     verify_bundle,
 )
 from tenantguard.errors import BundleMalformed, BundleUnknownKey, BundleUnsafePath
-from tenantguard.keys import SigningKey
+from tenantguard.identity.keys import SigningKey
 
 
 @pytest.mark.parametrize("alg", ["EdDSA", "ES256", "RS256"])

@@ -15,7 +15,7 @@ import regorus
 from tenantguard.bundle import TrustSetVerifier, build_bundle, verify_bundle, write_archive
 from tenantguard.bundle.signing import JwtSigner, digests, signatures_file
 from tenantguard.errors import BundleMalformed
-from tenantguard.keys import SigningKey
+from tenantguard.identity.keys import SigningKey
 
 POLICY = b"""package authz
 

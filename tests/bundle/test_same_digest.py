@@ -13,7 +13,7 @@ import pytest
 from tenantguard.bundle import TrustSetVerifier, file_digest, verify_bundle, write_archive
 from tenantguard.bundle.signing import JwtSigner, digests, signatures_file
 from tenantguard.errors import BundleMalformed, BundleSignatureInvalid
-from tenantguard.keys import SigningKey
+from tenantguard.identity.keys import SigningKey
 
 BASE = {
     ".manifest": b'{"revision":"1","roots":["authz"],"metadata":{"serial":1}}',

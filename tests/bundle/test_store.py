@@ -22,7 +22,7 @@ from tenantguard.errors import (
     BundleRollback,
     BundleUnknownKey,
 )
-from tenantguard.keys import SigningKey
+from tenantguard.identity.keys import SigningKey
 
 
 @pytest.fixture

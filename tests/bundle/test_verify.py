@@ -26,7 +26,7 @@ from tenantguard.errors import (
     BundleSignatureInvalid,
     BundleUnknownKey,
 )
-from tenantguard.keys import SigningKey, TrustedKey, TrustSet
+from tenantguard.identity.keys import SigningKey, TrustedKey, TrustSet
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from click.testing import Result
 from tenantguard.bundle import read_archive, write_archive
 from tenantguard.cli import app
-from tenantguard.keys import SigningKey
+from tenantguard.identity.keys import SigningKey
 from typer.testing import CliRunner
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import typer.main
 from tenantguard import cli
-from tenantguard.keys import SigningKey
+from tenantguard.identity.keys import SigningKey
 from typer.testing import CliRunner
 
 CLI = Path(sys.executable).with_name("tenantguard")

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from tenantguard.client.plane import PlaneClient
 from tenantguard.errors import PlaneTlsRefused
-from tenantguard.httptls import ServerTls
-from tenantguard.plane_client import PlaneClient
+from tenantguard.util.httptls import ServerTls
 
 from tests.sdk.test_serving_tls import Served
 

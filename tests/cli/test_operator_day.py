@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 import typer.main
 from tenantguard import cli
-from tenantguard.httptls import ServerTls
-from tenantguard.keys import SigningKey
-from tenantguard.natsserver import NatsServer
-from tenantguard.plane_client import PlaneClient
+from tenantguard.client.plane import PlaneClient
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.identity.keys import SigningKey
+from tenantguard.util.httptls import ServerTls
 
 from tests.plane.conftest import World
 from tests.plane.process import PlaneProcess

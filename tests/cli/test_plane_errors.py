@@ -15,10 +15,10 @@ from http.server import HTTPServer, SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from tenantguard.clients.sync import AuthzClient
+from tenantguard.client.plane import PLANE_TITLE, describe_service
+from tenantguard.client.sync import AuthzClient
 from tenantguard.errors import Unavailable
-from tenantguard.plane_client import PLANE_TITLE, describe_service
-from tenantguard.urls import shown_url
+from tenantguard.util.urls import shown_url
 
 from tests.sidecar.process import SidecarProcess, start_sidecar
 
@@ -122,8 +122,8 @@ def test_an_unreachable_default_address_says_it_is_only_the_default(
         refused_port: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """A service started in a shell without ``source .tenantguard/dev.env`` asks 127.0.0.1:8181; its log
     said only "sidecar at http://127.0.0.1:8181 ... failed", not that this is the default nobody set."""
-    from tenantguard.clients.base import ClientSettings, transport_unavailable
-    from tenantguard.clients.wire import Call
+    from tenantguard.client.base import ClientSettings, transport_unavailable
+    from tenantguard.client.wire import Call
 
     monkeypatch.delenv("TG_SIDECAR_URL", raising=False)
     monkeypatch.delenv("TG_SIDECAR_UDS", raising=False)
@@ -191,8 +191,8 @@ def test_an_id_that_would_leave_its_path_segment_is_refused_locally(args: tuple[
 
 
 def test_plane_client_calls_keep_every_id_in_its_segment() -> None:
+    from tenantguard.client.plane import explain_call, register_key_call, rollout_call
     from tenantguard.errors import InvalidInput
-    from tenantguard.plane_client import explain_call, register_key_call, rollout_call
 
     assert explain_call("0a1b:c.d-e_f").path == "/v1/decisions/0a1b:c.d-e_f/explain"
     for make in (lambda v: explain_call(v), lambda v: rollout_call(v, "advance"), lambda v: rollout_call("r1", v),

@@ -46,9 +46,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from tenantguard import topology as topo
+from tenantguard.client.plane import PlaneClient
 from tenantguard.errors import TenantGuardError
-from tenantguard.plane_client import PlaneClient
+from tenantguard.feed import topology as topo
 
 from tests.e2e.cluster import eventually
 

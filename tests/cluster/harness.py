@@ -23,12 +23,12 @@ import httpx
 import nats
 import nats.errors
 import nats.js.errors
-from tenantguard import topology as topo
-from tenantguard.events import verify_batch
-from tenantguard.keys import SigningKey, TrustSet, load_public_key_file
-from tenantguard.natscluster import NatsCluster
+from tenantguard.dev.natscluster import NatsCluster
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import verify_batch
+from tenantguard.identity.keys import SigningKey, TrustSet, load_public_key_file
+from tenantguard.identity.tokens import mint
 from tenantguard.relations import ChangeBatch
-from tenantguard.tokens import mint
 
 from tests.e2e.cluster import TENANTGUARD, Proc, _rel, eventually, launch
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from tenantguard import topology as topo
+from tenantguard.feed import topology as topo
 
 from tests.e2e.cluster import eventually
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from tenantguard import topology as topo
+from tenantguard.feed import topology as topo
 
 from tests.e2e.cluster import eventually
 

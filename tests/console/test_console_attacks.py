@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from tenantguard.keys import write_private
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.identity.keys import write_private
 
 from tests.console.test_console_http import OPERATOR_TOKEN, browser, csrf_of, sign_in
 from tests.plane.conftest import ADMIN_TOKEN, World

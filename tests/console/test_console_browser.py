@@ -24,10 +24,10 @@ from typing import Any
 import httpx
 import nats
 import pytest
-from tenantguard import topology as topo
+from tenantguard.client.plane import PLANE_TITLE
 from tenantguard.decisionlog.wire import encode_batches
-from tenantguard.natsserver import NatsServer
-from tenantguard.plane_client import PLANE_TITLE
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.feed import topology as topo
 
 from tests.e2e.cluster import BUNDLE_DIR, REPO, TENANTGUARD, Cluster, eventually, launch
 

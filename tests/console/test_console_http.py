@@ -12,11 +12,11 @@ from types import SimpleNamespace
 import httpx
 import nats
 import pytest
-from tenantguard import topology as topo
 from tenantguard.decisionlog.wire import encode_batches
+from tenantguard.dev.natsserver import NatsServer
 from tenantguard.errors import ConfigError
-from tenantguard.keys import write_private
-from tenantguard.natsserver import NatsServer
+from tenantguard.feed import topology as topo
+from tenantguard.identity.keys import write_private
 
 from policy_plane.config import PlaneConfig
 from policy_plane.console.sessions import SessionStore

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tenantguard.decision import RELATED_EXTENSION, PolicyRevision
-from tenantguard.engine import RegorusEngine
-from tenantguard.policytest import load_bundle_dir
+from tenantguard.decision.core import RELATED_EXTENSION, PolicyRevision
+from tenantguard.policy.engine import RegorusEngine
+from tenantguard.policy.testrunner import load_bundle_dir
 
 REPO = Path(__file__).resolve().parents[2]
 

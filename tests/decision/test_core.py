@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tenantguard.decision import (
+from tenantguard.decision.core import (
     RELATED_EXTENSION,
     DecisionCore,
     DecisionRecord,
@@ -16,10 +16,10 @@ from tenantguard.decision import (
     PolicyRevision,
     interpret,
 )
-from tenantguard.engine import RegorusEngine
-from tenantguard.keys import SigningKey
+from tenantguard.identity.keys import SigningKey
+from tenantguard.identity.tokens import Claims, is_tenant_name
+from tenantguard.policy.engine import RegorusEngine
 from tenantguard.relations import RelationIndex
-from tenantguard.tokens import Claims, is_tenant_name
 
 REPO = Path(__file__).resolve().parents[2]
 

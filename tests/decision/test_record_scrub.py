@@ -9,8 +9,8 @@ from typing import Any
 
 from tenantguard.decisionlog.policy import REDACTED, LogPolicy
 from tenantguard.decisionlog.wire import RecordRefused, validate_record
-from tenantguard.keys import SigningKey
-from tenantguard.tokens import mint
+from tenantguard.identity.keys import SigningKey
+from tenantguard.identity.tokens import mint
 
 TOKEN = mint(SigningKey.generate(), issuer="edge", sub="alice", tenant_id="acme", audience="billing", now=time.time())
 SIGNATURE = TOKEN.rsplit(".", 1)[1]

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tenantguard import topology
-from tenantguard.decision import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
-from tenantguard.engine import RegorusEngine
+from tenantguard.decision.core import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
+from tenantguard.decision.verdicts import VerdictMemo
+from tenantguard.feed import topology
+from tenantguard.policy.engine import RegorusEngine
 from tenantguard.relations import CellRelations, ChangeBatch, RelationScope
-from tenantguard.verdicts import VerdictMemo
 
 CELLS = 4
 IN = next(f"t{i}" for i in range(100) if topology.cell_of(f"t{i}", CELLS) == "c1")

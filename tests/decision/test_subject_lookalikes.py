@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 from tenantguard import errors
-from tenantguard.decision import DecisionCore, DecisionRequest, PolicyRevision
-from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.decision.core import DecisionCore, DecisionRequest, PolicyRevision
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.tokens import TokenVerifier, VerifyOptions, mint
 from tenantguard.relations import RelationIndex
 from tenantguard.search import Question, Searcher
-from tenantguard.tokens import TokenVerifier, VerifyOptions, mint
 
 TUPLES = [("acme", "project:p9", "member", "user:boss#manager"),  # boss's managers are members of p9
           ("acme", "project:p2", "member", "group:eng#member"),

@@ -12,10 +12,10 @@ import threading
 from typing import Any
 
 import pytest
-from tenantguard.decision import RELATED_EXTENSION, DecisionCore, DecisionRecord, DecisionRequest, PolicyRevision
-from tenantguard.engine import RegorusEngine, impure_builtins
+from tenantguard.decision.core import RELATED_EXTENSION, DecisionCore, DecisionRecord, DecisionRequest, PolicyRevision
+from tenantguard.decision.verdicts import MAX_KEY_CHARS, VerdictMemo, question_key
+from tenantguard.policy.engine import RegorusEngine, impure_builtins
 from tenantguard.relations import ChangeBatch, RelationIndex
-from tenantguard.verdicts import MAX_KEY_CHARS, VerdictMemo, question_key
 
 from .test_core import Confirmer, claims, decide, question
 

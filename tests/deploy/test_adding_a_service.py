@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import nkeys
-from tenantguard import topology
+from tenantguard.feed import topology
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = Path(sys.executable).with_name("tenantguard")

@@ -207,7 +207,7 @@ def test_the_build_context_makes_a_working_install(tmp_path: Path) -> None:
     assert "Usage: tenantguard" in shown.stdout
     for group in ("sidecar", "plane", "dev", "demo"):
         assert re.search(rf"^\s+{group}\s", shown.stdout, re.MULTILINE), shown.stdout
-    where = subprocess.run([sys.executable, "-c", "import policy_plane.devenv.stack as s; "
+    where = subprocess.run([sys.executable, "-c", "import tenantguard.devenv.stack as s; "
                             "print(s.__file__); print(s.default_bundle_dir())"],
                            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True)
     module, bundle = where.stdout.split()

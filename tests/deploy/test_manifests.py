@@ -27,8 +27,8 @@ import pytest
 import typer
 import typer.main
 import yaml
-from tenantguard import natsconn, topology
-from tenantguard.natsserver import find_nats_server
+from tenantguard.dev.natsserver import find_nats_server
+from tenantguard.feed import natsconn, topology
 from typer.testing import CliRunner
 
 from authz_sidecar import cli as sidecar_cli
@@ -243,7 +243,7 @@ def sidecar_ops_app() -> Any:
 
 @pytest.fixture(scope="module")
 def plane_app() -> Any:
-    from tenantguard.keys import SigningKey
+    from tenantguard.identity.keys import SigningKey
 
     from policy_plane.app import create_app
     from policy_plane.runtime import Plane

@@ -22,7 +22,7 @@ STEPS = ("acme user: edge → orders → billing", "billing reads under RLS (acm
 
 def run_demo(run_dir: Path, *extra: str, timeout: float = 150) -> tuple[subprocess.CompletedProcess[str], float]:
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "policy_plane.devenv", "demo", "--dir", str(run_dir), *extra],
+    done = subprocess.run([sys.executable, "-m", "tenantguard.devenv", "demo", "--dir", str(run_dir), *extra],
                           capture_output=True, text=True, timeout=timeout, check=False)
     return done, time.monotonic() - start
 

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-
-from policy_plane.devenv.demo import run_demo
-from policy_plane.devenv.pgdemo import shown_dsn, strip_password
+from tenantguard.devenv.demo import run_demo
+from tenantguard.devenv.pgdemo import shown_dsn, strip_password
 
 from .conftest import broken_bundle, processes_mentioning
 
@@ -27,7 +26,7 @@ PG_STEP = "PostgreSQL: unique schema, non-superuser role, row-level security (RL
 def test_a_dsn_the_user_set_fails_the_demo_and_hides_the_password(tmp_path: Path, how: str) -> None:
     run_dir = tmp_path / "demo"
     env = {k: v for k, v in os.environ.items() if k != "TG_DEMO_PG_DSN"}
-    args = [sys.executable, "-m", "policy_plane.devenv", "demo", "--dir", str(run_dir)]
+    args = [sys.executable, "-m", "tenantguard.devenv", "demo", "--dir", str(run_dir)]
     if how == "environment":
         env["TG_DEMO_PG_DSN"] = DEAD_DSN
     else:

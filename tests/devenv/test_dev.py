@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx
 import pytest
-from tenantguard.keys import SigningKey
-from tenantguard.procwatch import LineWatcher, wait_for_announcement
-from tenantguard.tokens import mint
+from tenantguard.dev.procwatch import LineWatcher, wait_for_announcement
+from tenantguard.identity.keys import SigningKey
+from tenantguard.identity.tokens import mint
 
 from .conftest import processes_mentioning, wait_gone
 
@@ -29,7 +29,7 @@ QUESTION = {"action": {"name": "invoices:read"},
 
 
 def start_dev(run_dir: Path) -> tuple[subprocess.Popen[str], dict[str, Any], LineWatcher]:
-    proc = subprocess.Popen([sys.executable, "-m", "policy_plane.devenv", "dev", "--dir", str(run_dir)],
+    proc = subprocess.Popen([sys.executable, "-m", "tenantguard.devenv", "dev", "--dir", str(run_dir)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     ready, watcher = wait_for_announcement(proc, "ready", 60)
     if ready is None:
@@ -169,7 +169,7 @@ def test_ctrl_c_while_the_sidecar_starts_leaves_nothing_behind(tmp_path: Path) -
     "stopped every process" and left the sidecar (started in a worker thread, in its own
     session) running, holding its ports for the next ``dev``."""
     run_dir = tmp_path / "dev"
-    proc = subprocess.Popen([sys.executable, "-m", "policy_plane.devenv", "dev", "--dir", str(run_dir)],
+    proc = subprocess.Popen([sys.executable, "-m", "tenantguard.devenv", "dev", "--dir", str(run_dir)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     watcher = LineWatcher(proc.stdout)  # type: ignore[arg-type]
     sidecar_cmd = f"--state-dir {run_dir / 'sidecars' / 'orders'}"

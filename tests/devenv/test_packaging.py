@@ -18,7 +18,7 @@ def test_the_wheel_carries_the_example_bundle_and_dev_finds_it(tmp_path: Path) -
     target = tmp_path / "installed"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
                    check=True, capture_output=True, timeout=300)
-    probe = ("import json, policy_plane.devenv.stack as s; "
+    probe = ("import json, tenantguard.devenv.stack as s; "
              "print(json.dumps({'dir': str(s.default_bundle_dir()), 'module': s.__file__}))")
     env = {**os.environ, "PYTHONPATH": str(target)}  # ahead of the editable checkout on sys.path
     out = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp_path, check=True, capture_output=True,

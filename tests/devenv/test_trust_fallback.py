@@ -7,9 +7,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-
-from policy_plane.devenv.stack import SidecarSpec, Stack
-from policy_plane.devenv.trust import KeyRegistration
+from tenantguard.devenv.stack import SidecarSpec, Stack
+from tenantguard.devenv.trust import KeyRegistration
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(90)]
 

@@ -15,14 +15,13 @@ from typing import Any
 import pytest
 from rich.console import Console
 from rich.status import Status
+from tenantguard.devenv.cli import app
+from tenantguard.devenv.dev import _ports
+from tenantguard.devenv.procs import ChildFailed, Children, start_child
+from tenantguard.devenv.stack import bundle_revision, default_bundle_dir
+from tenantguard.devenv.trust import KeyRegistration
+from tenantguard.devenv.ui import Steps
 from typer.testing import CliRunner
-
-from policy_plane.devenv.cli import app
-from policy_plane.devenv.dev import _ports
-from policy_plane.devenv.procs import ChildFailed, Children, start_child
-from policy_plane.devenv.stack import bundle_revision, default_bundle_dir
-from policy_plane.devenv.trust import KeyRegistration
-from policy_plane.devenv.ui import Steps
 
 
 def test_cli_offers_dev_and_demo_with_their_flags() -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tenantguard.procwatch import wait_for_announcement
+from tenantguard.dev.procwatch import wait_for_announcement
 
 from tests.devenv.conftest import processes_mentioning
 from tests.docs.test_readme_tour import clone_like, dev_env, fresh_shell_env

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tenantguard.client.plane import Call, NotAPlane, PlaneClient
+from tenantguard.dev.procwatch import wait_for_announcement
 from tenantguard.errors import TenantGuardError
-from tenantguard.plane_client import Call, NotAPlane, PlaneClient
-from tenantguard.procwatch import wait_for_announcement
 
 from tests.devenv.conftest import processes_mentioning
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tenantguard.procwatch import wait_for_announcement
+from tenantguard.dev.procwatch import wait_for_announcement
 from tenantguard.testing import LocalSidecar, TestIssuer
 
 pytestmark = pytest.mark.timeout(120)

@@ -26,9 +26,9 @@ from typing import Any, TypeVar
 import httpx
 import nats
 from prometheus_client.parser import text_string_to_metric_families
-from tenantguard.keys import SigningKey
-from tenantguard.natsserver import NatsServer
-from tenantguard.tokens import mint
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.identity.keys import SigningKey
+from tenantguard.identity.tokens import mint
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLE_DIR = REPO / "bundles" / "tenantguard"

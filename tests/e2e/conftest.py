@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
 
 from .cluster import SERVICES, Cluster, eventually
 

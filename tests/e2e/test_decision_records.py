@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
 
 from .cluster import TENANTGUARD, Cluster, eventually
 

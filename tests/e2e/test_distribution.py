@@ -17,9 +17,9 @@ from typing import Any
 
 import httpx
 import jwt
-from tenantguard import topology
-from tenantguard.events import sign_batch
-from tenantguard.keys import SigningKey, TrustSet, write_private
+from tenantguard.feed import topology
+from tenantguard.feed.events import sign_batch
+from tenantguard.identity.keys import SigningKey, TrustSet, write_private
 from tenantguard.relations import ChangeBatch, RelationChange, Relationship
 
 from authz_sidecar.feed.store import FeedStore

@@ -12,10 +12,10 @@ import threading
 from typing import Any
 
 import httpx
-from tenantguard import topology
 from tenantguard.bundle import build_bundle
-from tenantguard.events import BUNDLE_ANNOUNCE, sign_event
-from tenantguard.keys import SigningKey
+from tenantguard.feed import topology
+from tenantguard.feed.events import BUNDLE_ANNOUNCE, sign_event
+from tenantguard.identity.keys import SigningKey
 
 from .cluster import (
     BUNDLE_DIR,

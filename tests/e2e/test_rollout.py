@@ -17,7 +17,7 @@ from typing import Any
 
 import nats
 import pytest
-from tenantguard import topology
+from tenantguard.feed import topology
 
 from .cluster import BUNDLE_DIR, SERVICES, TENANTGUARD, Cluster, eventually, get_object, metric, publish_js
 

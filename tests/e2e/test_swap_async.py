@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from tenantguard.bundle import build_bundle
 from tenantguard.errors import BundleRejected, BundleRollback
-from tenantguard.keys import SigningKey
+from tenantguard.identity.keys import SigningKey
 
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.runtime import Sidecar

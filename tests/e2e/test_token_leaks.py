@@ -23,9 +23,9 @@ from typing import Any
 
 import httpx
 import pytest
-from tenantguard.keys import SigningKey
-from tenantguard.natsserver import NatsServer
-from tenantguard.tokens import mint
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.identity.keys import SigningKey
+from tenantguard.identity.tokens import mint
 
 from .cluster import JWT, TENANTGUARD, Cluster, eventually
 

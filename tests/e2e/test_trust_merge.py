@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from tenantguard.errors import TokenError
-from tenantguard.keys import SigningKey, TrustedKey, TrustSet
-from tenantguard.tokens import mint
+from tenantguard.identity.keys import SigningKey, TrustedKey, TrustSet
+from tenantguard.identity.tokens import mint
 
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.runtime import Sidecar

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 import regorus
-from tenantguard.engine import (
+from tenantguard.errors import InvalidInput, PolicyError
+from tenantguard.policy.engine import (
     EntrypointInvalid,
     PolicyCompileError,
     PolicyEngine,
@@ -24,8 +25,7 @@ from tenantguard.engine import (
     to_json_value,
     validate_entrypoint,
 )
-from tenantguard.errors import InvalidInput, PolicyError
-from tenantguard.policytest import load_bundle_dir
+from tenantguard.policy.testrunner import load_bundle_dir
 
 BUNDLE = Path(__file__).resolve().parents[2] / "bundles" / "tenantguard"
 
@@ -506,7 +506,7 @@ def big_data(tenants: int = 2_000) -> dict[str, Any]:
 
 
 def test_data_slices_merge_back_into_the_data() -> None:
-    from tenantguard.engine import DATA_SLICE_BYTES, _data_slices
+    from tenantguard.policy.engine import DATA_SLICE_BYTES, _data_slices
 
     data = big_data()
     slices = list(_data_slices(data))
@@ -520,14 +520,14 @@ def test_data_slices_merge_back_into_the_data() -> None:
 
 
 def test_small_data_is_one_slice() -> None:
-    from tenantguard.engine import _data_slices
+    from tenantguard.policy.engine import _data_slices
 
     assert list(_data_slices(SIMPLE_DATA)) == [json.dumps(SIMPLE_DATA, separators=(",", ":"))]
     assert list(_data_slices({})) == ["{}"]
 
 
 def test_prepare_steps_pauses_and_returns_a_policy_ready_on_this_thread(engine: RegorusEngine) -> None:
-    from tenantguard.engine import _THREAD_ENGINES
+    from tenantguard.policy.engine import _THREAD_ENGINES
 
     steps = engine.prepare_steps(SIMPLE, big_data(), entrypoints=["data.simple.allow"])
     pauses = 0
@@ -574,7 +574,7 @@ def test_a_rejected_entrypoint_is_never_remembered(simple: RegorusPreparedPolicy
 
 
 def test_results_are_plain_json_values(simple: RegorusPreparedPolicy) -> None:
-    from tenantguard.engine import _result_value
+    from tenantguard.policy.engine import _result_value
 
     assert _result_value({"a": [{"s": {2, 1}}], "b": {"c"}, "d": 1.5, "e": None}) == {
         "a": [{"s": [1, 2]}],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tenantguard.keys import SigningKey, TrustedKey, TrustSet
+from tenantguard.identity.keys import SigningKey, TrustedKey, TrustSet
 
 SIDECAR_ISSUER = "sidecar:orders"
 

@@ -10,7 +10,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ed25519
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tenantguard.events import (
+from tenantguard.feed.events import (
     DEFAULT_MAX_BYTES,
     MAX_EVENT_DEPTH,
     RELATIONS_BATCH,
@@ -28,7 +28,7 @@ from tenantguard.events import (
     sign_event,
     verify_event,
 )
-from tenantguard.keys import SigningKey, TrustedKey, TrustSet
+from tenantguard.identity.keys import SigningKey, TrustedKey, TrustSet
 
 from .conftest import SIDECAR_ISSUER
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import nats
 import pytest
 from nats.js.api import StorageType
-from tenantguard.events import EventRejected, sign_batch, verify_batch
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.feed.events import EventRejected, sign_batch, verify_batch
+from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.relations import ChangeBatch, RelationChange, Relationship
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(30)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tenantguard.events import (
+from tenantguard.feed.events import (
     RELATIONS_BATCH,
     RELATIONS_SNAPSHOT,
     TRUST_UPDATE,
@@ -23,7 +23,7 @@ from tenantguard.events import (
     verify_event,
     verify_snapshot_manifest,
 )
-from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.relations import (
     MAX_BATCH_CHANGES,
     ChangeBatch,
@@ -198,7 +198,7 @@ def test_batches_and_manifests_are_bound_to_their_cell(plane_key: SigningKey, tr
                                                        snapshot: bytes) -> None:
     """A genuine event of one tenant cell is refused where another cell's is expected (each cell has
     its own sequence, so a replay across cells would otherwise apply)."""
-    from tenantguard.events import EventWrongCell
+    from tenantguard.feed.events import EventWrongCell
 
     data = sign_batch(plane_key, batch(1, "acme / project:p1#member @ user:alice"), cell="c3")
     assert verify_batch(data, trust, cell="c3").seq == 1

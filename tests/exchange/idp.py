@@ -17,7 +17,7 @@ from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
-from tenantguard.keys import public_jwk
+from tenantguard.identity.keys import public_jwk
 
 from ..tokens.attacks import signed_text
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx
 from tenantguard.exchange import load_or_create_signing_key
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.topology import sidecar_issuer
+from tenantguard.feed.topology import sidecar_issuer
+from tenantguard.identity.keys import SigningKey, TrustSet
 
 from ..sidecar.conftest import World
 from ..sidecar.process import SidecarProcess, start_sidecar

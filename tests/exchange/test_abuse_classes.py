@@ -14,11 +14,11 @@ from typing import Any
 import jwt
 import pytest
 from tenantguard import exchange as ex
-from tenantguard.decision import PolicyRevision
-from tenantguard.engine import RegorusEngine
-from tenantguard.oidc import ExternalIdentity
-from tenantguard.policytest import load_bundle_dir
-from tenantguard.tokens import TokenVerifier, VerifyOptions
+from tenantguard.decision.core import PolicyRevision
+from tenantguard.identity.oidc import ExternalIdentity
+from tenantguard.identity.tokens import TokenVerifier, VerifyOptions
+from tenantguard.policy.engine import RegorusEngine
+from tenantguard.policy.testrunner import load_bundle_dir
 
 from ..sidecar.conftest import REPO
 from .test_exchanger import Setup

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-from tenantguard.keys import SigningKey
-from tenantguard.tokens import mint
+from tenantguard.identity.keys import SigningKey
+from tenantguard.identity.tokens import mint
 
 from ..tokens.attacks import b64, signed_text, split, with_payload
 from .conftest import ORDERS_AUTH

@@ -13,12 +13,12 @@ import jwt
 import pytest
 from tenantguard import errors
 from tenantguard import exchange as ex
-from tenantguard.decision import PolicyRevision
-from tenantguard.engine import RegorusEngine
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.policytest import load_bundle_dir
-from tenantguard.revocations import RevocationList
-from tenantguard.tokens import TokenVerifier, VerifyOptions, mint
+from tenantguard.decision.core import PolicyRevision
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.revocations import RevocationList
+from tenantguard.identity.tokens import TokenVerifier, VerifyOptions, mint
+from tenantguard.policy.engine import RegorusEngine
+from tenantguard.policy.testrunner import load_bundle_dir
 
 from authz_sidecar.app import create_app
 from authz_sidecar.config import SidecarConfig

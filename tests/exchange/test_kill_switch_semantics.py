@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from tenantguard import errors
 from tenantguard import exchange as ex
-from tenantguard.decision import DecisionCore, DecisionRequest, PolicyRevision
+from tenantguard.decision.core import DecisionCore, DecisionRequest, PolicyRevision
+from tenantguard.identity.tokens import Claims, TokenVerifier, VerifyOptions
 from tenantguard.relations import RelationIndex
-from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions
 
 from ..tokens.attacks import signed_text, split
 from .test_revocation_reach import Mesh, payload, revision  # noqa: F401  (the revision fixture)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from tenantguard import exchange as ex
-from tenantguard.decision import PolicyRevision
+from tenantguard.decision.core import PolicyRevision
 from tenantguard.errors import KeyMaterialError
 
 GRANT = ex.GRANT_TYPE_TOKEN_EXCHANGE

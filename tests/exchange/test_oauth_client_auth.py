@@ -17,7 +17,7 @@ from urllib.parse import quote_plus
 import httpx
 import pytest
 from authlib.integrations.httpx_client import OAuth2Client, OAuthError
-from tenantguard.tokens import mint
+from tenantguard.identity.tokens import mint
 
 from ..sidecar.conftest import World
 from ..sidecar.process import SidecarProcess, start_sidecar

@@ -16,7 +16,7 @@ from authlib.integrations.httpx_client import OAuth2Client, OAuthError
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
 from joserfc import jwt
 from joserfc.jwk import KeySet
-from tenantguard.tokens import mint
+from tenantguard.identity.tokens import mint
 
 from ..sidecar.conftest import World
 from ..sidecar.process import SidecarProcess, start_sidecar

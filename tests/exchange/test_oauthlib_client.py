@@ -19,7 +19,7 @@ import pytest
 from oauthlib.oauth2 import BackendApplicationClient, InvalidClientError, OAuth2Error
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 from requests_oauthlib import OAuth2Session
-from tenantguard.tokens import mint
+from tenantguard.identity.tokens import mint
 
 from ..sidecar.conftest import World
 from ..sidecar.process import SidecarProcess, start_sidecar

@@ -14,8 +14,8 @@ from typing import Any
 import jwt
 import pytest
 from tenantguard import errors
-from tenantguard.oidc import EdgeConfig, EdgeTenant, EdgeVerifier, JwksCache
-from tenantguard.revocations import RevocationList
+from tenantguard.identity.oidc import EdgeConfig, EdgeTenant, EdgeVerifier, JwksCache
+from tenantguard.identity.revocations import RevocationList
 
 from ..tokens.attacks import signed_text
 from .idp import LocalIdP
@@ -221,7 +221,7 @@ def test_role_map_and_claim_paths(server: LocalIdP) -> None:
     tenant = EdgeTenant.from_wire({**server.tenant_config("acme", "acme"),
                                    "claims": {"sub": "email", "roles": "realm_access.roles"},
                                    "role_map": {"acme-editors": "editor"}})
-    from tenantguard.oidc import _roles
+    from tenantguard.identity.oidc import _roles
 
     assert _roles({"realm_access": {"roles": ["acme-editors", "acme-admins"]}}, tenant) == ("editor",)
     assert tenant.sub_claim == "email"

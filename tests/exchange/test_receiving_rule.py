@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 from tenantguard import errors
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.tokens import ActorMismatch, TokenVerifier, VerifyOptions, mint
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.tokens import ActorMismatch, TokenVerifier, VerifyOptions, mint
 
 
 @pytest.fixture(scope="module")

@@ -17,13 +17,12 @@ import jwt
 import pytest
 from tenantguard import errors
 from tenantguard import exchange as ex
-from tenantguard.decision import PolicyRevision
-from tenantguard.engine import RegorusEngine
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.oidc import EdgeConfig, EdgeTenant, EdgeVerifier
-from tenantguard.policytest import load_bundle_dir
-from tenantguard.revocations import RevocationList
-from tenantguard.tokens import (
+from tenantguard.decision.core import PolicyRevision
+from tenantguard.feed.topology import sidecar_issuer
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.oidc import EdgeConfig, EdgeTenant, EdgeVerifier
+from tenantguard.identity.revocations import RevocationList
+from tenantguard.identity.tokens import (
     CHAIN_CLAIM,
     CHAIN_KIDS_CLAIM,
     ROOT_IAT_CLAIM,
@@ -32,7 +31,8 @@ from tenantguard.tokens import (
     VerifyOptions,
     mint,
 )
-from tenantguard.topology import sidecar_issuer
+from tenantguard.policy.engine import RegorusEngine
+from tenantguard.policy.testrunner import load_bundle_dir
 
 from ..sidecar.conftest import REPO
 from ..tokens.attacks import signed_text, split, with_payload

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-from tenantguard.tokens import mint
+from tenantguard.identity.tokens import mint
 
 with warnings.catch_warnings():  # authlib 1.9 announces a move to "httpx2"; httpx is what it ships today
     from authlib.deprecate import AuthlibDeprecationWarning  # sets its own "always" filter on import

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tenantguard.tokens import mint
+from tenantguard.identity.tokens import mint
 
 from ..tokens.attacks import signed_text
 from .conftest import ORDERS_AUTH

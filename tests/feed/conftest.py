@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 from tenantguard.bundle import build_bundle
-from tenantguard.decision import Decision
-from tenantguard.keys import SigningKey
-from tenantguard.natsserver import NatsServer
+from tenantguard.decision.core import Decision
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.identity.keys import SigningKey
 
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.feed import Feed, FeedOptions

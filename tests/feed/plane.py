@@ -1,6 +1,6 @@
 """A tiny stand-in for the policy plane: creates the topology and publishes signed events.
 
-Everything follows ``tenantguard.topology`` and is signed with the library, so these
+Everything follows ``tenantguard.feed.topology`` and is signed with the library, so these
 tests do not depend on ``policy_plane`` (written in parallel). It keeps a mirror index of
 what it published, whose digest every sidecar must end up with.
 """
@@ -14,8 +14,8 @@ from typing import Any
 import nats
 from nats.aio.client import Client
 from nats.js.api import DiscardPolicy, StorageType, StreamConfig
-from tenantguard import topology
-from tenantguard.events import (
+from tenantguard.feed import topology
+from tenantguard.feed.events import (
     BUNDLE_ANNOUNCE,
     REVOCATION,
     TRUST_UPDATE,
@@ -23,8 +23,8 @@ from tenantguard.events import (
     sign_event,
     sign_snapshot_manifest,
 )
-from tenantguard.freshness import Heartbeat
-from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.feed.freshness import Heartbeat
+from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.relations import ChangeBatch, RelationChange, RelationIndex, Relationship, snapshot_bytes
 
 

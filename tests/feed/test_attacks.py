@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from tenantguard import topology
 from tenantguard.bundle import write_archive
 from tenantguard.bundle.signing import JwtSigner, digests, signatures_file
-from tenantguard.events import TRUST_UPDATE, sign_batch, sign_event
-from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.feed import topology
+from tenantguard.feed.events import TRUST_UPDATE, sign_batch, sign_event
+from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.relations import ChangeBatch, RelationChange, Relationship
 
 from ..bundle.conftest import Tar

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
 
 from tests.sidecar.process import start_sidecar
 

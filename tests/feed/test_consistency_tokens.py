@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx
 import pytest
-from tenantguard import topology
-from tenantguard.keys import SigningKey
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.feed import topology
+from tenantguard.identity.keys import SigningKey
 
 from authz_sidecar.app import create_app
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from tenantguard.dev.natsserver import NatsServer
 from tenantguard.errors import TokenRevoked
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.natsserver import NatsServer
-from tenantguard.tokens import mint
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.tokens import mint
 
 from .conftest import Fleet, decide, eventually
 from .plane import TestPlane

@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from tenantguard.keys import SigningKey
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.identity.keys import SigningKey
 
 from authz_sidecar.grpc_ext_authz import SERVICE_NAME
 from tests.proxy_envoy.test_real_envoy import CONFIGS, ENVOY, rewrite, start_envoy, start_upstream, stop_stack

@@ -13,8 +13,8 @@ import grpc
 import httpx
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from tenantguard.keys import SigningKey
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.identity.keys import SigningKey
 
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.grpc_ext_authz import SERVICE_NAME, start_grpc

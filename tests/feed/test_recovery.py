@@ -6,9 +6,9 @@ import asyncio
 
 import httpx
 import pytest
-from tenantguard import topology
-from tenantguard.keys import SigningKey
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.feed import topology
+from tenantguard.identity.keys import SigningKey
 
 from authz_sidecar.app import create_app
 from authz_sidecar.feed import FeedOptions

@@ -14,11 +14,11 @@ import hashlib
 import time
 
 import pytest
-from tenantguard import topology
 from tenantguard.errors import TokenError
-from tenantguard.events import BUNDLE_ANNOUNCE, sign_event
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.tokens import mint
+from tenantguard.feed import topology
+from tenantguard.feed.events import BUNDLE_ANNOUNCE, sign_event
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.tokens import mint
 
 from .conftest import FAST, Fleet, decide, eventually, eventually_async, make_bundle, rejected
 from .plane import TestPlane

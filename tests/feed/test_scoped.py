@@ -14,14 +14,14 @@ from typing import Any
 
 import httpx
 import pytest
-from tenantguard import topology
 from tenantguard.bundle import build_bundle
-from tenantguard.events import sign_batch, sign_snapshot_manifest
+from tenantguard.dev.natsserver import NatsServer
 from tenantguard.exchange import ExchangeError, ExchangeRequest, Subject
-from tenantguard.keys import SigningKey, TrustedKey
-from tenantguard.natsserver import NatsServer
+from tenantguard.feed import topology
+from tenantguard.feed.events import sign_batch, sign_snapshot_manifest
+from tenantguard.identity.keys import SigningKey, TrustedKey
+from tenantguard.identity.tokens import mint
 from tenantguard.relations import ChangeBatch, RelationChange, Relationship, snapshot_bytes
-from tenantguard.tokens import mint
 
 from authz_sidecar.app import create_app
 from authz_sidecar.envoy_authz import EnvoyRequest, authorize

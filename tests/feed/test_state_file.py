@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tenantguard.events import BUNDLE_ANNOUNCE, REVOCATION, sign_event
-from tenantguard.keys import SigningKey
+from tenantguard.feed.events import BUNDLE_ANNOUNCE, REVOCATION, sign_event
+from tenantguard.identity.keys import SigningKey
 
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.feed import Feed

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tenantguard.natsserver import NatsServer
-from tenantguard.procwatch import wait_for_announcement
-from tenantguard.tokens import mint
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.dev.procwatch import wait_for_announcement
+from tenantguard.identity.tokens import mint
 
 from ..plane.conftest import ADMIN_TOKEN
 from ..plane.conftest import World as PlaneWorld

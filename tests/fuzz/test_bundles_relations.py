@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from tenantguard.bundle import TrustSetVerifier, file_digest, read_archive, verify_bundle
 from tenantguard.bundle.store import order_key
 from tenantguard.errors import TenantGuardError
-from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.relations import (
     ChangeBatch,
     Relationship,

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from tenantguard.errors import TenantGuardError
-from tenantguard.events import (
+from tenantguard.feed.events import (
     BUNDLE_ANNOUNCE,
     RELATIONS_BATCH,
     RELATIONS_SNAPSHOT,
@@ -36,10 +36,10 @@ from tenantguard.events import (
     verify_event,
     verify_snapshot_manifest,
 )
-from tenantguard.freshness import Heartbeat
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.revocations import RevocationList
-from tenantguard.topology import PLANE_HEARTBEAT
+from tenantguard.feed.freshness import Heartbeat
+from tenantguard.feed.topology import PLANE_HEARTBEAT
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.revocations import RevocationList
 
 from authz_sidecar.feed.control import Announce, _mapping, apply_revocation
 

@@ -273,7 +273,7 @@ def test_token_exchange_with_odd_subject_tokens(fuzz_sidecar: FuzzSidecar, data:
 def test_lone_surrogates_never_crash_the_sidecar(fuzz_sidecar: FuzzSidecar, where: str) -> None:
     """Found by these fuzzers: a lone surrogate (``"\\ud800"``, from a JSON escape in a signed
     token or the OPA GET input) reached regorus's ``set_input``, which killed the sidecar
-    (SIGSEGV). The engine now refuses such input (``tenantguard.engine``), and since then the
+    (SIGSEGV). The engine now refuses such input (``tenantguard.policy.engine``), and since then the
     token and OPA parsers refuse it earlier too; either way: a typed refusal or a deny, and
     the sidecar still answers."""
     question = {"action": QUESTION["action"], "resource": QUESTION["resource"]}

@@ -18,8 +18,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 from tenantguard.errors import TokenError
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.tokens import Claims, TokenVerifier, VerifyOptions, decode_unverified
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.tokens import Claims, TokenVerifier, VerifyOptions, decode_unverified
 
 from .budget import budget, timeout
 from .strategies import json_text, mutated, nested, odd_strings

@@ -56,7 +56,7 @@ def check_answer(answer: Answer, *, oauth: bool = False) -> None:
     """The properties of every answer: no 5xx; a refusal is a typed 4xx with a machine-readable body.
 
     The project's body is ``{"error": code, "message": text[, "detail": {...}]}``
-    (``tenantguard.asgi.failure_response``); the token endpoint speaks OAuth instead,
+    (``tenantguard.server.asgi.failure_response``); the token endpoint speaks OAuth instead,
     ``{"error": code, "error_description": text}`` (RFC 6749 5.2).
     """
     where = f"{answer.request}\n-> {answer.status} {answer.body[:500]!r}"

@@ -1,6 +1,6 @@
 """A real nats-server per test: free port, its own JetStream store, always stopped.
 
-Other test packages start servers the same way, importing :mod:`tenantguard.natsserver`.
+Other test packages start servers the same way, importing :mod:`tenantguard.dev.natsserver`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
 
 
 @pytest.fixture

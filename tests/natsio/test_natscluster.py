@@ -14,8 +14,8 @@ import nats.errors
 import nats.js.errors
 import pytest
 from nats.js.api import StreamConfig
-from tenantguard.natscluster import NatsCluster
-from tenantguard.natsconn import parse_servers
+from tenantguard.dev.natscluster import NatsCluster
+from tenantguard.feed.natsconn import parse_servers
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
 

@@ -15,7 +15,7 @@ import nats
 import pytest
 from nats.aio.client import Client
 from nats.js.api import StorageType
-from tenantguard.natsserver import (
+from tenantguard.dev.natsserver import (
     NatsServer,
     NatsServerNotFound,
     NatsServerStartFailed,
@@ -185,7 +185,7 @@ def test_not_ready_in_time_is_reported_and_cleaned_up(tmp_path: Path) -> None:
 def test_exiting_without_stop_leaves_no_orphan(tmp_path: Path) -> None:
     """The atexit safety net: a process that forgets stop() still takes its server with it."""
     script = (
-        "import sys; from tenantguard.natsserver import NatsServer; "
+        "import sys; from tenantguard.dev.natsserver import NatsServer; "
         "print(NatsServer(sys.argv[1]).start().pid, flush=True)"
     )
     done = subprocess.run(

@@ -1,7 +1,7 @@
 """NATS with authorization and TLS on: what each tenantguard identity may and may not do.
 
 A real nats-server runs with the users ``tenantguard dev`` and deploy/ give it (the
-permissions of :mod:`tenantguard.topology`): the plane as a password user, a billing
+permissions of :mod:`tenantguard.feed.topology`): the plane as a password user, a billing
 sidecar as an nkey user. The sidecar's credential must be enough to follow the feed and
 publish its own decision logs, and nothing more.
 """
@@ -22,11 +22,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from nats.aio.client import Client
-from tenantguard import natsconn, topology
+from tenantguard.dev.natsserver import NatsServer
 from tenantguard.errors import ConfigError, NatsAuthorizationRefused, NatsTlsRefused, Unavailable
-from tenantguard.keys import SigningKey, write_private
-from tenantguard.natsconn import NatsConnection
-from tenantguard.natsserver import NatsServer, NatsServerTls, NatsUser
+from tenantguard.feed import natsconn, topology
+from tenantguard.feed.natsconfig import NatsServerTls, NatsUser
+from tenantguard.feed.natsconn import NatsConnection
+from tenantguard.identity.keys import SigningKey, write_private
 
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.feed import Feed

@@ -11,8 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
-from tenantguard import topology
-from tenantguard.natsserver import NatsServer, NatsUser
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.feed import topology
+from tenantguard.feed.natsconfig import NatsUser
 
 from tests.plane.process import TENANTGUARD, start_plane
 from tests.sidecar.process import start_sidecar

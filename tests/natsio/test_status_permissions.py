@@ -1,6 +1,6 @@
 """A sidecar reports what it runs on tg.status.<its service>, and cannot report for another service.
 
-Same secured nats-server as test_secure.py (the permissions of :mod:`tenantguard.topology`):
+Same secured nats-server as test_secure.py (the permissions of :mod:`tenantguard.feed.topology`):
 the billing sidecar's credential publishes its status through the real feed; a status
 claimed for orders over the same credential is refused by the server, so the plane's
 fleet view (which takes the service from the subject) cannot be told lies across services.
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tenantguard import topology
+from tenantguard.feed import topology
 from tenantguard.rollout import FleetView
 
 from authz_sidecar.config import SidecarConfig

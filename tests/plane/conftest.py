@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tenantguard.keys import SigningKey, TrustSet, write_private
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.identity.keys import SigningKey, TrustSet, write_private
 
 from .process import PlaneProcess, start_plane
 

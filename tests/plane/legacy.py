@@ -14,9 +14,9 @@ import dataclasses
 
 import nats
 from nats.aio.client import Client
-from tenantguard import topology as topo
-from tenantguard.events import RELATIONS_BATCH, RELATIONS_SNAPSHOT, sign_event
-from tenantguard.keys import SigningKey
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import RELATIONS_BATCH, RELATIONS_SNAPSHOT, sign_event
+from tenantguard.identity.keys import SigningKey
 from tenantguard.relations import (
     ChangeBatch,
     RelationChange,

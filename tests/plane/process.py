@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import nats
 import nats.js.errors
-from tenantguard.procwatch import wait_for_announcement
+from tenantguard.dev.procwatch import wait_for_announcement
 
 TENANTGUARD = str(Path(sys.executable).with_name("tenantguard"))
 

@@ -9,9 +9,9 @@ import hashlib
 import hmac
 import time
 
-from tenantguard import topology as topo
-from tenantguard.events import sign_batch
-from tenantguard.keys import SigningKey
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import sign_batch
+from tenantguard.identity.keys import SigningKey
 from tenantguard.relations import ChangeBatch, RelationChange, Relationship
 
 from policy_plane.idempotency import changes_digest, key_hash

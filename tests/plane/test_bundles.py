@@ -8,10 +8,10 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from tenantguard import topology as topo
 from tenantguard.bundle import PublicKeyVerifier, build_bundle, verify_bundle, write_archive
-from tenantguard.events import BUNDLE_ANNOUNCE, verify_event
-from tenantguard.keys import SigningKey
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import BUNDLE_ANNOUNCE, verify_event
+from tenantguard.identity.keys import SigningKey
 
 from .conftest import World
 from .process import PlaneProcess, get_object, read_stream

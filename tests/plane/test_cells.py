@@ -7,10 +7,10 @@ import asyncio
 import nats
 import pytest
 from nats.js.api import StreamConfig
-from tenantguard import topology as topo
-from tenantguard.events import verify_batch, verify_event, verify_snapshot_manifest
-from tenantguard.freshness import Heartbeat
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import verify_batch, verify_event, verify_snapshot_manifest
+from tenantguard.feed.freshness import Heartbeat
 
 from policy_plane.publisher import Publisher
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from tenantguard.errors import ConfigError
-from tenantguard.keys import SigningKey, write_private
+from tenantguard.identity.keys import SigningKey, write_private
 
 from policy_plane.config import PlaneConfig, parse_join_secrets
 from policy_plane.secrets import HashedSecret, SecretChecker

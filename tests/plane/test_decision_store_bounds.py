@@ -11,7 +11,7 @@ import threading
 from typing import Any
 
 import pytest
-from tenantguard import topology as topo
+from tenantguard.feed import topology as topo
 
 import policy_plane.decisions.store as store_module
 from policy_plane.decisions import DecisionQuery

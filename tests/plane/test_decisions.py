@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from tenantguard import topology as topo
+from tenantguard.feed import topology as topo
 
 from .conftest import ADMIN_TOKEN, JOIN_SECRET, World
 from .process import PlaneProcess, publish_js

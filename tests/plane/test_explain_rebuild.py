@@ -10,8 +10,8 @@ import threading
 from typing import Any
 
 import pytest
-from tenantguard import topology as topo
-from tenantguard.events import verify_batch
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import verify_batch
 
 import policy_plane.decisions.explain as explain_module
 from policy_plane.decisions.explain import Explainer

@@ -20,9 +20,9 @@ from typing import Any
 
 import httpx
 import pytest
-from tenantguard import topology as topo
-from tenantguard.events import RELATIONS_BATCH, batch_from_event, verify_event
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import RELATIONS_BATCH, batch_from_event, verify_event
 from tenantguard.relations import ChangeBatch
 
 from policy_plane.idempotency import key_hash, keys_of

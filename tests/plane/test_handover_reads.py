@@ -20,9 +20,9 @@ from typing import Any
 import nats.errors
 import nats.js.errors
 import pytest
-from tenantguard import topology as topo
+from tenantguard.dev.natsserver import NatsServer
 from tenantguard.errors import Unavailable
-from tenantguard.natsserver import NatsServer
+from tenantguard.feed import topology as topo
 
 from policy_plane import publisher as publisher_module
 from policy_plane.follower import Follower

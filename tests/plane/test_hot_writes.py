@@ -19,8 +19,8 @@ from typing import Any
 
 import httpx
 import pytest
-from tenantguard import topology as topo
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.feed import topology as topo
 
 from .conftest import ADMIN_TOKEN, World
 from .process import PlaneProcess

@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
-from tenantguard import topology as topo
-from tenantguard.events import REVOCATION, verify_batch, verify_event
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import REVOCATION, verify_batch, verify_event
 
 from .conftest import World
 from .process import PlaneProcess, read_stream

@@ -6,7 +6,7 @@ import asyncio
 import time
 
 import pytest
-from tenantguard.events import EventMalformed
+from tenantguard.feed.events import EventMalformed
 from tenantguard.relations import RelationChange, Relationship
 
 from policy_plane.groupcommit import Member, plan

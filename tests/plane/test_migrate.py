@@ -12,9 +12,15 @@ from pathlib import Path
 
 import nats.js.errors
 import pytest
-from tenantguard import topology as topo
-from tenantguard.events import SnapshotManifest, batch_from_event, sign_batch, verify_event, verify_snapshot_manifest
-from tenantguard.keys import SigningKey
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import (
+    SnapshotManifest,
+    batch_from_event,
+    sign_batch,
+    verify_event,
+    verify_snapshot_manifest,
+)
+from tenantguard.identity.keys import SigningKey
 from tenantguard.relations import ChangeBatch, RelationIndex, write_snapshot
 
 from authz_sidecar.config import SidecarConfig

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tenantguard.natsserver import NatsServer
+from tenantguard.dev.natsserver import NatsServer
 
 from policy_plane.publisher import MOVE_GRACE, Publisher
 

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from tenantguard import topology as topo
-from tenantguard.events import verify_batch
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import verify_batch
 from tenantguard.relations import ChangeBatch, RelationChange, Relationship
 from tenantguard.relations.index import RelationIndex
 

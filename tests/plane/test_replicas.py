@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 
 import pytest
-from tenantguard import topology as topo
-from tenantguard.events import verify_batch, verify_snapshot_manifest
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import verify_batch, verify_snapshot_manifest
 from tenantguard.relations import index_from_snapshot_bytes
 
 from policy_plane.replicamac import BatchSeal

@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tenantguard import topology as topo
 from tenantguard.bundle import build_bundle
-from tenantguard.events import TRUST_UPDATE, verify_event
-from tenantguard.keys import SigningKey
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import TRUST_UPDATE, verify_event
+from tenantguard.identity.keys import SigningKey
 
 from .conftest import World
 from .process import PlaneProcess, publish_js, read_stream

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tenantguard import topology as topo
 from tenantguard.bundle import build_bundle
-from tenantguard.keys import write_private
+from tenantguard.feed import topology as topo
+from tenantguard.identity.keys import write_private
 
 from .conftest import World
 from .process import PlaneProcess, publish_js, read_stream

@@ -25,9 +25,9 @@ from typing import Any
 
 import httpx
 import pytest
-from tenantguard import topology as topo
 from tenantguard.bundle import build_bundle, verify_bundle
-from tenantguard.events import sign_event
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import sign_event
 from tenantguard.rollout import ROLLOUT_STATE, RolloutState
 
 from authz_sidecar.config import SidecarConfig

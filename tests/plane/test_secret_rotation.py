@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tenantguard.keys import write_private
+from tenantguard.identity.keys import write_private
 
 from policy_plane.secrets import MAX_SECRETS_PER_FILE, RELOAD_INTERVAL, HashedSecret, SecretChecker
 from tests.console.test_console_http import sign_in

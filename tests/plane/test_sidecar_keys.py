@@ -11,7 +11,7 @@ import socket
 import time
 
 import pytest
-from tenantguard.keys import SigningKey, TrustedKey, TrustSet
+from tenantguard.identity.keys import SigningKey, TrustedKey, TrustSet
 
 from authz_sidecar.registration import PlaneRegistrar, RegistrationOptions
 from policy_plane.trust import MAX_KEYS_PER_SIDECAR, add_sidecar_key

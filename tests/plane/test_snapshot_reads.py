@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tenantguard import topology as topo
 from tenantguard.errors import Unavailable
+from tenantguard.feed import topology as topo
 
 from policy_plane.publisher import Publisher
 from policy_plane.runtime import Plane

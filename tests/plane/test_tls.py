@@ -15,11 +15,11 @@ from typing import Any
 
 import httpx
 import pytest
+from tenantguard.client.plane import PlaneClient
+from tenantguard.dev.natsserver import NatsServer
 from tenantguard.errors import ConfigError, PlaneTlsRefused, Unavailable
-from tenantguard.httptls import ClientTls
-from tenantguard.natsserver import NatsServer
-from tenantguard.plane_client import PlaneClient
 from tenantguard.relations import RelationChange, Relationship
+from tenantguard.util.httptls import ClientTls
 
 from authz_sidecar.config import SidecarConfig
 from tests.plane.conftest import ADMIN_TOKEN, JOIN_SECRET, World

@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
-from tenantguard import topology as topo
 from tenantguard.bundle import build_bundle
-from tenantguard.events import REVOCATION, TRUST_UPDATE, verify_event
-from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import REVOCATION, TRUST_UPDATE, verify_event
+from tenantguard.identity.keys import SigningKey, TrustSet
 
 from .conftest import ADMIN_TOKEN, JOIN_SECRET, World
 from .process import PlaneProcess, next_core_message, read_stream

@@ -8,7 +8,7 @@ import socket
 import time
 
 import pytest
-from tenantguard.serving import LOG_BURST
+from tenantguard.server.serving import LOG_BURST
 
 from tests import rawhttp
 

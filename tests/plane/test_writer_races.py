@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from tenantguard import topology as topo
+from tenantguard.dev.natsserver import NatsServer
 from tenantguard.errors import Unavailable
-from tenantguard.natsserver import NatsServer
+from tenantguard.feed import topology as topo
 
 from policy_plane.follower import Follower
 from policy_plane.publisher import Publisher, SequenceConflict, Stored

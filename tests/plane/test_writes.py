@@ -14,8 +14,8 @@ import time
 import httpx
 import nats
 import pytest
-from tenantguard import topology as topo
-from tenantguard.events import REVOCATION, verify_batch, verify_event
+from tenantguard.feed import topology as topo
+from tenantguard.feed.events import REVOCATION, verify_batch, verify_event
 
 from .conftest import World
 from .process import PlaneProcess, read_stream

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tenantguard.decision import input_facts
-from tenantguard.engine import RegorusEngine
-from tenantguard.policytest import load_bundle_dir
+from tenantguard.decision.core import input_facts
+from tenantguard.policy.engine import RegorusEngine
+from tenantguard.policy.testrunner import load_bundle_dir
 
 BUNDLE = Path(__file__).resolve().parents[2] / "bundles" / "tenantguard"
 FAST, FULL = "data.tenantguard.decision", "data.tenantguard.full_decision"
@@ -44,7 +44,7 @@ def policy() -> Any:
 
 
 def with_facts(request: dict[str, Any]) -> dict[str, Any]:
-    """``request`` as the decision core completes it (tenantguard.decision.policy_input)."""
+    """``request`` as the decision core completes it (tenantguard.decision.core.policy_input)."""
     return {**request, **input_facts(request)}
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tenantguard.decision import (
+from tenantguard.decision.core import (
     RELATED_EXTENSION,
     DecisionCore,
     DecisionRecord,
@@ -19,11 +19,11 @@ from tenantguard.decision import (
     input_facts,
     policy_input,
 )
-from tenantguard.engine import RegorusEngine
-from tenantguard.policytest import load_bundle_dir
+from tenantguard.identity.tokens import Claims
+from tenantguard.policy.engine import RegorusEngine
+from tenantguard.policy.testrunner import load_bundle_dir
 from tenantguard.relations import RelationIndex
 from tenantguard.rollout.records import ReplayRecord
-from tenantguard.tokens import Claims
 
 BUNDLE = Path(__file__).resolve().parents[2] / "bundles" / "tenantguard"
 

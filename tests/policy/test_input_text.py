@@ -13,7 +13,7 @@ import types
 from typing import Any
 
 import pytest
-from tenantguard.engine import has_unencodable_text
+from tenantguard.policy.engine import has_unencodable_text
 
 LONE = "\ud800"
 Point = collections.namedtuple("Point", "x")
@@ -51,7 +51,7 @@ def test_the_engine_refuses_them_instead_of_crashing() -> None:
         import sys
         sys.path.insert(0, sys.argv[1])
         from test_input_text import LONE, containers
-        from tenantguard.engine import RegorusEngine
+        from tenantguard.policy.engine import RegorusEngine
         from tenantguard.errors import InvalidInput
         policy = RegorusEngine().prepare({"a.rego": "package a\\nimport rego.v1\\nx := input.v\\n"}, {})
         for value in containers(LONE):

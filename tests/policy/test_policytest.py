@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-from tenantguard.engine import PolicyCompileError
 from tenantguard.errors import BundleMalformed, BundleTooLarge, BundleUnsafePath
-from tenantguard.policytest import load_bundle_dir, render_report, run_tests
+from tenantguard.policy.engine import PolicyCompileError
+from tenantguard.policy.testrunner import load_bundle_dir, render_report, run_tests
 
 BUNDLE = Path(__file__).resolve().parents[2] / "bundles" / "tenantguard"
 TEST_RULE = re.compile(r"^(test_\w+)\b", re.MULTILINE)

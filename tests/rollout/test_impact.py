@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tenantguard.decision import DecisionCore, DecisionRecord, DecisionRequest
+from tenantguard.decision.core import DecisionCore, DecisionRecord, DecisionRequest
 from tenantguard.errors import ReplayRecordInvalid
 from tenantguard.relations import RelationIndex
 from tenantguard.rollout import (

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tenantguard.cli import app
-from tenantguard.keys import SigningKey
+from tenantguard.identity.keys import SigningKey
 from typer.testing import CliRunner
 
 from .conftest import BUNDLE_DIR, record

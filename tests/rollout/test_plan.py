@@ -10,7 +10,7 @@ import pytest
 from tenantguard.bundle import JwtSigner, PublicKeyVerifier, build_bundle, order_key, verify_bundle
 from tenantguard.bundle.store import BundleStore
 from tenantguard.errors import BundleRollback, InvalidInput, RolloutConflict
-from tenantguard.keys import SigningKey
+from tenantguard.identity.keys import SigningKey
 from tenantguard.rollout import RolloutState, next_serial, parse_stages, restored_archive
 from tenantguard.rollout.plan import ABORTED, COMPLETED, HALTED, IN_PROGRESS, MAX_HISTORY
 

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from tenantguard.decision import DecisionCore, DecisionRequest
+from tenantguard.decision.core import DecisionCore, DecisionRequest
 from tenantguard.relations import RelationIndex
 from tenantguard.rollout import ShadowEvaluator, ShadowSettings, load_bundle, prepare_revision
 from tenantguard.rollout.shadow import MAX_EXAMPLES, MAX_RATE

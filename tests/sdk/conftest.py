@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from tenantguard.bundle import build_bundle
-from tenantguard.embedded import EmbeddedAuthorizer
-from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.client.embedded import EmbeddedAuthorizer
+from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.relations import RelationIndex, Relationship
 from tenantguard.testing import LocalSidecar, TestIssuer
 
@@ -67,7 +67,7 @@ def signed_bundle() -> SignedBundle:
 def embedded_for(service: str, issuer: TestIssuer, bundle: SignedBundle, relations: RelationIndex,
                  extra_trust: TrustSet | None = None, **kwargs: object) -> EmbeddedAuthorizer:
     trust = TrustSet(list(issuer.trust) + list(extra_trust or ()))
-    from tenantguard.tokens import TokenVerifier, VerifyOptions
+    from tenantguard.identity.tokens import TokenVerifier, VerifyOptions
 
     verifier = TokenVerifier(trust, VerifyOptions(audience=service))
     return EmbeddedAuthorizer(service, bundle=bundle.archive, bundle_key=bundle.key.public_key, verifier=verifier,

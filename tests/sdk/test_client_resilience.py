@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 from tenantguard.client import AsyncAuthzClient, AuthzClient, CircuitBreaker, CircuitOpen, RetryPolicy
-from tenantguard.clients.base import MAX_RESPONSE_BYTES
-from tenantguard.clients.errors import UnexpectedResponse
+from tenantguard.client.base import MAX_RESPONSE_BYTES
+from tenantguard.client.errors import UnexpectedResponse
 from tenantguard.context import NoTenantContext, use_context
 from tenantguard.errors import ConfigError, InvalidInput, TenantGuardError, TokenExpired, TokenMalformed, Unavailable
 from tenantguard.testing import TestIssuer

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 from tenantguard.client import AsyncAuthzClient, AuthzClient, CheckResult, NotSupported
+from tenantguard.client.embedded import EmbeddedAuthorizer
 from tenantguard.context import use_context
-from tenantguard.embedded import EmbeddedAuthorizer
 from tenantguard.errors import TokenError
 from tenantguard.exchange import InvalidScope, InvalidTarget
-from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.relations import RelationIndex
 from tenantguard.testing import LocalSidecar, TestIssuer
 

@@ -12,12 +12,12 @@ from typing import Any
 import nats
 import pytest
 from nats.js.api import AckPolicy, ConsumerConfig
+from tenantguard.client.embedded import EmbeddedAuthorizer
 from tenantguard.context import current_context, current_tenant, use_context
-from tenantguard.embedded import EmbeddedAuthorizer
+from tenantguard.dev.natsserver import NatsServer
 from tenantguard.envelope import HEADER, MESSAGES_REJECTED, consumer, job_headers, nats_headers, unwrap, wrap
 from tenantguard.errors import TokenError
-from tenantguard.keys import SigningKey
-from tenantguard.natsserver import NatsServer
+from tenantguard.identity.keys import SigningKey
 from tenantguard.relations import RelationIndex
 from tenantguard.testing import TestIssuer
 

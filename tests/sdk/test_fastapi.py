@@ -12,8 +12,8 @@ import pytest
 from fastapi import Depends, FastAPI
 from pydantic import BaseModel
 from tenantguard.client import AsyncAuthzClient, CheckResult, RetryPolicy
+from tenantguard.client.embedded import EmbeddedAuthorizer
 from tenantguard.context import RequestContext, current_context, current_tenant, optional_context
-from tenantguard.embedded import EmbeddedAuthorizer
 from tenantguard.fastapi import TenantGuard, require, tenant_context
 from tenantguard.relations import RelationIndex
 from tenantguard.testing import TestIssuer

@@ -1,4 +1,4 @@
-"""tenantguard.jsonlimits: the bounded I-JSON parser every untrusted JSON text goes through."""
+"""tenantguard.util.jsonlimits: the bounded I-JSON parser every untrusted JSON text goes through."""
 
 from __future__ import annotations
 
@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from tenantguard.errors import InvalidInput, JsonInvalid, JsonNotInteroperable, JsonTooDeep
-from tenantguard.jsonlimits import MAX_DEPTH, MAX_SAFE_INTEGER, exceeds_depth, is_json_media_type, loads, loads_object
+from tenantguard.util.jsonlimits import (
+    MAX_DEPTH,
+    MAX_SAFE_INTEGER,
+    exceeds_depth,
+    is_json_media_type,
+    loads,
+    loads_object,
+)
 
 
 @pytest.mark.parametrize(("text", "error", "problem"), [

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from tenantguard.errors import ConfigError
-from tenantguard.keys import write_private
-from tenantguard.natsconn import NatsConnection, parse_servers
-from tenantguard.urls import shown_text, shown_url
+from tenantguard.feed.natsconn import NatsConnection, parse_servers
+from tenantguard.identity.keys import write_private
+from tenantguard.util.urls import shown_text, shown_url
 
 
 def test_server_lists_are_comma_separated_and_bare_hosts_get_nats_scheme() -> None:

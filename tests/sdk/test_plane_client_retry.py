@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from tenantguard.client.plane import PlaneClient
 from tenantguard.errors import TenantGuardError, Unavailable
-from tenantguard.plane_client import PlaneClient
 from tenantguard.relations import RelationChange, Relationship
 
 CHANGE = [RelationChange("write", Relationship.parse("acme/project:p1#member@user:alice"))]

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from tenantguard.client import AsyncAuthzClient, AuthzClient
 from tenantguard.context import NoTenantContext, use_context
-from tenantguard.keys import TrustSet
+from tenantguard.identity.keys import TrustSet
 from tenantguard.propagation import PropagationDenied, TenantGuardAuth
 from tenantguard.testing import LocalSidecar, TestIssuer
 

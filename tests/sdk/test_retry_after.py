@@ -17,9 +17,9 @@ from collections.abc import Iterator
 
 import pytest
 import tenantguard
-from tenantguard.asgi import error_response
 from tenantguard.errors import TenantGuardError
 from tenantguard.exchange import ExchangeError, TemporarilyUnavailable
+from tenantguard.server.asgi import error_response
 
 import authz_sidecar
 import policy_plane

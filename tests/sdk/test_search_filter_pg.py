@@ -11,9 +11,9 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from tenantguard.decision import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
-from tenantguard.engine import RegorusEngine
-from tenantguard.policytest import load_bundle_dir
+from tenantguard.decision.core import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
+from tenantguard.policy.engine import RegorusEngine
+from tenantguard.policy.testrunner import load_bundle_dir
 from tenantguard.relations import RelationIndex, Relationship
 from tenantguard.rls import rls_ddl, tenant_transaction
 from tenantguard.search import Question, Searcher

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from tenantguard.client import AsyncAuthzClient
 from tenantguard.context import current_context, current_tenant
 from tenantguard.fastapi import TenantGuard, require
-from tenantguard.keys import TrustSet
+from tenantguard.identity.keys import TrustSet
 from tenantguard.propagation import TenantGuardAuth
 from tenantguard.relations import RelationIndex
 from tenantguard.rls import assert_tenant_rows, atenant_transaction

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import uvicorn
 from tenantguard.errors import ConfigError
-from tenantguard.serving import HttpLimits, bind_tcp, http_protocol
+from tenantguard.server.serving import HttpLimits, bind_tcp, http_protocol
 
 SLOW = 2.5  # seconds the /slow route takes: longer than the read deadline below
 LIMITS = HttpLimits(read_timeout=1, max_head_bytes=4096)

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 import uvicorn
+from tenantguard.client.plane import PLANE_TITLE, PlaneClient, retryable
 from tenantguard.errors import ConfigError, PlaneTlsRefused, Unavailable
-from tenantguard.httptls import ClientTls, ServerTls
-from tenantguard.plane_client import PLANE_TITLE, PlaneClient, retryable
-from tenantguard.serving import HttpLimits, bind_tcp, http_protocol, serve_tls
+from tenantguard.server.serving import HttpLimits, bind_tcp, http_protocol, serve_tls
+from tenantguard.util.httptls import ClientTls, ServerTls
 
 from tests.tlscerts import Pki, make_pki
 

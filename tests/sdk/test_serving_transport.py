@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import uvicorn
-from tenantguard.serving import CoalescingTransport, bind_tcp, http_protocol
+from tenantguard.server.serving import CoalescingTransport, bind_tcp, http_protocol
 
 CHUNKS = [b"x" * 70_000, b"y" * 10, b"z" * 200_000]
 

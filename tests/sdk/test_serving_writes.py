@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import uvicorn
-from tenantguard.serving import HttpLimits, WireCounts, bind_tcp, event_loop_runner, http_protocol
+from tenantguard.server.serving import HttpLimits, WireCounts, bind_tcp, event_loop_runner, http_protocol
 
 from tests.rawhttp import read_until_cut
 

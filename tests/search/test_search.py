@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tenantguard.decision import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
-from tenantguard.engine import RegorusEngine, reads_input_relations
-from tenantguard.policytest import load_bundle_dir
+from tenantguard.decision.core import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
+from tenantguard.policy.engine import RegorusEngine, reads_input_relations
+from tenantguard.policy.testrunner import load_bundle_dir
 from tenantguard.relations import ChangeBatch, RelationChange, RelationIndex, Relationship
 from tenantguard.search import (
     PageTokenExpired,

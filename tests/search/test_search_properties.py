@@ -18,8 +18,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tenantguard.decision import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
-from tenantguard.engine import RegorusEngine
+from tenantguard.decision.core import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
+from tenantguard.policy.engine import RegorusEngine
 from tenantguard.relations import RelationIndex
 from tenantguard.search import Question, Searcher, SearchLimits
 

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 from tenantguard.bundle import build_bundle
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.tokens import mint
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.tokens import mint
 
 from tests.sidecar.process import SidecarProcess, start_sidecar
 
@@ -209,7 +209,7 @@ def test_errors_are_typed_and_counted(sidecar: SidecarProcess, world: SearchWorl
     assert bad.status_code == 400
     assert post(sidecar, "/access/v1/search/resource", question, "not-a-token").status_code == 401
     # the SDK's clients turn each answer back into the same typed error the sidecar raised
-    from tenantguard.clients.errors import error_from_body
+    from tenantguard.client.errors import error_from_body
     from tenantguard.search.errors import PageTokenInvalid, RelationsStale, SearchLimitExceeded
 
     for response, typed in ((other, PageTokenInvalid), (too_big, SearchLimitExceeded), (stale, RelationsStale)):

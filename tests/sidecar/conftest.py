@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from tenantguard.bundle import build_bundle
-from tenantguard.keys import SigningKey, TrustSet
+from tenantguard.identity.keys import SigningKey, TrustSet
 
 from .process import SidecarProcess, start_sidecar
 

@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tenantguard.procwatch import wait_for_announcement
+from tenantguard.dev.procwatch import wait_for_announcement
 
 TENANTGUARD = str(Path(sys.executable).with_name("tenantguard"))
 

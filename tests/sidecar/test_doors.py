@@ -16,7 +16,7 @@ from envoy.service.auth.v3 import external_auth_pb2 as pb
 from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from opa_client.opa import OpaClient
-from tenantguard.tokens import mint
+from tenantguard.identity.tokens import mint
 
 from authz_sidecar.grpc_ext_authz import question_for
 

@@ -17,7 +17,7 @@ from envoy.service.auth.v3 import external_auth_pb2 as pb
 from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from tenantguard.errors import ConfigError
-from tenantguard.serving import GrpcLimits
+from tenantguard.server.serving import GrpcLimits
 
 from tests import rawh2
 

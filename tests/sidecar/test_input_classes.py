@@ -18,7 +18,7 @@ import httpx
 import pytest
 from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 from opa_client.opa import OpaClient
-from tenantguard.jsonlimits import MAX_DEPTH
+from tenantguard.util.jsonlimits import MAX_DEPTH
 
 from authz_sidecar.grpc_ext_authz import question_for
 

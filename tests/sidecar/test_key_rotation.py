@@ -9,8 +9,8 @@ from pathlib import Path
 
 import jwt
 from tenantguard.exchange import TOKEN_TYPE_JWT, ExchangeRequest
-from tenantguard.keys import SigningKey
-from tenantguard.tokens import mint
+from tenantguard.identity.keys import SigningKey
+from tenantguard.identity.tokens import mint
 
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.registration import PlaneRegistrar

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tenantguard.tokens import mint
+from tenantguard.identity.tokens import mint
 
 from .conftest import RELATIONSHIPS, World
 from .process import SidecarProcess, start_sidecar
@@ -68,7 +68,7 @@ def test_token_for_another_service_is_refused(sidecar: SidecarProcess, world: Wo
 
 
 def test_forged_token_from_an_untrusted_key_is_401(sidecar: SidecarProcess, world: World) -> None:
-    from tenantguard.keys import SigningKey
+    from tenantguard.identity.keys import SigningKey
 
     forged = mint(SigningKey.generate(), issuer="edge", sub="alice", tenant_id="acme", audience="billing",
                   roles=["admin"])

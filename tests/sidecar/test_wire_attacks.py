@@ -21,7 +21,7 @@ import grpc
 import httpx
 import pytest
 from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
-from tenantguard.serving import LOG_BURST
+from tenantguard.server.serving import LOG_BURST
 
 from tests import rawhttp
 

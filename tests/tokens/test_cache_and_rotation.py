@@ -6,8 +6,8 @@ import time
 
 import pytest
 from tenantguard import errors
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.tokens import TokenVerifier, VerifyOptions, mint
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.tokens import TokenVerifier, VerifyOptions, mint
 
 
 class Clock:

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 from tenantguard import errors
-from tenantguard.keys import SigningKey, TrustedKey, TrustSet
-from tenantguard.revocations import RevocationList
-from tenantguard.tokens import TokenVerifier, VerifyOptions, is_jti, is_tenant_name, mint
+from tenantguard.identity.keys import SigningKey, TrustedKey, TrustSet
+from tenantguard.identity.revocations import RevocationList
+from tenantguard.identity.tokens import TokenVerifier, VerifyOptions, is_jti, is_tenant_name, mint
 
 from .attacks import b64, signed_text
 

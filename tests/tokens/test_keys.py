@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tenantguard import errors
 from tenantguard.cli import app
-from tenantguard.keys import SigningKey, TrustedKey, TrustSet, jwk_thumbprint, load_public_key_file
+from tenantguard.identity.keys import SigningKey, TrustedKey, TrustSet, jwk_thumbprint, load_public_key_file
 from typer.testing import CliRunner
 
 # RFC 7638 section 3.1: the example RSA key and its thumbprint.

@@ -12,8 +12,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ed448
 from jwt.algorithms import OKPAlgorithm
 from tenantguard import errors
-from tenantguard.keys import SigningKey, TrustedKey, TrustSet, public_jwk
-from tenantguard.tokens import TokenVerifier, VerifyOptions, mint
+from tenantguard.identity.keys import SigningKey, TrustedKey, TrustSet, public_jwk
+from tenantguard.identity.tokens import TokenVerifier, VerifyOptions, mint
 
 from .attacks import segment, signed_text, split
 

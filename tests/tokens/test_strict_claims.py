@@ -12,9 +12,9 @@ import time
 
 import pytest
 from tenantguard import errors
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.revocations import RevocationList
-from tenantguard.tokens import MAX_TIMESTAMP, TokenVerifier, VerifyOptions, decode_unverified, read_header
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.revocations import RevocationList
+from tenantguard.identity.tokens import MAX_TIMESTAMP, TokenVerifier, VerifyOptions, decode_unverified, read_header
 
 from .attacks import b64, signed_text
 

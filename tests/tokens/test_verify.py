@@ -7,8 +7,8 @@ import time
 import jwt
 import pytest
 from tenantguard import errors
-from tenantguard.keys import SigningKey, TrustSet
-from tenantguard.tokens import MAX_TOKEN_BYTES, TokenVerifier, VerifyOptions, mint
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.tokens import MAX_TOKEN_BYTES, TokenVerifier, VerifyOptions, mint
 
 from .attacks import hmac_signed, segment, split, with_payload
 

@@ -5,13 +5,13 @@ built here loads in OPA and one built by ``opa build --signing-key`` loads here 
 :class:`PublicKeyVerifier`). See each module for the rules it enforces.
 """
 
-from .archive import DEFAULT_LIMITS, ArchiveLimits, read_archive, write_archive
-from .build import build_bundle, sign_bundle
-from .errors import BundlePersistError, BundleUnsigned
-from .hashing import canonical_json, file_digest
-from .inspection import inspect
-from .load import verify_bundle
-from .model import (
+from tenantguard.bundle.archive import DEFAULT_LIMITS, ArchiveLimits, read_archive, write_archive
+from tenantguard.bundle.build import build_bundle, sign_bundle
+from tenantguard.bundle.errors import BundlePersistError, BundleUnsigned
+from tenantguard.bundle.hashing import canonical_json, file_digest
+from tenantguard.bundle.inspection import inspect
+from tenantguard.bundle.load import verify_bundle
+from tenantguard.bundle.model import (
     MANIFEST_FILE,
     SIGNATURES_FILE,
     Bundle,
@@ -20,9 +20,9 @@ from .model import (
     SignatureInfo,
     SignedFiles,
 )
-from .signing import JwtSigner, Signer
-from .store import Activation, BundleStore, order_key
-from .verify import PublicKeyVerifier, TrustSetVerifier, Verifier
+from tenantguard.bundle.signing import JwtSigner, Signer
+from tenantguard.bundle.store import Activation, BundleStore, order_key
+from tenantguard.bundle.verify import PublicKeyVerifier, TrustSetVerifier, Verifier
 
 __all__ = [
     "DEFAULT_LIMITS",

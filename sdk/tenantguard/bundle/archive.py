@@ -24,7 +24,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..errors import BundleMalformed, BundleTooLarge, BundleUnsafePath
+from tenantguard.errors import BundleMalformed, BundleTooLarge, BundleUnsafePath
 
 MiB = 1024 * 1024
 CHUNK = 64 * 1024

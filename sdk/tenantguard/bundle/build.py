@@ -19,12 +19,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import BundleTooLarge, BundleUnsafePath
-from ..keys import SigningKey
-from .archive import DEFAULT_LIMITS, ArchiveLimits, read_archive, safe_name, write_archive
-from .content import classify, load_json, parse_contents
-from .model import MANIFEST_FILE, SIGNATURES_FILE, Manifest
-from .signing import Signer, as_signer, digests, signatures_file
+from tenantguard.bundle.archive import DEFAULT_LIMITS, ArchiveLimits, read_archive, safe_name, write_archive
+from tenantguard.bundle.content import classify, load_json, parse_contents
+from tenantguard.bundle.model import MANIFEST_FILE, SIGNATURES_FILE, Manifest
+from tenantguard.bundle.signing import Signer, as_signer, digests, signatures_file
+from tenantguard.errors import BundleTooLarge, BundleUnsafePath
+from tenantguard.identity.keys import SigningKey
 
 Source = str | os.PathLike[str] | Mapping[str, bytes | str]
 

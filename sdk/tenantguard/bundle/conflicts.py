@@ -23,7 +23,7 @@ from typing import Any
 
 import regorus
 
-from ..errors import BundleMalformed
+from tenantguard.errors import BundleMalformed
 
 
 def check_rule_conflicts(modules: Mapping[str, str], data: Mapping[str, Any]) -> None:

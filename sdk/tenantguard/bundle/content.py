@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import BundleMalformed
-from .conflicts import check_package_roots, check_rule_conflicts
-from .hashing import decode_utf8, parse_strict
-from .model import MANIFEST_FILE, SIGNATURES_FILE, Bundle, Manifest, SignatureInfo, root_contains
+from tenantguard.bundle.conflicts import check_package_roots, check_rule_conflicts
+from tenantguard.bundle.hashing import decode_utf8, parse_strict
+from tenantguard.bundle.model import MANIFEST_FILE, SIGNATURES_FILE, Bundle, Manifest, SignatureInfo, root_contains
+from tenantguard.errors import BundleMalformed
 
 _UNSUPPORTED = {"data.yaml", "data.yml", "patch.json"}
 

@@ -6,7 +6,7 @@ Both subclass the shared hierarchy so callers that catch :class:`BundleRejected`
 
 from __future__ import annotations
 
-from ..errors import BundleSignatureInvalid, TenantGuardError
+from tenantguard.errors import BundleSignatureInvalid, TenantGuardError
 
 
 class BundleUnsigned(BundleSignatureInvalid):

@@ -23,7 +23,7 @@ import posixpath
 import re
 from typing import Any
 
-from ..errors import BundleMalformed
+from tenantguard.errors import BundleMalformed
 
 # OPA also accepts MD5 and SHA-1; both are broken for collisions, so a signature that
 # relies on them is refused here.

@@ -6,10 +6,10 @@ import hashlib
 import os
 from typing import Any
 
-from .archive import DEFAULT_LIMITS, ArchiveLimits, read_archive
-from .content import load_json
-from .model import MANIFEST_FILE, SIGNATURES_FILE, Manifest
-from .verify import parse_signatures_file, unverified_segment
+from tenantguard.bundle.archive import DEFAULT_LIMITS, ArchiveLimits, read_archive
+from tenantguard.bundle.content import load_json
+from tenantguard.bundle.model import MANIFEST_FILE, SIGNATURES_FILE, Manifest
+from tenantguard.bundle.verify import parse_signatures_file, unverified_segment
 
 
 def inspect(

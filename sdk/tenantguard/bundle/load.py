@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 
-from ..errors import BundleSignatureInvalid
-from .archive import DEFAULT_LIMITS, ArchiveLimits, read_archive
-from .content import parse_contents
-from .errors import BundleUnsigned
-from .model import SIGNATURES_FILE, Bundle
-from .verify import Verifier, check_files, parse_signatures_file
+from tenantguard.bundle.archive import DEFAULT_LIMITS, ArchiveLimits, read_archive
+from tenantguard.bundle.content import parse_contents
+from tenantguard.bundle.errors import BundleUnsigned
+from tenantguard.bundle.model import SIGNATURES_FILE, Bundle
+from tenantguard.bundle.verify import Verifier, check_files, parse_signatures_file
+from tenantguard.errors import BundleSignatureInvalid
 
 
 def verify_bundle(

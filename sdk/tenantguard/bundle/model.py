@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import BundleMalformed
+from tenantguard.errors import BundleMalformed
 
 MANIFEST_FILE = ".manifest"
 SIGNATURES_FILE = ".signatures.json"

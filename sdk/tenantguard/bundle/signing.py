@@ -16,9 +16,9 @@ from typing import Any, Protocol
 
 import jwt
 
-from ..keys import SigningKey
-from .hashing import file_digest
-from .model import SIGNATURES_FILE, FileHash
+from tenantguard.bundle.hashing import file_digest
+from tenantguard.bundle.model import SIGNATURES_FILE, FileHash
+from tenantguard.identity.keys import SigningKey
 
 
 class Signer(Protocol):

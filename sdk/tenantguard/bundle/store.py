@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from ..errors import BundleMalformed, BundleRejected, BundleRollback, TenantGuardError
-from ..fsutil import atomic_write
-from .archive import DEFAULT_LIMITS, ArchiveLimits, read_capped
-from .errors import BundlePersistError
-from .load import verify_bundle
-from .model import MANIFEST_FILE, Bundle, Manifest
-from .verify import Verifier
+from tenantguard.bundle.archive import DEFAULT_LIMITS, ArchiveLimits, read_capped
+from tenantguard.bundle.errors import BundlePersistError
+from tenantguard.bundle.load import verify_bundle
+from tenantguard.bundle.model import MANIFEST_FILE, Bundle, Manifest
+from tenantguard.bundle.verify import Verifier
+from tenantguard.errors import BundleMalformed, BundleRejected, BundleRollback, TenantGuardError
+from tenantguard.util.fsutil import atomic_write
 
 T = TypeVar("T")
 PERSISTED_NAME = "bundle.tar.gz"

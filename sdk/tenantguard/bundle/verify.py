@@ -22,7 +22,9 @@ from typing import Any, Protocol
 
 import jwt
 
-from ..errors import (
+from tenantguard.bundle.hashing import HASH_ALGORITHMS, file_digest, parse_strict
+from tenantguard.bundle.model import SIGNATURES_FILE, FileHash, SignatureInfo, SignedFiles
+from tenantguard.errors import (
     BundleFileMissing,
     BundleFileUnsigned,
     BundleHashMismatch,
@@ -30,9 +32,7 @@ from ..errors import (
     BundleSignatureInvalid,
     BundleUnknownKey,
 )
-from ..keys import PublicKey, TrustSet, algorithm_for
-from .hashing import HASH_ALGORITHMS, file_digest, parse_strict
-from .model import SIGNATURES_FILE, FileHash, SignatureInfo, SignedFiles
+from tenantguard.identity.keys import PublicKey, TrustSet, algorithm_for
 
 _SIG = SIGNATURES_FILE
 

@@ -14,10 +14,10 @@ import typer
 import typer.main
 from rich.markup import escape
 
-from .. import __version__
-from ..errors import TenantGuardError
-from . import bundle, decisions, keys, relation, revoke, token
-from .common import console_err, hint_dev_env, hint_word_order, shown_message
+from tenantguard import __version__
+from tenantguard.cli import bundle, decisions, keys, relation, revoke, token
+from tenantguard.cli.common import console_err, hint_dev_env, hint_word_order, shown_message
+from tenantguard.errors import TenantGuardError
 
 # rich_markup_mode=None: help texts are plain text, never Rich markup, so "[default: ...]"
 # and "[env var: ...]" stay visible and a docstring's line breaks do not split a command's

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..bundle import (
+from tenantguard.bundle import (
     SIGNATURES_FILE,
     Bundle,
     PublicKeyVerifier,
@@ -30,10 +30,8 @@ from ..bundle import (
     sign_bundle,
     verify_bundle,
 )
-from ..bundle.content import parse_contents
-from ..errors import BundleRejected
-from ..keys import SigningKey, TrustSet, load_public_key_file
-from .common import (
+from tenantguard.bundle.content import parse_contents
+from tenantguard.cli.common import (
     PlaneCaOpt,
     PlaneClientCertOpt,
     PlaneClientKeyOpt,
@@ -45,6 +43,8 @@ from .common import (
     print_json,
     shown_message,
 )
+from tenantguard.errors import BundleRejected
+from tenantguard.identity.keys import SigningKey, TrustSet, load_public_key_file
 
 app = typer.Typer(
     help=(
@@ -110,7 +110,7 @@ def test_cmd(
     Exit 1 when a test fails or errors, or when no test ran; 0 otherwise.
     A module that does not compile exits 1 with error policy_compile_error.
     """
-    from ..policytest import load_bundle_dir, run_tests
+    from tenantguard.policy.testrunner import load_bundle_dir, run_tests
 
     if run is not None:
         try:
@@ -312,7 +312,7 @@ def eval_cmd(
     entrypoint = query or bundle.manifest.metadata.get("decision")
     if not isinstance(entrypoint, str) or not entrypoint:
         raise typer.BadParameter("the manifest names no metadata.decision; pass --query", param_hint="--query")
-    from ..engine import RegorusEngine
+    from tenantguard.policy.engine import RegorusEngine
 
     policy = RegorusEngine().prepare(bundle.modules, bundle.data)
     result = policy.evaluate(entrypoint, document)
@@ -361,7 +361,7 @@ def impact_cmd(
     Archives are verified with --key when given (unsigned archives are accepted without).
     Exit 0 when undeclared flips <= --max-undeclared; 1 otherwise, or on any error.
     """
-    from ..rollout import (
+    from tenantguard.rollout import (
         ImpactAnalyzer,
         load_bundle,
         load_relations,
@@ -459,8 +459,8 @@ def push(
     Prints the plane's answer as JSON (revision, serial, scopes); exit 1 on refusal,
     3 when it was committed but a scope's announce failed (named on stderr).
     """
-    from ..plane_client import PlaneClient
-    from .relation import read_token
+    from tenantguard.cli.relation import read_token
+    from tenantguard.client.plane import PlaneClient
 
     _check_step_options(shadow=shadow, sample_rate=sample_rate, max_per_second=max_per_second, impact=impact,
                         max_undeclared=max_undeclared)
@@ -496,9 +496,9 @@ def publish(
     Prints the plane's answer as JSON; exit 1 on any failure, 3 when the plane committed it
     but a scope's announce failed (named on stderr).
     """
-    from ..plane_client import PlaneClient
-    from ..policytest import load_bundle_dir, run_tests
-    from .relation import read_token
+    from tenantguard.cli.relation import read_token
+    from tenantguard.client.plane import PlaneClient
+    from tenantguard.policy.testrunner import load_bundle_dir, run_tests
 
     _check_step_options(shadow=shadow, sample_rate=sample_rate, max_per_second=max_per_second, impact=impact,
                         max_undeclared=max_undeclared)
@@ -537,8 +537,8 @@ def rollback(
     refuse any replayed old announce. Prints the plane's answer; exit 1 when there is
     nothing to return to (rollback_target_missing) or on any other refusal.
     """
-    from ..plane_client import PlaneClient
-    from .relation import read_token
+    from tenantguard.cli.relation import read_token
+    from tenantguard.client.plane import PlaneClient
 
     with PlaneClient(plane, token=read_token(token_file),
                      **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
@@ -554,8 +554,8 @@ def shadow_stop(
     plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """End a scope's shadow evaluation (announced with `publish --shadow`)."""
-    from ..plane_client import PlaneClient
-    from .relation import read_token
+    from tenantguard.cli.relation import read_token
+    from tenantguard.client.plane import PlaneClient
 
     with PlaneClient(plane, token=read_token(token_file),
                      **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
@@ -579,8 +579,8 @@ def rollout(
     advance: announce the next stage; halt: stop advancing until resume; abort: end it where it is.
     Exit 3 when a step was committed but a scope's announce failed (named on stderr).
     """
-    from ..plane_client import PlaneClient
-    from .relation import read_token
+    from tenantguard.cli.relation import read_token
+    from tenantguard.client.plane import PlaneClient
 
     step = action.value
     if step != "status" and rollout_id is None:
@@ -651,8 +651,8 @@ def _check_compiles(archive: bytes) -> None:
     layer does not import the engine): without this a module with a syntax error was
     built and signed, and only the plane or every sidecar refused it later.
     """
-    from ..decision import RELATED_EXTENSION
-    from ..engine import RegorusEngine
+    from tenantguard.decision.core import RELATED_EXTENSION
+    from tenantguard.policy.engine import RegorusEngine
 
     files = read_archive(archive)
     files.pop(SIGNATURES_FILE, None)

@@ -17,8 +17,8 @@ try:  # typer >= 0.2x carries its own click
 except ImportError:  # pragma: no cover - older typer runs on click itself
     from click import Context, MissingParameter, UsageError  # type: ignore[assignment]
 
-from ..errors import TenantGuardError
-from ..httptls import CLIENT_HELP as TLS_HELP
+from tenantguard.errors import TenantGuardError
+from tenantguard.util.httptls import CLIENT_HELP as TLS_HELP
 
 
 def make_console(*, stderr: bool = False, width: int | None = None) -> Console:

@@ -15,8 +15,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from ..plane_client import PlaneClient
-from .common import (
+from tenantguard.cli.common import (
     PlaneCaOpt,
     PlaneClientCertOpt,
     PlaneClientKeyOpt,
@@ -25,7 +24,8 @@ from .common import (
     plane_tls,
     print_json,
 )
-from .relation import PlaneOpt, read_token
+from tenantguard.cli.relation import PlaneOpt, read_token
+from tenantguard.client.plane import PlaneClient
 
 app = typer.Typer(help="Query, export and follow decision records kept by the policy plane.", no_args_is_help=True)
 

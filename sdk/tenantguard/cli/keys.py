@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ..keys import SUPPORTED_ALGORITHMS, SigningKey, TrustSet, load_public_key_file
-from .common import console, print_json
+from tenantguard.cli.common import console, print_json
+from tenantguard.identity.keys import SUPPORTED_ALGORITHMS, SigningKey, TrustSet, load_public_key_file
 
 app = typer.Typer(help="Generate signing keys (written 0600), show their kid, export JWKS.", no_args_is_help=True)
 
@@ -33,7 +33,7 @@ def generate(
 @app.command()
 def show(path: Annotated[Path, typer.Argument(help="A PEM private or public key", metavar="KEY")]) -> None:
     """Print the key's public JWK (with its RFC 7638 kid); never prints private material."""
-    from ..keys import public_jwk
+    from tenantguard.identity.keys import public_jwk
 
     print_json(public_jwk(load_public_key_file(path)))
 
@@ -73,7 +73,7 @@ def tls(
     plane_flags for `plane serve`, client_flags for the CLI (with --client: the first client's certificate;
     each client's flags are under clients.NAME.flags).
     """
-    from ..devtls import new_ca
+    from tenantguard.dev.tls import new_ca
 
     names = [("ca", None), ("plane", None), *((f"client-{name}", name) for name in client or [])]
     existing = [str(out / f"{stem}{ext}") for stem, _ in names for ext in (".pem", ".key")

@@ -14,11 +14,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..errors import ConfigError, TenantGuardError, Unavailable
-from ..plane_client import DEFAULT_RETRY_FOR, PlaneClient
-from ..relations import RelationChange, Relationship
-from ..urls import check_http_url, shown_url
-from .common import (
+from tenantguard.cli.common import (
     DEV_ENV_HINT,
     PlaneCaOpt,
     PlaneClientCertOpt,
@@ -30,6 +26,10 @@ from .common import (
     plane_tls,
     print_json,
 )
+from tenantguard.client.plane import DEFAULT_RETRY_FOR, PlaneClient
+from tenantguard.errors import ConfigError, TenantGuardError, Unavailable
+from tenantguard.relations import RelationChange, Relationship
+from tenantguard.util.urls import check_http_url, shown_url
 
 app = typer.Typer(help="Write, delete, list and check relationship tuples through the policy plane.",
                   no_args_is_help=True)
@@ -170,7 +170,7 @@ def _lookup_page(sidecar: str, path: str, response: Any) -> dict[str, Any]:
     """One lookup answer, or a typed error: the sidecar's own error body, else what the URL
     turned out to be (``--sidecar`` given the plane's or another server's address is a common slip;
     a sidecar always has the lookup routes, so a 404 means it is not one)."""
-    from ..clients.errors import UnexpectedResponse, error_from_body
+    from tenantguard.client.errors import UnexpectedResponse, error_from_body
 
     try:
         answer = response.json()

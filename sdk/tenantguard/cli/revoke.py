@@ -12,9 +12,16 @@ from typing import Annotated, Any
 
 import typer
 
-from ..plane_client import DEFAULT_RETRY_FOR
-from .common import PlaneCaOpt, PlaneClientCertOpt, PlaneClientKeyOpt, PlaneTlsArgs, plane_tls, print_json
-from .relation import PlaneOpt, RetryForOpt, TokenFileOpt, _client
+from tenantguard.cli.common import (
+    PlaneCaOpt,
+    PlaneClientCertOpt,
+    PlaneClientKeyOpt,
+    PlaneTlsArgs,
+    plane_tls,
+    print_json,
+)
+from tenantguard.cli.relation import PlaneOpt, RetryForOpt, TokenFileOpt, _client
+from tenantguard.client.plane import DEFAULT_RETRY_FOR
 
 app = typer.Typer(help="Revoke a token, a subject, a signing key or a whole tenant (kill switch).",
                   no_args_is_help=True)

@@ -9,11 +9,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..errors import TokenError
-from ..keys import SigningKey, TrustSet
-from ..tokens import DEFAULT_LIFETIME, TokenVerifier, VerifyOptions, decode_unverified, mint
-from . import token_demo
-from .common import console, print_json
+from tenantguard.cli import token_demo
+from tenantguard.cli.common import console, print_json
+from tenantguard.errors import TokenError
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.tokens import DEFAULT_LIFETIME, TokenVerifier, VerifyOptions, decode_unverified, mint
 
 app = typer.Typer(help="Mint, verify and inspect context tokens.", no_args_is_help=True)
 

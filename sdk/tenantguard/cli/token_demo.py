@@ -14,9 +14,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import TokenError
-from ..keys import SigningKey, TrustSet
-from ..tokens import TokenVerifier, VerifyOptions, mint
+from tenantguard.errors import TokenError
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.tokens import TokenVerifier, VerifyOptions, mint
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Decision records on NATS: batches a sidecar publishes, and the plane's check of each record.
 
 A message is ``{"decisions": [record, ...]}`` on ``tg.decisions.<service>.<tenant token>``
-(:func:`tenantguard.topology.decisions_subject`), all records of one tenant, at most
+(:func:`tenantguard.feed.topology.decisions_subject`), all records of one tenant, at most
 :data:`MAX_MESSAGE_BYTES`. Records are unsigned sidecar output: the plane parses each message
 as bounded I-JSON and keeps a record only when :func:`validate_record` accepts it, which
 also refuses a record naming another service or tenant than its subject does.
@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
-from ..errors import TenantGuardError
-from .policy import REDACTED, _scrub, holds_token, scrub_fields
+from tenantguard.decisionlog.policy import REDACTED, _scrub, holds_token, scrub_fields
+from tenantguard.errors import TenantGuardError
 
 MAX_RECORD_BYTES: Final = 64 * 1024
 MAX_MESSAGE_BYTES: Final = 256 * 1024

@@ -6,8 +6,16 @@ hands ``relations_of`` (or a :class:`TenantRelations` bound to the decision's te
 the policy.
 """
 
-from .cells import OUT_OF_SCOPE, CellRelations, CellsMixed, CellsView, OutOfScope, RelationScope, scope_of
-from .encoding import (
+from tenantguard.relations.cells import (
+    OUT_OF_SCOPE,
+    CellRelations,
+    CellsMixed,
+    CellsView,
+    OutOfScope,
+    RelationScope,
+    scope_of,
+)
+from tenantguard.relations.encoding import (
     decode_id,
     encode_id,
     object_subject,
@@ -18,7 +26,7 @@ from .encoding import (
     tenant_key_filter,
     tenant_subject,
 )
-from .errors import (
+from tenantguard.relations.errors import (
     ChangeBatchInvalid,
     ChangeBatchTooLarge,
     RelationshipInvalid,
@@ -26,9 +34,9 @@ from .errors import (
     SnapshotInvalid,
     SnapshotTooLarge,
 )
-from .index import MAX_DEPTH, IndexView, RelationIndex, TenantRelations
-from .model import MAX_BATCH_CHANGES, ChangeBatch, RelationChange, Relationship
-from .snapshot import (
+from tenantguard.relations.index import MAX_DEPTH, IndexView, RelationIndex, TenantRelations
+from tenantguard.relations.model import MAX_BATCH_CHANGES, ChangeBatch, RelationChange, Relationship
+from tenantguard.relations.snapshot import (
     SnapshotHeader,
     index_from_snapshot_bytes,
     read_header,

@@ -1,6 +1,6 @@
 """Relations split by tenant cell, and the scope a reader keeps of them.
 
-The tenant space is split into a fixed number of cells (``tenantguard.topology.cell_of``).
+The tenant space is split into a fixed number of cells (``tenantguard.feed.topology.cell_of``).
 Every cell has its own relations sequence, so a consistency token means "the relations
 sequence of the tenant's cell". :class:`CellRelations` holds one :class:`RelationIndex`
 per cell in scope and presents the read API of one index, routing by tenant:
@@ -8,7 +8,7 @@ per cell in scope and presents the read API of one index, routing by tenant:
 * ``tenant(t)`` is the cell index's view (its ``seq`` is the cell's sequence); a tenant of
   a cell outside the scope raises :class:`OutOfScope`, never an empty answer;
 * ``scope`` (a :class:`RelationScope`) also names the object types kept; the decision
-  core denies questions about other types ``out_of_scope`` (``tenantguard.decision``).
+  core denies questions about other types ``out_of_scope`` (``tenantguard.decision.core``).
 
 With one cell and no type scope everything behaves as a single index.
 """
@@ -20,10 +20,10 @@ import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..errors import TenantGuardError
-from ..topology import cell_names, cell_of
-from .index import IndexView, RelationIndex, TenantRelations
-from .model import ChangeBatch, Relationship
+from tenantguard.errors import TenantGuardError
+from tenantguard.feed.topology import cell_names, cell_of
+from tenantguard.relations.index import IndexView, RelationIndex, TenantRelations
+from tenantguard.relations.model import ChangeBatch, Relationship
 
 OUT_OF_SCOPE = "out_of_scope"
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import re
 
-from .errors import RelationshipInvalid
-from .model import Relationship, check_id, check_name, split_object
+from tenantguard.relations.errors import RelationshipInvalid
+from tenantguard.relations.model import Relationship, check_id, check_name, split_object
 
 SUBJECT_PREFIX = "tg.rel"
 NO_SUBJECT_RELATION = "_"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import GRPC_FAILED_PRECONDITION, InvalidInput, PayloadTooLarge, TenantGuardError
+from tenantguard.errors import GRPC_FAILED_PRECONDITION, InvalidInput, PayloadTooLarge, TenantGuardError
 
 
 class RelationshipInvalid(InvalidInput):

@@ -86,8 +86,8 @@ from dataclasses import dataclass
 from itertools import islice, repeat
 from operator import and_, rshift
 
-from .errors import ChangeBatchInvalid, SequenceGap
-from .model import ChangeBatch, Relationship
+from tenantguard.relations.errors import ChangeBatchInvalid, SequenceGap
+from tenantguard.relations.model import ChangeBatch, Relationship
 
 MAX_DEPTH = 3
 """Userset hops followed: direct, via a group, and two more levels of nesting."""

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from .errors import ChangeBatchInvalid, ChangeBatchTooLarge, RelationshipInvalid
+from tenantguard.relations.errors import ChangeBatchInvalid, ChangeBatchTooLarge, RelationshipInvalid
 
 NAME_PATTERN = r"[a-z][a-z0-9_]{0,63}"
 ID_PATTERN = r"[A-Za-z0-9_\-.@+=|]{1,256}"

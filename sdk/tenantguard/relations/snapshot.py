@@ -25,10 +25,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..fsutil import atomic_write
-from .errors import SnapshotInvalid, SnapshotTooLarge
-from .index import IndexView, RelationIndex
-from .model import MAX_SEQ, NAME_RE, OBJECT_RE, SUBJECT_RE
+from tenantguard.relations.errors import SnapshotInvalid, SnapshotTooLarge
+from tenantguard.relations.index import IndexView, RelationIndex
+from tenantguard.relations.model import MAX_SEQ, NAME_RE, OBJECT_RE, SUBJECT_RE
+from tenantguard.util.fsutil import atomic_write
 
 FORMAT = "tenantguard.relations.snapshot"
 VERSION = 1
@@ -97,7 +97,7 @@ def snapshot_digest(data: bytes) -> str:
 
 
 def write_snapshot(index: RelationIndex, path: str | os.PathLike[str]) -> SnapshotHeader:
-    """Write atomically and durably (see :func:`tenantguard.fsutil.atomic_write`)."""
+    """Write atomically and durably (see :func:`tenantguard.util.fsutil.atomic_write`)."""
     data = snapshot_bytes(index)
     atomic_write(path, data)
     return read_header(data)

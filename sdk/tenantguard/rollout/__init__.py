@@ -11,9 +11,15 @@ The library half of rollouts; the plane, the sidecar and the CLI only do I/O aro
 * :mod:`.fleet`: what a sidecar reports on ``tg.status.<service>`` and the plane's view.
 """
 
-from ..errors import ImpactUndeclared, ReplayRecordInvalid, RollbackTargetMissing, RolloutConflict, RolloutNotFound
-from .fleet import FleetView, SidecarStatus
-from .impact import (
+from tenantguard.errors import (
+    ImpactUndeclared,
+    ReplayRecordInvalid,
+    RollbackTargetMissing,
+    RolloutConflict,
+    RolloutNotFound,
+)
+from tenantguard.rollout.fleet import FleetView, SidecarStatus
+from tenantguard.rollout.impact import (
     ALLOW_TO_DENY,
     DENY_TO_ALLOW,
     ExpectedFlip,
@@ -25,7 +31,7 @@ from .impact import (
     parse_expectations,
     prepare_revision,
 )
-from .plan import (
+from tenantguard.rollout.plan import (
     ROLLOUT_STATE,
     RolloutState,
     next_serial,
@@ -33,8 +39,15 @@ from .plan import (
     restored_archive,
     rollback_revision,
 )
-from .records import ReplayRecord, from_decision_log, load_relations, read_records, read_records_file, write_records
-from .shadow import ShadowEvaluator, ShadowSettings
+from tenantguard.rollout.records import (
+    ReplayRecord,
+    from_decision_log,
+    load_relations,
+    read_records,
+    read_records_file,
+    write_records,
+)
+from tenantguard.rollout.shadow import ShadowEvaluator, ShadowSettings
 
 __all__ = [
     "ALLOW_TO_DENY",

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..errors import InvalidInput, JsonInvalid
-from ..jsonlimits import loads_object
+from tenantguard.errors import InvalidInput, JsonInvalid
+from tenantguard.util.jsonlimits import loads_object
 
 MAX_STATUS_BYTES: Final = 16 * 1024
 DEFAULT_MAX_INSTANCES: Final = 10_000

@@ -3,7 +3,7 @@
 A flip is a recorded question whose outcome the candidate changes: ``allow->deny`` (a
 lock-out) or ``deny->allow`` (a widening). The comparison is policy against policy on
 the same input and the same relations state, through the core's own
-:func:`~tenantguard.decision.evaluate_input`:
+:func:`~tenantguard.decision.core.evaluate_input`:
 
 * with a baseline bundle, both are evaluated on each input, so only the policy change
   shows (relations drift since the recording cannot cause a flip);
@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ..bundle import Bundle, Verifier, build_bundle, verify_bundle
-from ..decision import DEFAULT_DECISION_ENTRYPOINT, RELATED_EXTENSION, PolicyRevision, evaluate_input
-from ..engine import RegorusEngine
-from ..errors import InvalidInput, TenantGuardError
-from ..relations import RelationIndex
-from ..verdicts import Verdict
-from .records import ReplayRecord
+from tenantguard.bundle import Bundle, Verifier, build_bundle, verify_bundle
+from tenantguard.decision.core import DEFAULT_DECISION_ENTRYPOINT, RELATED_EXTENSION, PolicyRevision, evaluate_input
+from tenantguard.decision.verdicts import Verdict
+from tenantguard.errors import InvalidInput, TenantGuardError
+from tenantguard.policy.engine import RegorusEngine
+from tenantguard.relations import RelationIndex
+from tenantguard.rollout.records import ReplayRecord
 
 log = logging.getLogger(__name__)
 

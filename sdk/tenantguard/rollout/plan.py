@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from ..bundle import Bundle, Signer, build_bundle, order_key
-from ..errors import InvalidInput, RolloutConflict
+from tenantguard.bundle import Bundle, Signer, build_bundle, order_key
+from tenantguard.errors import InvalidInput, RolloutConflict
 
 ROLLOUT_STATE: Final = "rollout.state"
 IN_PROGRESS: Final = "in_progress"

@@ -1,7 +1,7 @@
 """Recorded decisions, the input of impact analysis: one JSON object per line (JSONL).
 
 The format (``"v": 1``) is a superset of the decision-log record
-(:meth:`tenantguard.decision.DecisionRecord.to_wire`), so a decision-log export can be
+(:meth:`tenantguard.decision.core.DecisionRecord.to_wire`), so a decision-log export can be
 fed in as it is; :func:`from_decision_log` is the adapter, and :func:`read_records`
 applies it to every line. Members::
 
@@ -29,7 +29,7 @@ Without ``input`` (today's decision log holds none), the input is rebuilt from
 properties but the tenant, no context but the service, relations from a relations file
 (``--relations``) or none. A replay of such a record is faithful only for policies that
 decide on those members; the report counts rebuilt inputs (``reconstructed``).
-Everything is bounded: line size, record count, I-JSON (``tenantguard.jsonlimits``).
+Everything is bounded: line size, record count, I-JSON (``tenantguard.util.jsonlimits``).
 """
 
 from __future__ import annotations
@@ -40,11 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ..decision import input_facts
-from ..errors import InvalidInput, JsonInvalid, TenantGuardError
-from ..errors import ReplayRecordInvalid as RecordInvalid
-from ..jsonlimits import loads
-from ..relations import RelationIndex, Relationship, index_from_snapshot_bytes
+from tenantguard.decision.core import input_facts
+from tenantguard.errors import InvalidInput, JsonInvalid, TenantGuardError
+from tenantguard.errors import ReplayRecordInvalid as RecordInvalid
+from tenantguard.relations import RelationIndex, Relationship, index_from_snapshot_bytes
+from tenantguard.util.jsonlimits import loads
 
 FORMAT_VERSION: Final = 1
 # 2: a decision-log record (tenantguard.decisionlog): the policy input without relations

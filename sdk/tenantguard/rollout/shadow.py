@@ -5,7 +5,7 @@ a sampling draw, a token-bucket check, a bounded deque append; never blocks, nev
 raises). A worker (:meth:`ShadowEvaluator.run` on the serving loop, or
 :meth:`process` in a loop of one's own) rebuilds the exact policy input from the same
 immutable relations state and evaluates the candidate with the core's own
-:func:`~tenantguard.decision.evaluate_input`. The answer the caller got never waits on
+:func:`~tenantguard.decision.core.evaluate_input`. The answer the caller got never waits on
 it: regorus holds the GIL per evaluation, so the worker runs between requests on the
 serving loop and its CPU share is bounded by ``sample_rate`` and ``max_per_second``.
 
@@ -27,10 +27,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from ..decision import Decision, DecisionRequest, PolicyRevision, TenantRelations, evaluate_input, scope_types
-from ..errors import TenantGuardError
-from ..verdicts import Verdict
-from .impact import ALLOW_TO_DENY, DENY_TO_ALLOW, HIGH_RISK_REASONS
+from tenantguard.decision.core import (
+    Decision,
+    DecisionRequest,
+    PolicyRevision,
+    TenantRelations,
+    evaluate_input,
+    scope_types,
+)
+from tenantguard.decision.verdicts import Verdict
+from tenantguard.errors import TenantGuardError
+from tenantguard.rollout.impact import ALLOW_TO_DENY, DENY_TO_ALLOW, HIGH_RISK_REASONS
 
 log = logging.getLogger(__name__)
 

@@ -3,8 +3,8 @@
 ``model`` is the internal form every front end compiles to and the engine evaluates.
 """
 
-from .errors import SchemaError
-from .model import (
+from tenantguard.schema.errors import SchemaError
+from tenantguard.schema.model import (
     Arrow,
     Computed,
     Condition,

@@ -34,13 +34,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..decision import DecisionCore, DecisionRequest, PolicyRevision
-from ..errors import InvalidInput, TenantGuardError
-from ..relations import IndexView, OutOfScope
-from ..relations.index import WalkTooBroad
-from ..relations.model import NAME_RE
-from ..tokens import TOKEN_SUBJECT_TYPE, Claims
-from .errors import PageTokenExpired, PageTokenInvalid, SearchLimitExceeded, SearchNotSupported
+from tenantguard.decision.core import DecisionCore, DecisionRequest, PolicyRevision
+from tenantguard.errors import InvalidInput, TenantGuardError
+from tenantguard.identity.tokens import TOKEN_SUBJECT_TYPE, Claims
+from tenantguard.relations import IndexView, OutOfScope
+from tenantguard.relations.index import WalkTooBroad
+from tenantguard.relations.model import NAME_RE
+from tenantguard.search.errors import PageTokenExpired, PageTokenInvalid, SearchLimitExceeded, SearchNotSupported
 
 SEARCH_ACTIONS_RULE = "search_actions"
 _PROBE_PREFIX = "tg-search-probe-"

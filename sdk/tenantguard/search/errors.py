@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import GRPC_FAILED_PRECONDITION, InvalidInput, TenantGuardError
+from tenantguard.errors import GRPC_FAILED_PRECONDITION, InvalidInput, TenantGuardError
 
 
 class SearchLimitExceeded(InvalidInput):

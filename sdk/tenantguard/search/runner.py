@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Final, TypeVar
 
-from ..errors import Unavailable
+from tenantguard.errors import Unavailable
 
 T = TypeVar("T")
 DEFAULT_WORKERS: Final = 2

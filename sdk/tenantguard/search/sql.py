@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .core import ResourceFilter
+from tenantguard.search.core import ResourceFilter
 
 
 def sqlalchemy_clause(flt: ResourceFilter, column: Any) -> Any:

@@ -1,5 +1,0 @@
-"""``python -m policy_plane.devenv dev|demo``: the same commands without the entry point."""
-
-from .cli import app
-
-app(prog_name="python -m policy_plane.devenv")

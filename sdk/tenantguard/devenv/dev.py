@@ -1,0 +1,192 @@
+"""``tenantguard dev``: NATS, the plane and one sidecar (service ``orders``) until Ctrl-C.
+
+State lives in the dev folder (default ``.tenantguard``), so a second run reuses the keys,
+the admin token, JetStream's store and the sidecar's key; the example bundle is published
+again only when its content changed. A local token issuer ``dev`` (key in the dev folder)
+is trusted through the plane, so the printed example commands work as they are. While it
+runs, ``<dev folder>/dev.env`` holds the addresses as ``export`` lines for other shells
+(:mod:`.envfile`). A second ``dev`` on the same folder is refused before it starts anything
+(:mod:`.folderlock`).
+
+Ctrl-C or SIGTERM stops every child by PID and process group, then exits 0; a child that
+dies on its own stops the rest and exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Final
+
+from rich.console import Console
+from rich.panel import Panel
+
+from tenantguard.errors import ConfigError
+from tenantguard.feed import natsconn
+from tenantguard.identity.keys import SigningKey
+from tenantguard.server.serving import bind_tcp
+from tenantguard.util.urls import shown_url
+
+from .envfile import remove_env_file, write_env_file
+from .folderlock import folder_lock
+from .procs import ignore_signals, signals_interrupt
+from .stack import SidecarSpec, Stack
+from .trust import KeyRegistration, sidecar_registers_itself
+from .ui import Steps, write_pids
+
+SERVICE: Final = "orders"
+LOOPBACK: Final = "127.0.0.1"  # where the plane and the sidecar listen by default
+DEV_ISSUER: Final = "dev"
+EXAMPLE_RELATIONSHIPS: Final = ("acme/project:p1#member@user:alice", "globex/project:p1#member@user:mallory")
+
+
+def run_dev(console: Console, *, root: Path, nats_url: str | None, port_base: int | None,
+            bundle_dir: Path | None) -> int:
+    """Start everything, print where it is, wait for a signal, stop everything; return the exit status."""
+    root = root.resolve()
+    with folder_lock(root, command="dev"), signals_interrupt():
+        return _run(console, root=root, nats_url=nats_url, port_base=port_base, bundle_dir=bundle_dir)
+
+
+def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int | None,
+         bundle_dir: Path | None) -> int:
+    ports = _ports(port_base)
+    if nats_url is not None:
+        natsconn.parse_servers(nats_url)  # a malformed server list is refused before anything starts
+    steps = Steps(console)
+    stack = Stack(root, nats_url=nats_url, bundle_dir=bundle_dir)
+    stack.check_bundle()
+    status = 0
+    try:
+        with steps.step("checking how sidecars register their keys"):
+            stack.registration = KeyRegistration(sidecar_registers_itself())
+        where = f" at {_shown_nats(nats_url)}" if nats_url else " (embedded nats-server, free port)"
+        with steps.step("NATS" + where):
+            stack.start_nats([SERVICE])
+        with steps.step(f"policy plane keys and admin token in {root / 'plane'}"):
+            stack.init_plane([SERVICE])
+        with steps.step("policy plane"):
+            stack.start_plane([SERVICE], port=ports[0])
+        write_pids(root / "pids.json", stack.pids())
+        with steps.step(f"{'example bundle' if bundle_dir is None else 'bundle ' + _shown(stack.bundle_dir)} "
+                        "through the plane"):
+            revision, published = stack.publish_bundle()
+        steps.note(f"revision {revision}{'' if published else ' (already active)'}")
+        with steps.step(f"sidecar for service {SERVICE} (following NATS)"):
+            stack.start_sidecars([SidecarSpec(SERVICE, port=ports[1], grpc_port=ports[2])])
+        write_pids(root / "pids.json", stack.pids())
+        with steps.step(f"local token issuer '{DEV_ISSUER}' and example relationships"):
+            issuer_key = _issuer_key(root / "dev-issuer.pem")
+            stack.trust_issuer(issuer_key, DEV_ISSUER)
+            stack.write(EXAMPLE_RELATIONSHIPS)
+        with steps.step("sidecar in step with the plane"):
+            stack.wait_synced()
+        env_path = write_env_file(root, _addresses(stack), pid=os.getpid())
+        _announce(console, stack, root, env_path)
+        status = _watch(console, stack)
+    except KeyboardInterrupt:
+        console.print("\n[dim]stopping…[/]")
+    except Exception as exc:
+        console.print(f"[bold red]tenantguard dev failed:[/] {exc}")
+        console.print(f"[dim]logs: {root / 'logs'}[/]")
+        status = 1
+    finally:
+        ignore_signals()  # a second Ctrl-C must not cut the cleanup short
+        remove_env_file(root, pid=os.getpid())  # its addresses die with the processes
+        stack.stop()
+    console.print("[green]stopped every process[/]")
+    return status
+
+
+def _ports(port_base: int | None) -> tuple[int, int, int]:
+    """plane, sidecar HTTP, sidecar gRPC: fixed from ``--port-base`` N (N, N+1, N+2), else free ones.
+
+    Fixed ports are tried first, so a taken one is refused before anything starts rather than
+    as a child's failure after NATS and the plane are already up.
+    """
+    if port_base is None:
+        return 0, 0, 0
+    ports = port_base, port_base + 1, port_base + 2
+    for port, what in zip(ports, ("plane", "sidecar HTTP", "sidecar gRPC"), strict=True):
+        try:
+            bind_tcp(LOOPBACK, port).close()
+        except ConfigError:
+            raise ConfigError(f"--port-base {port_base}: port {port} ({what}) on {LOOPBACK} is taken; choose "
+                              "another --port-base, or leave it out for free ports") from None
+    return ports
+
+
+def _issuer_key(path: Path) -> SigningKey:
+    if path.exists():
+        return SigningKey.load(path)
+    key = SigningKey.generate()
+    key.save(path)
+    return key
+
+
+def _addresses(stack: Stack) -> dict[str, str]:
+    """What ``dev.env`` exports: the variables the CLI (plane) and the SDK (sidecar) already read."""
+    sidecar = stack.sidecars[SERVICE]
+    return {"TG_PLANE_URL": stack.plane_url, "TG_PLANE_TOKEN_FILE": str(stack.admin_token_file),
+            "TG_SIDECAR_URL": sidecar.url, "TG_DEV_SIDECAR_GRPC": str(sidecar.announced.get("grpc") or "")}
+
+
+def _announce(console: Console, stack: Stack, root: Path, env_path: Path) -> None:
+    sidecar = stack.sidecars[SERVICE]
+    grpc = sidecar.announced.get("grpc")
+    rel = _shown(root)
+    lines = [
+        f"[bold]plane[/]            {stack.plane_url}",
+        f"[bold]sidecar {SERVICE}[/]   {sidecar.url}  (gRPC ext_authz {grpc})",
+        f"[bold]NATS[/]             {_shown_nats(stack.nats_url)}",
+        f"[bold]admin token[/]      {stack.admin_token_file}",
+        f"[bold]logs[/]             {root / 'logs'}",
+        f"[bold]other shells[/]     source {_shown(env_path)}  ({', '.join(_addresses(stack))})",
+    ]
+    console.print(Panel("\n".join(lines), title="tenantguard dev is running", expand=False))
+    question = json.dumps({"action": {"name": "invoices:read"},
+                           "resource": {"type": "invoice", "id": "inv-1", "properties": {"project": "p1"}}})
+    console.print("[bold]try, in another shell:[/]")
+    for line in (
+        f"source {_shown(env_path)}",
+        "tenantguard relation write 'acme/project:p1#member@user:bob'",
+        f"TOKEN=$(tenantguard token mint --key {rel}/dev-issuer.pem --issuer {DEV_ISSUER} --sub alice "
+        f"--tenant acme --aud {SERVICE} --role editor)",
+        f"curl -s \"$TG_SIDECAR_URL/v1/check\" -H \"Authorization: Bearer $TOKEN\" "
+        f"-H 'Content-Type: application/json' -d '{question}'",
+        "tenantguard relation delete 'acme/project:p1#member@user:alice'   # then ask again: denied",
+    ):
+        console.print(f"  [cyan]{line}[/]", soft_wrap=True)
+    console.print("[dim]Ctrl-C stops everything.[/]")
+    ready = {"event": "ready", "plane": stack.plane_url, "sidecar_http": sidecar.url, "sidecar_grpc": grpc,
+             "nats": _shown_nats(stack.nats_url), "admin_token_file": str(stack.admin_token_file),
+             "env_file": str(env_path), "pids": stack.pids()}
+    print(json.dumps(ready), flush=True)  # one machine-readable line for scripts and tests
+
+
+def _shown_nats(servers: str) -> str:
+    """Every server of a list, each without its credentials (shown_url of the whole list hid all of it)."""
+    return ",".join(shown_url(s) for s in natsconn.parse_servers(servers))
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _watch(console: Console, stack: Stack) -> int:
+    """Sleep until a signal; a child that exits on its own ends the run with status 1."""
+    while True:
+        for child in stack.children:
+            if not child.alive():
+                console.print(f"[bold red]{child.name} exited with status {child.proc.returncode}[/]; "
+                              f"its log ends with:\n{child.log_tail()}")
+                return 1
+        if stack.nats is not None and not stack.nats.running:
+            console.print(f"[bold red]nats-server exited[/]; its log ends with:\n{stack.nats.log_tail()}")
+            return 1
+        time.sleep(0.5)

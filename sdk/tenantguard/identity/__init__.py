@@ -1,0 +1,1 @@
+"""Who is asking: signing keys and trust sets, context tokens, revocations, edge (OIDC) verification."""

@@ -1,0 +1,1 @@
+"""Small shared readers and writers with no tenantguard state: bounded JSON, URLs, atomic files, HTTP TLS settings."""
