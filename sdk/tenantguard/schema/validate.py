@@ -317,9 +317,10 @@ def _openfga_conditions(schema: Schema) -> None:
 # CEL: a shape check only (the engine compiles CEL; here we refuse what is plainly broken)
 # ------------------------------------------------------------------------------------------
 
-_CEL_TOKEN = re.compile(r"""(?P<str>[rRbB]{0,2}(?:'''[\s\S]*?'''|\"\"\"[\s\S]*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"))"""
-                        r"|(?P<comment>//[^\n]*)|(?P<dot>\.\s*)?(?P<id>[A-Za-z_][A-Za-z0-9_]*)|(?P<open>[(\[{])"
-                        r"|(?P<close>[)\]}])|(?P<other>\S)")
+_CEL_STRING = (r"[rRbB]{0,2}(?:'''[\s\S]*?'''" r'|"""[\s\S]*?"""' r"|'(?:\\.|[^'\\\n])*'"
+               r'|"(?:\\.|[^"\\\n])*")')
+_CEL_TOKEN = re.compile(rf"(?P<str>{_CEL_STRING})|(?P<comment>//[^\n]*)|(?P<dot>\.\s*)?(?P<id>[A-Za-z_][A-Za-z0-9_]*)"
+                        r"|(?P<open>[(\[{])|(?P<close>[)\]}])|(?P<other>\S)")
 
 
 def cel_identifiers(expression: str) -> set[str]:
