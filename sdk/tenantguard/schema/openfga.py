@@ -13,6 +13,7 @@ Syntax errors raise SchemaError(rule="syntax"); the semantic rules live in ``val
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -56,7 +57,7 @@ class Token:
 
 
 class _Lexer:
-    """Splits DSL text into tokens; newlines matter except inside ``[...]`` and a condition's ``(...)``.
+    """Splits DSL text into tokens; newlines matter everywhere except inside ``[...]``.
 
     A ``#`` that starts a line or follows whitespace begins a comment (OpenFGA allows them
     on their own lines and after a definition); ``group#member`` keeps its ``#``.
@@ -68,7 +69,6 @@ class _Lexer:
         self.line = 1
         self.col = 1
         self.bracket = 0
-        self.in_condition_header = False
 
     def tokens(self) -> list[Token]:
         out: list[Token] = []
@@ -79,10 +79,7 @@ class _Lexer:
             out.append(tok)
             if tok.kind == "eof":
                 return out
-            if tok.kind == "id" and tok.value == "condition":
-                self.in_condition_header = True
             if tok.kind == "{":
-                self.in_condition_header = False
                 out.append(self._condition_body())
 
     def _advance(self, n: int) -> None:
@@ -119,9 +116,9 @@ class _Lexer:
             self._advance(m.end() - self.i)
             return Token("ver" if m.re is _VERSION else "id", m.group(), line, col)
         if ch in _PUNCT:
-            # Newlines may break a type list, or a condition's parameter list, but not a group.
-            if ch in "[]" or self.in_condition_header:
-                self.bracket = max(self.bracket + {"[": 1, "(": 1, "]": -1, ")": -1}.get(ch, 0), 0)
+            # Newlines may break a type list, but not a group or a condition's parameters.
+            if ch in "[]":
+                self.bracket = max(self.bracket + (1 if ch == "[" else -1), 0)
             self._advance(1)
             return Token(ch, ch, line, col)
         raise SchemaError(f"unexpected character {ch!r}", rule="syntax", line=line, column=col)
@@ -420,12 +417,14 @@ class _Parser:
     def _param_type(self) -> str:
         tok = self._expect("id", "a parameter type")
         if tok.value in CONTAINERS:
-            self._expect("<", f"'<' after '{tok.value}'")
-            inner = self._expect("id", "a parameter type")
-            if inner.value not in PARAM_TYPES:
-                raise _bad_param_type(inner)
-            self._expect(">", "'>'")
-            return f"{tok.value}<{inner.value}>"
+            parts = [tok, self._expect("<", f"'<' after '{tok.value}'"), self._expect("id", "a parameter type"),
+                     self._expect(">", "'>'")]
+            for left, right in itertools.pairwise(parts):
+                if (right.line, right.column) != (left.line, left.column + len(left.value)):
+                    raise self._fail(f"no spaces are allowed inside '{tok.value}<...>'", right)
+            if parts[2].value not in PARAM_TYPES:
+                raise _bad_param_type(parts[2])
+            return f"{tok.value}<{parts[2].value}>"
         if tok.value not in PARAM_TYPES:
             raise _bad_param_type(tok)
         return tok.value

@@ -273,7 +273,8 @@ class _Parser:
                 raise self._fail("expected 'relation', 'permission' or '}'")
             if rel.name in relations:
                 raise SchemaError(f"found duplicate relation/permission name '{rel.name}' under definition "
-                                  f"'{name.value}'", rule="duplicate_relation", line=rel.pos.line, column=rel.pos.column)
+                                  f"'{name.value}'", rule="duplicate_relation", line=rel.pos.line,
+                                  column=rel.pos.column)
             relations[rel.name] = rel
             self.relation_count += 1
             if self.relation_count > MAX_RELATIONS:
@@ -350,10 +351,7 @@ class _Parser:
         left = self._expr(level + 1, depth)
         while self._accept(op):
             right = self._expr(level + 1, depth)
-            if kind is Exclusion:
-                left = Exclusion(left, right)
-            else:
-                left = kind(_flatten(left, kind) + _flatten(right, kind))  # type: ignore[call-arg]
+            left = _combine(kind, left, right)
         return left
 
     def _arrow_or_base(self, depth: int) -> Expr:
@@ -425,6 +423,13 @@ class _Parser:
             inner.append(self._cel_type(depth + 1))
         self._expect(">", "'>'")
         return f"{base}<{','.join(inner)}>"
+
+
+def _combine(kind: type, left: Expr, right: Expr) -> Expr:
+    if kind is Exclusion:
+        return Exclusion(left, right)
+    children = _flatten(left, kind) + _flatten(right, kind)
+    return Union(children) if kind is Union else Intersection(children)
 
 
 def _flatten(expr: Expr, kind: type) -> tuple[Expr, ...]:
