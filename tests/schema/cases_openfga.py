@@ -409,6 +409,16 @@ type doc
     define a1: admin or a2
     define a2: admin or a1
 """), "cycle"),
+    # OpenFGA's entrypoint walk shares its visited map between branches, so a chain of
+    # intersections over earlier relations is refused although every relation is grounded;
+    # we follow it exactly (the verdicts are checked against fga).
+    Case("quirk: chain of intersections", H + "type doc\n  relations\n    define r0: [user]\n    define r1: [user]\n"
+         + "".join(f"    define r{i}: r{i - 1} and r{i - 2}\n" for i in range(2, 8)), "no_entrypoint"),
+    Case("quirk: short chain of intersections is fine", H + "type doc\n  relations\n    define r0: [user]\n"
+         "    define r1: [user]\n" + "".join(f"    define r{i}: r{i - 1} and r{i - 2}\n" for i in range(2, 5)), None),
+    Case("chain of unions (exponential paths in OpenFGA's cycle walk)", H + "type doc\n  relations\n"
+         "    define r0: [user]\n    define r1: [user]\n"
+         + "".join(f"    define r{i}: r{i - 1} or r{i - 2}\n" for i in range(2, 16)), None),
     Case("cycle through exclusion", _t("""
 type doc
   relations

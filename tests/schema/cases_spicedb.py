@@ -39,8 +39,8 @@ definition document {
     permission view = viewer /* inline */ + viewer
 }
 """, None),
-    Case("semicolons", "definition user {}\ndefinition doc {\n    relation viewer: user;\n    permission view = viewer;\n}",
-         None),
+    Case("semicolons",
+         "definition user {}\ndefinition doc {\n    relation viewer: user;\n    permission view = viewer;\n}", None),
     Case("subject forms", """
 definition user {}
 definition group {
@@ -174,7 +174,8 @@ definition doc {
 """, "syntax"),
     Case("use after definition", "definition user {}\nuse expiration\n", "syntax"),
     Case("unknown use flag", "use magic\ndefinition user {}", "syntax"),
-    Case("expiration without use", "definition user {}\ndefinition doc {\n    relation viewer_rel: user with expiration\n}",
+    Case("expiration without use",
+         "definition user {}\ndefinition doc {\n    relation viewer_rel: user with expiration\n}",
          "expiration_not_enabled"),
     Case("expiration before caveat", """
 use expiration
@@ -189,12 +190,14 @@ definition doc {
     Case("partial refused", "partial p {\n    relation viewer: user\n}", "unsupported"),
     Case("self refused", "definition user {\n    permission me = self\n}", "unsupported"),
     Case("permission type annotation refused",
-         "definition user {}\ndefinition doc {\n    relation viewer_rel: user\n    permission perm: user = viewer_rel\n}", "unsupported"),
+         "definition user {}\ndefinition doc {\n    relation viewer_rel: user\n"
+         "    permission perm: user = viewer_rel\n}", "unsupported"),
     # -- semantic --------------------------------------------------------------------------
     Case("duplicate definition", "definition user {}\ndefinition user {}", "duplicate_type"),
     Case("caveat and definition share a name", "definition thing {}\ncaveat thing(alpha int) { alpha > 0 }",
          "duplicate_type"),
-    Case("duplicate relation", "definition user {}\ndefinition doc {\n    relation viewer_rel: user\n    permission viewer_rel = viewer_rel\n}",
+    Case("duplicate relation", "definition user {}\ndefinition doc {\n    relation viewer_rel: user\n"
+         "    permission viewer_rel = viewer_rel\n}",
          "duplicate_relation"),
     Case("duplicate subject type", "definition user {}\ndefinition doc {\n    relation viewer_rel: user | user\n}",
          "duplicate_subject"),

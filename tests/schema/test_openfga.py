@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from tenantguard.schema import load
 from tenantguard.schema.errors import SchemaError
 from tenantguard.schema.model import (
@@ -18,7 +17,7 @@ from tenantguard.schema.model import (
 )
 from tenantguard.schema.openfga import parse_openfga
 
-from .cases_openfga import CASES, H, Case
+from .cases_openfga import CASES, Case, H
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tenantguard.schema import load, parse_openfga, parse_openfga_json, to_openfga_dsl, to_openfga_json
 from tenantguard.schema.errors import SchemaError
 from tenantguard.schema.model import Schema

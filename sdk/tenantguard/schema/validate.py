@@ -99,9 +99,11 @@ def validate_openfga(schema: Schema) -> None:
     for typedef, rel in ordered:
         _openfga_rewrite(schema, typedef, rel, rel.rewrite)
         _openfga_type_restrictions(schema, typedef, rel)
+    budget = _Budget(ENTRYPOINT_STEPS)
+    cyclic: dict[str, set[str]] = {}
     for typedef, rel in ordered:
-        _bounded("entrypoints", lambda: _openfga_entrypoints(schema, typedef, rel))  # noqa: B023
-        _bounded("cycles", lambda: _openfga_cycle(schema, typedef, rel))  # noqa: B023
+        _bounded("entrypoints", lambda: _openfga_entrypoints(schema, typedef, rel, budget))  # noqa: B023
+        _openfga_cycle(schema, typedef, rel, cyclic)
     _openfga_conditions(schema)
 
 
@@ -199,18 +201,35 @@ def _ref_text(ref: SubjectRef) -> str:
 
 
 Visited = dict[str, dict[str, bool]]
+# OpenFGA's entrypoint walk visits every path, so its work can double with each relation of a
+# chain like ``r3: r2 or r1``; past this many steps (about a second here, and far longer in
+# OpenFGA itself) a model is refused as too complex instead of hanging the plane.
+ENTRYPOINT_STEPS = 500_000
 
 
-def _openfga_entrypoints(schema: Schema, t: TypeDef, rel: Relation) -> None:
-    ok, loop = _entrypoints(schema, t.name, rel.name, rel.rewrite, {})
+class _Budget:
+    def __init__(self, steps: int) -> None:
+        self.left = steps
+
+    def spend(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise SchemaError("the model's relations reference each other in too many ways to validate "
+                              f"(over {ENTRYPOINT_STEPS} steps)", rule="too_complex")
+
+
+def _openfga_entrypoints(schema: Schema, t: TypeDef, rel: Relation, budget: _Budget) -> None:
+    ok, loop = _entrypoints(schema, t.name, rel.name, rel.rewrite, {}, budget)
     if not ok:
         detail = "potential loop" if loop else "no entrypoints defined"
         raise _err(f"'{t.name}#{rel.name}' can never be satisfied by any tuple ({detail})", "no_entrypoint", rel.pos)
 
 
-def _entrypoints(schema: Schema, tname: str, rname: str, expr: Expr, visited: Visited) -> tuple[bool, bool]:
+def _entrypoints(schema: Schema, tname: str, rname: str, expr: Expr, visited: Visited,
+                 budget: _Budget) -> tuple[bool, bool]:
     """OpenFGA's ``hasEntrypoints``, kept step for step (including its shallow visited copies)
     so that exactly the same models pass: (has an entrypoint, failed because of a loop)."""
+    budget.spend()
     v = dict(visited)
     if tname in v:
         v[tname][rname] = False
@@ -227,7 +246,7 @@ def _entrypoints(schema: Schema, tname: str, rname: str, expr: Expr, visited: Vi
             assert target is not None
             if ref.relation in v.get(ref.type, {}):
                 continue
-            ok, _ = _entrypoints(schema, ref.type, ref.relation, target.rewrite, v)
+            ok, _ = _entrypoints(schema, ref.type, ref.relation, target.rewrite, v, budget)
             if ok:
                 return True, False
         return False, False
@@ -236,7 +255,7 @@ def _entrypoints(schema: Schema, tname: str, rname: str, expr: Expr, visited: Vi
         assert target is not None
         if expr.relation in v.get(tname, {}):
             return v[tname][expr.relation], True
-        return _entrypoints(schema, tname, expr.relation, target.rewrite, v)
+        return _entrypoints(schema, tname, expr.relation, target.rewrite, v, budget)
     if isinstance(expr, Arrow):
         tupleset = schema.relation(tname, expr.tupleset)
         assert tupleset is not None
@@ -249,54 +268,68 @@ def _entrypoints(schema: Schema, tname: str, rname: str, expr: Expr, visited: Vi
                 if seen[expr.computed]:
                     return True, False
                 continue
-            ok, _ = _entrypoints(schema, ref.type, expr.computed, target.rewrite, v)
+            ok, _ = _entrypoints(schema, ref.type, expr.computed, target.rewrite, v, budget)
             if ok:
                 return True, False
         return False, False
     if isinstance(expr, Union):
         loop = False
         for child in expr.children:
-            ok, child_loop = _entrypoints(schema, tname, rname, child, visited)
+            ok, child_loop = _entrypoints(schema, tname, rname, child, visited, budget)
             if ok:
                 return True, False
             loop = loop or child_loop
         return False, loop
     if isinstance(expr, Intersection):
         for child in expr.children:
-            ok, child_loop = _entrypoints(schema, tname, rname, child, visited)
+            ok, child_loop = _entrypoints(schema, tname, rname, child, visited, budget)
             if not ok:
                 return False, child_loop
         return True, False
     if isinstance(expr, Exclusion):
         for child in (expr.base, expr.subtract):
-            ok, child_loop = _entrypoints(schema, tname, rname, child, visited)
+            ok, child_loop = _entrypoints(schema, tname, rname, child, visited, budget)
             if not ok:
                 return False, child_loop
         return True, False
     raise _err(f"'{tname}#{rname}': unexpected rewrite {type(expr).__name__}", "invalid_rewrite")
 
 
-def _openfga_cycle(schema: Schema, t: TypeDef, rel: Relation) -> None:
-    if _has_cycle(schema, t.name, rel.name, rel.rewrite, set()):
+def _openfga_cycle(schema: Schema, t: TypeDef, rel: Relation, cyclic: dict[str, set[str]]) -> None:
+    if t.name not in cyclic:
+        cyclic[t.name] = _reaches_cycle(t)
+    if rel.name in cyclic[t.name]:
         raise _err(f"'{t.name}#{rel.name}' reaches itself through computed relations only (a cycle)", "cycle", rel.pos)
 
 
-def _has_cycle(schema: Schema, tname: str, rname: str, expr: Expr, visited: set[str]) -> bool:
-    """OpenFGA's ``hasCycle``: a path of computed relations (not through tuples) back to a visited one."""
-    visited.add(f"{tname}#{rname}")
-    copy = set(visited)
-    if isinstance(expr, Computed):
-        if f"{tname}#{expr.relation}" in visited:
-            return True
-        target = schema.relation(tname, expr.relation)
-        assert target is not None
-        return _has_cycle(schema, tname, expr.relation, target.rewrite, copy)
-    children: tuple[Expr, ...] = ()
-    if isinstance(expr, (Union, Intersection)):
-        children = expr.children
-    elif isinstance(expr, Exclusion):
-        children = (expr.base, expr.subtract)
-    return any(_has_cycle(schema, tname, rname, child, copy) for child in children)
+def _computed_edges(rel: Relation) -> set[str]:
+    """Relations of the same type this one names directly (not through tuples or ``from``)."""
+    return {n.relation for n in walk(rel.rewrite) if isinstance(n, Computed)}
+
+
+def _reaches_cycle(t: TypeDef) -> set[str]:
+    """Relations of ``t`` from which a path of computed relations reaches a cycle.
+
+    This is exactly what OpenFGA's ``hasCycle`` finds (a depth-first walk over every path that
+    stops when a path revisits a relation), computed in linear time by peeling off relations
+    whose computed references all lead to dead ends; what remains reaches a cycle.
+    """
+    edges = {name: _computed_edges(rel) & t.relations.keys() for name, rel in t.relations.items()}
+    users: dict[str, set[str]] = {name: set() for name in edges}
+    for name, targets in edges.items():
+        for target in targets:
+            users[target].add(name)
+    remaining = {name: len(targets) for name, targets in edges.items()}
+    sinks = [name for name, n in remaining.items() if n == 0]
+    while sinks:
+        done = sinks.pop()
+        del remaining[done]
+        for user in users[done]:
+            if user in remaining:
+                remaining[user] -= 1
+                if remaining[user] == 0:
+                    sinks.append(user)
+    return set(remaining)
 
 
 def _openfga_conditions(schema: Schema) -> None:
