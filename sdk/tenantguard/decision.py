@@ -323,7 +323,7 @@ def input_facts(doc: Mapping[str, Any]) -> dict[str, Any]:
       ``[]`` when no scope limits the request.
 
     Exactly what the example bundle's complete rules read from those members
-    (lib.service_name, lib.scope_set); tests/policy/test_fast_paths.py holds them equal.
+    (lib.service_name, lib.scope_set); tests/policy/test_deny_rules.py holds them equal.
     """
     chain = doc.get("actor_chain", [])
     services: list[str] | None = [] if isinstance(chain, _ARRAYS) else None
