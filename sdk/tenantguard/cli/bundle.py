@@ -98,7 +98,8 @@ IssuerOpt = Annotated[str | None, typer.Option(help="With --trust: only accept k
 def test_cmd(
     directory: DirArg,
     coverage: Annotated[bool, typer.Option("--coverage", help="Report line coverage of every module")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show print() output of passing tests too")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v",
+                                          help="List every test (PASS lines too) with its print() output")] = False,
     run: Annotated[
         str | None,
         typer.Option(help="Only run tests whose name (data.pkg.test_x) matches this regular expression"),
@@ -106,7 +107,8 @@ def test_cmd(
 ) -> None:
     """Run the bundle's Rego unit tests (rules named test_*), as `opa test -v` does.
 
-    Prints one PASS, FAIL or ERROR line per test, then "N passed, M failed".
+    Prints one FAIL or ERROR line per test that did not pass, then "N passed, M failed";
+    -v lists every test (PASS lines too), as `opa test -v` does.
     A test passes when its value is defined and not false.
     print() output is shown under failing tests, and under every test with -v.
     --run REGEX keeps the tests whose data.pkg.test_name matches (re.search).
@@ -124,6 +126,8 @@ def test_cmd(
     report = run_tests(modules, data, coverage=coverage, verbose=verbose, run_filter=run)
     colours = {"pass": "green", "fail": "red", "error": "red"}
     for result in report.results:
+        if result.outcome == "pass" and not verbose:
+            continue
         where = f"{result.file}:{result.line}: " if result.file else ""
         status = f"[{colours[result.outcome]}]{result.outcome.upper()}[/]"
         millis = result.duration_ns / 1e6
