@@ -26,6 +26,14 @@ markdown table (µs unless stated, median and p99):
   the GIL while the worker holds it); ``prepare_steps`` on the deciding thread, one step
   between two decisions (see tenantguard.policy.engine).
 
+With ``--core``, it measures decisions through the decision core instead (``DecisionCore.decide``
+with the verdict memo a sidecar has, the example bundle, relations in a real index): a question
+asked again with the same token (the memo's exact key); the same user's question with a new token
+and another resource id each time (an exchanged token per hop; the memo's key derived from what the
+bundle reads, ``tenantguard.decision.verdicts.projected_key``, when the library has it); and a new subject
+each time (nothing to reuse: the policy is evaluated). Run it with another checkout's ``sdk`` first
+on ``PYTHONPATH`` to compare libraries.
+
 Every request is the input a sidecar sends: with the input facts ``actor_services`` and
 ``scope_limits`` (``tenantguard.decision.core.input_facts``, docs/decision-input.md).
 
@@ -431,6 +439,54 @@ def worst_gap_ms(
     return max(gaps) / 1e6, max(durations) / 1e6
 
 
+# --------------------------------------------------------------------------- through the core
+
+
+def core_rows(bundle: Path, iterations: int) -> list[tuple[str, Timing]]:
+    """Decisions through ``DecisionCore`` with a verdict memo (see --core)."""
+    from tenantguard.decision.core import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
+    from tenantguard.decision.verdicts import VerdictMemo
+    from tenantguard.identity.tokens import Claims
+    from tenantguard.relations import RelationIndex
+
+    modules, data = load_bundle_dir(bundle)  # tests included, as a built archive carries them
+    policy = RegorusEngine().prepare(modules, data, extensions=RELATED_EXTENSION)
+    users = [f"u{n}" for n in range(iterations + WARMUP + 10)]
+    index = RelationIndex.from_trusted(1, [("acme", "project:p1", "member", f"user:{user}") for user in users])
+    core = DecisionCore("billing", index, memo=VerdictMemo())
+    core.activate(PolicyRevision(revision="1", policy=policy))
+
+    def claims(sub: str, jti: str) -> Claims:
+        raw = {**REQUEST["token"], "sub": sub, "jti": jti}
+        return Claims(iss=raw["iss"], sub=sub, tenant_id="acme", aud=("billing",), exp=raw["exp"], iat=raw["iat"],
+                      nbf=raw["nbf"], jti=jti, roles=("editor",), kid="k", raw=raw)
+
+    def body(resource_id: str) -> dict[str, Any]:
+        return {"action": {"name": "invoices:read"},
+                "resource": {"type": "invoice", "id": resource_id, "properties": {"project": "p1"}}}
+
+    alice = claims("u0", "t0")
+    same = DecisionRequest.from_wire(body("inv-1"), alice)
+    fresh = iter(range(10**9))
+
+    def new_token() -> Any:
+        n = next(fresh)
+        return core.decide(DecisionRequest.from_wire(body(f"inv-{n}"), claims("u1", f"t{n}")))
+
+    subjects = iter(users[2:])
+
+    def new_subject() -> Any:
+        return core.decide(DecisionRequest.from_wire(body("inv-1"), claims(next(subjects), "t")))
+
+    assert core.decide(same).allow and new_token().allow and new_subject().allow
+    return [
+        ("core: the same question and token again (memo, exact key)", time_calls(lambda: core.decide(same),
+                                                                                  iterations)),
+        ("core: the same user, a new token and resource id each time", time_calls(new_token, iterations)),
+        ("core: a new subject each time (the policy is evaluated)", time_calls(new_subject, iterations)),
+    ]
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -440,8 +496,22 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer iterations, for a smoke run")
     parser.add_argument("--against", metavar="REV",
                         help="compare the per-request rows with the bundle at git revision REV, in one run")
+    parser.add_argument("--core", action="store_true",
+                        help="measure decisions through the decision core and its verdict memo instead")
     args = parser.parse_args()
     iterations = 3_000 if args.quick else ITERATIONS
+    if args.core:
+        import tenantguard
+
+        print(f"decision core benchmark: {args.bundle.name}, library {Path(tenantguard.__file__).parent} "
+              f"({iterations:,} iterations after {WARMUP:,} warmup)\n")
+        print("| measurement (µs) | median | p99 |")
+        print("|---|---:|---:|")
+        core_timings = core_rows(args.bundle, iterations)
+        for name, timing in core_timings:
+            print(f"| {name} | {timing.median:.1f} | {timing.p99:.1f} |")
+        print(f"\n{summary([timing for _, timing in core_timings])}")
+        return
     if args.against:
         compare(args.bundle, args.against, iterations)
         return

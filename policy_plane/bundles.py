@@ -2,8 +2,9 @@
 
 * A signed upload must verify against the plane's bundle key (a bundle signed by
   anyone else never reaches a sidecar).
-* An unsigned upload (from an admin) is compiled and its Rego tests run; any failing
-  test refuses it, naming the tests. The plane then signs it with its bundle key.
+* Every upload is compiled and its Rego tests run (the publish gate); any failing test
+  refuses it, naming the tests, unless the upload says ``skip_tests`` (the audit log and the
+  answer record it). An unsigned upload (from an admin) is then signed with the bundle key.
 * ``.manifest`` ``metadata.services`` (a list) picks the scopes the bundle is for;
   absent means ``all``. Each scope has its own :class:`BundleStore`, whose ordering
   rules refuse rollbacks (an older serial, or the same serial with other content).
@@ -204,13 +205,15 @@ class BundleService:
 
     async def publish(self, archive: bytes, *, admin: bool, stages: tuple[tuple[str, ...], ...] | None = None,
                       impact: str | None = None, max_undeclared: int | None = None,
-                      actor: str = "admin") -> dict[str, Any]:
+                      actor: str = "admin", skip_tests: bool = False) -> dict[str, Any]:
         """Publish to the bundle's scopes, or with ``stages`` start a staged rollout (stage 0 now).
 
-        With an impact gate (the plane's setting, made stricter by ``impact``), the plane's
-        decision sample is replayed against the candidate first (see :meth:`impact`).
+        The bundle's Rego tests run first and any failure refuses it, unless ``skip_tests``
+        (the answer's ``tests_skipped``, which the API writes to the audit log). With an impact
+        gate (the plane's setting, made stricter by ``impact``), the plane's decision sample is
+        replayed against the candidate next (see :meth:`impact`).
         """
-        bundle, archive, signed_upload, passed = await self._accept(archive, admin=admin)
+        bundle, archive, signed_upload, passed = await self._accept(archive, admin=admin, skip_tests=skip_tests)
         scopes = [s for stage in stages for s in stage] if stages else bundle_scopes(bundle)
         if stages:
             within_declared(bundle, scopes)
@@ -223,7 +226,7 @@ class BundleService:
         report = await self.impact(bundle, scopes, gate) if gate.mode != "off" else None
         answer: dict[str, Any] = {"revision": bundle.revision, "serial": order_key(bundle.manifest),
                                   "signed_by": bundle.kid, "signed_by_plane": not signed_upload,
-                                  "tests_passed": passed}
+                                  "tests_passed": passed, "tests_skipped": skip_tests}
         if report is not None:
             answer["impact"] = report.to_wire(max_groups=IMPACT_GROUPS_SHOWN)
         if stages:
@@ -234,8 +237,10 @@ class BundleService:
         answer["scopes"] = [await self._publish_scope(scope, archive, bundle, scopes) for scope in scopes]
         return answer
 
-    async def _accept(self, archive: bytes, *, admin: bool) -> tuple[Bundle, bytes, bool, int]:
-        """Verify (signed) or compile, test and sign (unsigned): the bundle, its archive as announced."""
+    async def _accept(self, archive: bytes, *, admin: bool,
+                      skip_tests: bool = False) -> tuple[Bundle, bytes, bool, int]:
+        """Verify (signed), compile, run the tests (unless ``skip_tests``) and sign (unsigned): the
+        bundle, its archive as announced, whether it came signed, and how many tests passed."""
         files = read_archive(archive, self.state.bundle_limits)
         signed_upload = SIGNATURES_FILE in files
         if signed_upload:
@@ -248,7 +253,7 @@ class BundleService:
             raise BundleMalformed("manifest revision must be 1-128 characters of A-Z a-z 0-9 . _ -",
                                   file=".manifest")
         bundle_scopes(bundle)  # a malformed metadata.services is refused even for a staged rollout
-        passed = await asyncio.to_thread(compile_and_test, bundle, run=not signed_upload)
+        passed = await asyncio.to_thread(compile_and_test, bundle, run=not skip_tests)
         if not signed_upload:
             archive = sign_bundle(archive, self.signer, limits=self.state.bundle_limits)
             bundle = verify_bundle(archive, self.state.bundle_verifier, limits=self.state.bundle_limits)
@@ -318,7 +323,7 @@ class BundleService:
     # ------------------------------------------------------------------ shadows
 
     async def publish_shadow(self, archive: bytes, *, admin: bool, sample_rate: float = 1.0,
-                             max_per_second: int = 50) -> dict[str, Any]:
+                             max_per_second: int = 50, skip_tests: bool = False) -> dict[str, Any]:
         """Announce a candidate as a shadow for its scopes: signed as ``bundle.shadow``, a type no
         reader activates, with its bytes under ``shadows/<scope>/<revision>``. Sidecars evaluate it
         beside the active bundle and report agreements and disagreements."""
@@ -326,7 +331,7 @@ class BundleService:
             raise Unavailable("shadow evaluation is not available on this replica")
         if not 0.0 < sample_rate <= 1.0 or not 0 < max_per_second <= 1000:
             raise BundleMalformed("sample_rate must be in (0, 1] and max_per_second in (0, 1000]")
-        bundle, archive, signed_upload, passed = await self._accept(archive, admin=admin)
+        bundle, archive, signed_upload, passed = await self._accept(archive, admin=admin, skip_tests=skip_tests)
         scopes = bundle_scopes(bundle)
         digest = hashlib.sha256(archive).hexdigest()
         results = []
@@ -338,7 +343,7 @@ class BundleService:
                        **ShadowSettings(sample_rate, max_per_second).to_wire()}
             results.append(await self._commit_shadow(scope, payload))
         return {"revision": bundle.revision, "shadow": True, "signed_by_plane": not signed_upload,
-                "tests_passed": passed, "scopes": results}
+                "tests_passed": passed, "tests_skipped": skip_tests, "scopes": results}
 
     async def stop_shadow(self, scope: str) -> dict[str, Any]:
         current = self.state.shadows.get(scope)

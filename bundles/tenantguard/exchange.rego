@@ -16,66 +16,9 @@ import rego.v1
 import data.tenantguard.config
 import data.tenantguard.lib
 
-# A well-formed request whose every requested scope the call rule and the subject's
-# scope both list is answered in one body, with one data reference and no function or
-# rule calls (each costs ~2-5 us); anything else falls through to the complete rules,
-# which give the reasons. tests/policy/test_fast_paths.py checks the two agree on any
-# request.
-decision := {"allow": true, "reasons": [], "scope": scope, "max_lifetime": lifetime} if {
-	# Cheap type checks, as in decision.rego: `"" < x; x < []` holds exactly for a
-	# non-empty string, `[] <= x; x < {}; x < set()` exactly for an array.
-	source_name := input.actor.service
-	"" < source_name
-	source_name < []
-	audience_name := input.audience
-	"" < audience_name
-	audience_name < []
-	props := input.subject.properties
-	tenant := props.tenant_id
-	"" < tenant
-	tenant < []
-	requested := input.scope
-	[] <= requested
-	requested < {}
-	requested < set()
-	chain := input.actor_chain
-	[] <= chain
-	chain < {}
-	chain < set()
-	cfg := data.tenantguard.config # one data reference, then local lookups
-	zone := cfg.services[audience_name]
-	cfg.services[source_name]
-	callers := cfg.calls[audience_name] # one variable key per reference (bundles/README.md, 10)
-	rule := callers[source_name]
-	[] <= rule
-	rule < {}
-	rule < set()
-	count(chain) + 1 <= cfg.max_actor_chain # the new token adds one hop
-	limit := fast_subject_limit(props, rule)
-
-	# Every requested scope, each a non-empty string listed as is by the rule and the
-	# subject's scope (so covered by both); duplicates or anything else fall through.
-	scope := sort({s | some s in requested; "" < s; s < []; s in rule; s in limit})
-	count(scope) == count(requested)
-	scope != []
-	lifetime := cfg.zones[zone].max_lifetime
-} else := full_decision
-
-# What the subject's scope lets through, as a collection to test membership in: the rule's
-# own scopes when it has none (absent or null), else its items (a space-separated string
-# or an array). Any other value is undefined, and the request takes the complete rules.
-fast_subject_limit(props, rule) := rule if {
-	not props.scope != null
-} else := split(props.scope, " ") if {
-	"" < props.scope
-	props.scope < []
-} else := props.scope if {
-	[] <= props.scope
-	props.scope < {}
-	props.scope < set()
-}
-
-full_decision := {
+# Like data.tenantguard.decision, the answer reads `deny`: a deny rule added in any file
+# of this package takes effect on every exchange.
+decision := {
 	"allow": allow,
 	"reasons": sort(deny),
 	"scope": granted_scope,

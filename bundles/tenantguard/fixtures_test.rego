@@ -29,9 +29,9 @@ without(paths) := json.remove(baseline, paths)
 
 with_roles(roles) := request({"subject": {"properties": {"roles": roles}}})
 
-# The input facts the decision core adds to every input (tenantguard.decision.input_facts;
+# The input facts the decision core adds to every input (tenantguard.decision.core.input_facts;
 # docs/decision-input.md, "Input facts"), computed from the request's own members, so that
-# `with_facts(request({...}))` is what a sidecar sends. tests/policy/test_fast_paths.py
+# `with_facts(request({...}))` is what a sidecar sends. tests/policy/test_deny_rules.py
 # checks that this and the Python function agree on thousands of requests.
 with_facts(req) := object.union(req, {
 	"actor_services": actor_services(object.get(req, "actor_chain", [])),

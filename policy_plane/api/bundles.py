@@ -1,5 +1,5 @@
 """Bundle API: upload a tar.gz (signed by the plane's bundle key, or unsigned for the plane to
-compile, test and sign), and list the active revision of every scope."""
+sign; either way compiled and tested first), and list the active revision of every scope."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ router = APIRouter(prefix=UPLOAD_PATH, tags=["bundles"])
 _UPLOAD_DOC = {
     "requestBody": {
         "required": True,
-        "description": "An OPA bundle archive (tar.gz). Unsigned: compiled, tested and signed by the plane.",
+        "description": "An OPA bundle archive (tar.gz): compiled and its Rego tests run (unless skip_tests); "
+                       "unsigned, then signed by the plane.",
         "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}},
     }
 }
@@ -43,6 +44,8 @@ async def upload(
     sample_rate: Annotated[float, Query(gt=0, le=1, description="With shadow: share of decisions judged")] = 1.0,
     max_per_second: Annotated[int, Query(gt=0, le=1000, description="With shadow: judged decisions per "
                                          "second and sidecar, at most")] = 50,
+    skip_tests: Annotated[bool, Query(description="Do not run the bundle's Rego tests before publishing "
+                                      "(recorded in the audit log as tests_skipped)")] = False,
 ) -> dict[str, Any]:
     """Publish a bundle to its scopes (``metadata.services``, default ``all``), or start a staged
     rollout (``stages``); 409 on rollback, on an open rollout, or on undeclared impact. Once a
@@ -57,19 +60,20 @@ async def upload(
         if stages is not None:
             raise InvalidInput("a shadow is not rolled out in stages; publish it, then start the rollout")
         result = await plane.bundles.publish_shadow(archive, admin=who.kind == "admin", sample_rate=sample_rate,
-                                                    max_per_second=max_per_second)
+                                                    max_per_second=max_per_second, skip_tests=skip_tests)
         plane.audit.record(who.actor, "bundles.shadow", revision=result["revision"],
-                           scopes=[s["scope"] for s in result["scopes"]])
+                           scopes=[s["scope"] for s in result["scopes"]], tests_passed=result["tests_passed"],
+                           tests_skipped=skip_tests)
         plane.metrics.admin_changes.labels("bundles.shadow").inc()
         return result
     plan = parse_stages(stages) if stages is not None else None
     result = await plane.bundles.publish(archive, admin=who.kind == "admin", stages=plan, impact=impact,
-                                         max_undeclared=max_undeclared, actor=who.actor)
+                                         max_undeclared=max_undeclared, actor=who.actor, skip_tests=skip_tests)
     changed = [s["scope"] for s in result["scopes"] if not s.get("unchanged") and "error" not in s]
     plane.audit.record(who.actor, "bundles.publish", revision=result["revision"], serial=result["serial"],
                        scopes=[s["scope"] for s in result["scopes"]], changed=changed,
-                       signed_by_plane=result["signed_by_plane"],
-                       rollout=result["rollout"]["id"] if "rollout" in result else None)
+                       signed_by_plane=result["signed_by_plane"], tests_passed=result["tests_passed"],
+                       tests_skipped=skip_tests, rollout=result["rollout"]["id"] if "rollout" in result else None)
     if changed:
         plane.metrics.admin_changes.labels("bundles.publish").inc()
     return result

@@ -104,17 +104,21 @@ def test_shipped_bundle_tests_pass() -> None:
     assert summary is not None, result.stdout
     passed = int(summary.group(1))
     assert passed > 0
-    assert len(re.findall(r": PASS \(", result.stdout)) == passed
-    assert "FAIL" not in result.stdout and "ERROR" not in result.stdout
+    assert result.stdout.strip().splitlines() == [summary.group(0)]  # only the summary: nothing failed
+    listed = invoke("bundle", "test", TENANTGUARD_BUNDLE, "-v")
+    assert len(re.findall(r": PASS \(", listed.stdout)) == passed
+    assert "FAIL" not in listed.stdout and "ERROR" not in listed.stdout
 
 
 def test_failing_test_exits_1_and_is_named(tmp_path: Path) -> None:
     result = invoke("bundle", "test", _demo_bundle(tmp_path / "demo"))
     assert result.exit_code == 1
     assert re.search(r"data\.demo_test\.test_bob_allowed: FAIL", result.stdout)
-    assert re.search(r"data\.demo_test\.test_alice_allowed: PASS", result.stdout)
+    assert "test_alice_allowed" not in result.stdout  # passing tests only with -v
     assert "checking bob" in result.stdout  # a failing test's print() output is always shown
     assert "1 passed, 1 failed" in result.stdout
+    assert re.search(r"data\.demo_test\.test_alice_allowed: PASS",
+                     invoke("bundle", "test", _demo_bundle(tmp_path / "again"), "-v").stdout)
 
 
 def test_run_filter_verbose_and_coverage(tmp_path: Path) -> None:
@@ -345,3 +349,41 @@ def test_build_and_sign_refuse_a_policy_that_does_not_compile(
     signed = run_cli("bundle", "sign", tampered, "--signing-key", keys[0], "-o", tmp_path / "signed.tar.gz")
     assert signed.returncode == 1 and not (tmp_path / "signed.tar.gz").exists(), signed
     assert signed.stderr.startswith("error policy_compile_error:") and "roles.rego" in signed.stderr, signed.stderr
+
+
+# --------------------------------------------------------------------------- build and push run the tests
+
+
+def failing_bundle(root: Path) -> Path:
+    """A bundle whose own test fails (bob is not allowed, the test says he is)."""
+    root.mkdir()
+    (root / ".manifest").write_text('{"revision": "r1"}')
+    (root / "demo.rego").write_text(POLICY)
+    (root / "demo_test.rego").write_text(TESTS)
+    return root
+
+
+def test_build_runs_the_tests_and_writes_nothing_when_one_fails(tmp_path: Path) -> None:
+    source, out = failing_bundle(tmp_path / "b"), tmp_path / "b.tar.gz"
+    refused = run_cli("bundle", "build", source, "-o", out)
+    assert refused.returncode == 1 and not out.exists(), refused
+    assert "FAIL data.demo_test.test_bob_allowed" in refused.stderr
+    assert "error policy_tests_failed: 1 of 2 tests did not pass; nothing was written" in " ".join(
+        refused.stderr.split())
+    skipped = run_cli("bundle", "build", source, "-o", out, "--skip-tests")
+    assert skipped.returncode == 0 and out.exists(), skipped
+    assert "--skip-tests: the bundle's Rego tests were not run" in skipped.stderr
+
+
+def test_push_runs_the_archives_tests_before_it_uploads(tmp_path: Path) -> None:
+    """Refused before any request: the plane address is one nothing listens on."""
+    token = tmp_path / "token"
+    token.write_text("some-admin-token-0123456789")
+    archive = tmp_path / "b.tar.gz"
+    assert run_cli("bundle", "build", failing_bundle(tmp_path / "b"), "-o", archive, "--skip-tests").returncode == 0
+    refused = run_cli("bundle", "push", archive, "--plane", "http://127.0.0.1:1", "--token-file", token)
+    assert refused.returncode == 1 and "nothing was uploaded" in refused.stderr, refused
+    assert "unavailable" not in refused.stderr
+    skipped = run_cli("bundle", "push", archive, "--plane", "http://127.0.0.1:1", "--token-file", token,
+                      "--skip-tests")
+    assert skipped.returncode == 1 and "error unavailable" in skipped.stderr, skipped  # it went on to the plane

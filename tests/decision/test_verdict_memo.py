@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 from tenantguard.decision.core import RELATED_EXTENSION, DecisionCore, DecisionRecord, DecisionRequest, PolicyRevision
-from tenantguard.decision.verdicts import MAX_KEY_CHARS, VerdictMemo, question_key
+from tenantguard.decision.verdicts import MAX_KEY_CHARS, VerdictMemo, projected_key, question_key
 from tenantguard.policy.engine import RegorusEngine, impure_builtins
+from tenantguard.policy.testrunner import load_bundle_dir
 from tenantguard.relations import ChangeBatch, RelationIndex
 
+from .conftest import REPO
 from .test_core import Confirmer, claims, decide, question
 
 MEMBER = {"tenant": "acme", "object": "project:p1", "relation": "member", "subject": "user:alice"}
@@ -103,12 +105,15 @@ def test_other_claims_never_share_a_verdict(core: DecisionCore, memo: VerdictMem
     viewer = claims(roles=("viewer",))
     assert not decide(core, write, viewer).allow
     assert not decide(core, write, viewer).allow
-    # equal content, another object (the verifier re-verified the token): evaluated again
+    # equal content as far as the bundle reads it, another object (the verifier re-verified
+    # the token; another kid, which no rule reads): the projected key finds the verdict
     assert decide(core, write, claims(roles=("editor",))).allow
-    assert (memo.hits, memo.misses) == (1, 3)
+    assert (memo.hits, memo.misses, memo.projected_hits) == (2, 2, 1)
 
 
-def test_a_question_that_only_looks_the_same_is_evaluated(core: DecisionCore, memo: VerdictMemo) -> None:
+def test_a_question_that_only_looks_the_same_is_evaluated(index: RelationIndex, memo: VerdictMemo) -> None:
+    core = DecisionCore("billing", index, memo=memo)
+    core.activate(revision('decision := {"allow": true, "reasons": [], "k": input.context}\n', "reads-context"))
     alice = claims()
     assert decide(core, question(context={"k": {"1": True}}), alice).allow
     assert memo.misses == 1
@@ -234,3 +239,70 @@ def test_a_policy_that_does_not_say_it_is_pure_is_evaluated_every_time(index: Re
     core.activate(PolicyRevision(revision="other", policy=policy))
     assert all(decide(core, question(), claims()).allow for _ in range(3))
     assert policy.calls == 3 and memo.hits == memo.misses == 0
+
+
+# ---------------------------------------------------------------- the projected key
+
+
+def test_a_question_differing_only_in_what_no_rule_reads_reuses_the_verdict(
+        core: DecisionCore, memo: VerdictMemo) -> None:
+    """The example bundle reads neither the resource id nor the token's jti or kid: other
+    ids and every new token (each exchange mints one) are the same question to it."""
+    assert decide(core, question(), claims()).allow
+    for n in range(5):
+        other = question()
+        other["resource"]["id"] = f"inv-{n}"
+        assert decide(core, other, claims()).allow  # another token object, another kid
+    assert (memo.misses, memo.hits, memo.projected_hits) == (1, 5, 5)
+    # a member the bundle reads is a new question: evaluated, and denied
+    assert decide(core, question(project="p2"), claims()).reasons == ("not_project_member",)
+    assert memo.misses == 2
+
+
+def test_a_rule_added_in_a_new_file_widens_the_key_with_no_other_change(
+        index: RelationIndex, memo: VerdictMemo) -> None:
+    """Another file reading the resource id: the key now holds it, so a verdict for inv-1 is
+    never reused for the frozen inv-9."""
+    modules, data = load_bundle_dir(REPO / "bundles" / "tenantguard")
+    frozen = 'package tenantguard\nimport rego.v1\ndeny contains "frozen" if input.resource.id == "inv-9"\n'
+    policy = RegorusEngine().prepare({**modules, "zz_frozen.rego": frozen}, data, extensions=RELATED_EXTENSION)
+    assert ("resource", "id") in policy.input_paths
+    core = DecisionCore("billing", index, memo=memo)
+    core.activate(PolicyRevision(revision="2", policy=policy))
+    assert decide(core, question(), claims()).allow
+    assert decide(core, question(), claims()).allow and memo.projected_hits == 1
+    nine = question()
+    nine["resource"]["id"] = "inv-9"
+    assert decide(core, nine, claims()).reasons == ("frozen",)
+    assert decide(core, nine, claims()).reasons == ("frozen",)
+
+
+def test_a_policy_reading_the_whole_input_has_no_projected_key(index: RelationIndex, memo: VerdictMemo) -> None:
+    core = DecisionCore("billing", index, memo=memo)
+    core.activate(revision('decision := {"allow": count(object.keys(input)) > 0}\n', "whole"))
+    assert decide(core, question(), claims()).allow
+    other = question()
+    other["resource"]["id"] = "inv-2"
+    assert decide(core, other, claims()).allow
+    assert memo.hits == 0 and memo.misses == 2
+
+
+def test_projected_key_tells_absent_null_and_values_below_a_non_object_apart() -> None:
+    paths = (("resource", "properties", "project"),)
+    keys = {projected_key("acme", "user:alice", doc, paths) for doc in (
+        {"resource": {"properties": {"project": "p1"}}},
+        {"resource": {"properties": {"project": None}}},
+        {"resource": {"properties": {}}},
+        {"resource": {}},
+        {"resource": {"properties": "p1"}},
+        {"resource": {"properties": ["p1"]}},
+        {"resource": None},
+        {},
+    )}
+    assert len(keys) == 8 and None not in keys
+    same = {"resource": {"id": "a", "properties": {"project": "p1", "host": "x"}}}
+    assert projected_key("acme", "user:alice", same, paths) == projected_key(
+        "acme", "user:alice", {"resource": {"properties": {"project": "p1"}}}, paths)
+    assert projected_key("acme", "user:bob", same, paths) != projected_key("acme", "user:alice", same, paths)
+    assert projected_key("acme", "user:alice", same, ((),)) is None
+    assert projected_key("acme", "user:alice", {"resource": {"properties": {"project": (1,)}}}, paths) is None

@@ -22,6 +22,7 @@ from tenantguard.policy.engine import (
     PreparedPolicy,
     RegorusEngine,
     RegorusPreparedPolicy,
+    input_paths,
     to_json_value,
     validate_entrypoint,
 )
@@ -215,7 +216,7 @@ def test_valid_entrypoints(entrypoint: str) -> None:
         "",
         "data",
         "input.x",
-        "tenantguard.decision",
+        "tenantguard.decision.core",
         "data.x; true",
         "data.x == data.y",
         "data.x with input as {}",
@@ -583,3 +584,35 @@ def test_results_are_plain_json_values(simple: RegorusPreparedPolicy) -> None:
         "e": None,
     }
     assert simple.evaluate("data.simple", {"user": "alice", "tags": ["b", "a"]})["tags"] == ["a", "b"]
+
+
+# ---------------------------------------------------------------- what of the input a policy reads
+
+
+@pytest.mark.parametrize(("source", "paths"), [
+    ("x := input.a.b\ny := input.a", (("a",),)),
+    ("x := input.subject.id\ny := input.resource.properties.project", (("resource", "properties", "project"),
+                                                                         ("subject", "id"))),
+    ("x := input . a . b", (("a", "b"),)),
+    ('x := input.a["b"]', (("a",),)),  # a bracket ends the path: all of input.a
+    ("x := input", ((),)),
+    ('x := input["a"]', ((),)),
+    ("x := object.keys(input)", ((),)),
+    ("import input.subject as s\nx := s.id", (("subject",),)),
+    ("# reads input and input.secret\nx := 1", ()),  # comments are not reads
+    ('x := "input.a"\ny := `input`', ()),  # nor strings
+    ("x := data.input.a\ny := input_x\nz := my.input", ()),  # nor other names
+    ("t if { f with input as {} }\nu if { g with input.a.b as 1 }", ()),  # `with` replaces, never reads
+    ('x := "a\\"input.b"\ny := input.c', (("c",),)),
+])
+def test_input_paths(source: str, paths: tuple[tuple[str, ...], ...]) -> None:
+    assert input_paths({"p.rego": "package p\nimport rego.v1\n" + source}) == paths
+
+
+def test_the_example_bundle_never_reads_the_resource_id_or_the_token_id() -> None:
+    modules, data = load_bundle_dir(BUNDLE)
+    policy = RegorusEngine().prepare(modules, data)
+    assert policy.input_paths == input_paths(modules)
+    assert ("subject", "id") in policy.input_paths and ("token", "scope") in policy.input_paths
+    for unread in (("resource", "id"), ("token",), ("token", "jti"), ("action",)):
+        assert unread not in policy.input_paths

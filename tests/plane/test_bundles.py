@@ -154,3 +154,22 @@ def test_an_upload_whose_data_shadows_a_rule_or_reads_two_ways_is_refused(
     assert 400 <= status < 500, body
     assert body["error"] == "bundle_malformed"
     assert plane.client().get("/v1/bundles").json()["scopes"] == []
+
+
+def test_the_publish_gate_tests_signed_uploads_too_and_audits_a_skip(world: World, plane: PlaneProcess,
+                                                                     tmp_path: Path) -> None:
+    """A bundle signed with the plane's key offline is tested like an unsigned one; an explicit
+    skip_tests publishes it anyway, and the audit log says so."""
+    signed = build_bundle(bundle_dir(tmp_path / "b", failing=True), "r1", serial=1, signing_key=world.bundle_key)
+    status, body = upload(plane, signed)
+    assert status == 422 and body["error"] == "policy_tests_failed", body
+    response = plane.client().post("/v1/bundles", params={"skip_tests": "true"}, content=signed,
+                                   headers={"Content-Type": "application/gzip"})
+    assert response.status_code == 200, response.text
+    assert response.json()["tests_skipped"] is True and response.json()["tests_passed"] == 0
+    good = build_bundle(bundle_dir(tmp_path / "good"), "r2", serial=2)
+    assert upload(plane, good)[0] == 200
+    entries = plane.client().get("/v1/audit").json()["entries"]
+    published = [e for e in entries if e["action"] == "bundles.publish"]
+    assert [(e["detail"]["revision"], e["detail"]["tests_skipped"], e["detail"]["tests_passed"])
+            for e in published] == [("r2", False, 2), ("r1", True, 0)], published

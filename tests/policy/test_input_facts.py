@@ -1,6 +1,6 @@
 """The input facts (``actor_services``, ``scope_limits``) on every path that builds a decision
 input: the core (and so every door and the decision record), and a replay, which computes
-them afresh. tests/policy/test_fast_paths.py checks what they mean against the policy.
+them afresh. tests/policy/test_deny_rules.py checks them against the bundle's Rego fixture.
 """
 
 from __future__ import annotations
@@ -105,3 +105,25 @@ def test_a_chained_scoped_token_is_decided_as_before(core: DecisionCore, scope: 
                                                      reasons: tuple[str, ...]) -> None:
     decision = core.decide(request(exchanged_claims(scope)))
     assert decision.allow is (reasons == ()) and decision.reasons == reasons
+
+
+@pytest.mark.parametrize(("request_", "facts"), [
+    ({}, {"actor_services": [], "scope_limits": []}),
+    ({"actor_chain": ["svc:orders", "svc:edge"]}, {"actor_services": ["orders", "edge"], "scope_limits": []}),
+    ({"actor_chain": ("svc:orders",)}, {"actor_services": ["orders"], "scope_limits": []}),
+    ({"actor_chain": ["svc:svc:x"]}, {"actor_services": ["svc:x"], "scope_limits": []}),
+    ({"actor_chain": ["svc:orders", "svc:"]}, {"actor_services": None, "scope_limits": []}),
+    ({"actor_chain": ["svc:orders", "orders"]}, {"actor_services": None, "scope_limits": []}),
+    ({"actor_chain": None}, {"actor_services": None, "scope_limits": []}),
+    ({"actor_chain": "svc:orders"}, {"actor_services": None, "scope_limits": []}),
+    ({"token": {"scope": "a:b  c:*"}, "subject": {"properties": {"scope": "a:b c:*"}}},
+     {"actor_services": [], "scope_limits": [["a:b", "c:*"]]}),
+    ({"token": {"scope": ""}, "subject": {"properties": {"scope": ["a:b", 4]}}},
+     {"actor_services": [], "scope_limits": [[], ["a:b"]]}),
+    ({"token": {"scope": None}, "subject": {"properties": {"scope": {"a:b"}}}},
+     {"actor_services": [], "scope_limits": [[]]}),
+    ({"token": None, "subject": {"properties": {"scope": False}}}, {"actor_services": [], "scope_limits": [[]]}),
+    ({"token": "not claims", "subject": {"properties": ["scope"]}}, {"actor_services": [], "scope_limits": []}),
+])
+def test_input_facts(request_: dict[str, Any], facts: dict[str, Any]) -> None:
+    assert input_facts(request_) == facts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from tenantguard.cli import app
@@ -68,3 +69,25 @@ def test_a_bad_record_stops_the_gate_with_its_line(candidates: dict, tmp_path: P
     result = runner.invoke(app, ["bundle", "impact", str(candidates["lockout"]), "--inputs", str(inputs)])
     assert result.exit_code == 1 and getattr(result.exception, "code", None) == "replay_record_invalid"
     assert "line 2" in str(result.exception)  # the CLI's main() prints it as "error replay_record_invalid: ..."
+
+
+def test_a_deny_rule_in_a_new_file_flips_every_allowed_record(tmp_path: Path) -> None:
+    """Issue 30: the example bundle plus `deny contains "frozen" if true` in a file of its own.
+    Every recorded allow (a direct call, a call through a service with a scoped token, a route
+    with no project as the Envoy doors ask) becomes a deny in the report; the deny stays one."""
+    candidate = tmp_path / "frozen"
+    shutil.copytree(BUNDLE_DIR, candidate)
+    (candidate / "frozen.rego").write_text('package tenantguard\n\nimport rego.v1\n\ndeny contains "frozen" if true\n')
+    chained = record("bob")
+    chained["decision_id"] = "d-chained"
+    chained["input"].update({"actor_chain": ["svc:edge"], "token": {"scope": "invoices:read"}})
+    route = record("carol", project="p1")
+    route["decision_id"] = "d-route"
+    del route["input"]["resource"]["properties"]["project"]
+    denied = record("dave", held=(), allow=False, reasons=("not_project_member",))
+    inputs = jsonl(tmp_path / "recorded.jsonl", record("alice"), chained, route, denied)
+    result = runner.invoke(app, ["bundle", "impact", str(candidate), "--inputs", str(inputs), "--json"])
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.output)
+    assert report["undeclared"] == 3 and report["agreed"] == 1, report
+    assert {group["direction"] for group in report["groups"]} == {"allow->deny"}

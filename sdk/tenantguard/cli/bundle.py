@@ -85,6 +85,9 @@ TrustOpt = Annotated[
         help="Trust file (JWKS with 'iss' per key); the key is picked by the bundle's kid", exists=True, dir_okay=False
     ),
 ]
+SkipTestsOpt = Annotated[bool, typer.Option(
+    "--skip-tests", help="Do not run the bundle's Rego tests first (said on stderr; the plane's audit log "
+    "records tests_skipped)")]
 IssuerOpt = Annotated[str | None, typer.Option(help="With --trust: only accept keys trusted for this issuer")]
 
 
@@ -95,7 +98,8 @@ IssuerOpt = Annotated[str | None, typer.Option(help="With --trust: only accept k
 def test_cmd(
     directory: DirArg,
     coverage: Annotated[bool, typer.Option("--coverage", help="Report line coverage of every module")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show print() output of passing tests too")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v",
+                                          help="List every test (PASS lines too) with its print() output")] = False,
     run: Annotated[
         str | None,
         typer.Option(help="Only run tests whose name (data.pkg.test_x) matches this regular expression"),
@@ -103,7 +107,8 @@ def test_cmd(
 ) -> None:
     """Run the bundle's Rego unit tests (rules named test_*), as `opa test -v` does.
 
-    Prints one PASS, FAIL or ERROR line per test, then "N passed, M failed".
+    Prints one FAIL or ERROR line per test that did not pass, then "N passed, M failed";
+    -v lists every test (PASS lines too), as `opa test -v` does.
     A test passes when its value is defined and not false.
     print() output is shown under failing tests, and under every test with -v.
     --run REGEX keeps the tests whose data.pkg.test_name matches (re.search).
@@ -121,6 +126,8 @@ def test_cmd(
     report = run_tests(modules, data, coverage=coverage, verbose=verbose, run_filter=run)
     colours = {"pass": "green", "fail": "red", "error": "red"}
     for result in report.results:
+        if result.outcome == "pass" and not verbose:
+            continue
         where = f"{result.file}:{result.line}: " if result.file else ""
         status = f"[{colours[result.outcome]}]{result.outcome.upper()}[/]"
         millis = result.duration_ns / 1e6
@@ -165,18 +172,26 @@ def build(
         int | None,
         typer.Option(help="metadata.serial, which orders bundles (rollbacks are refused); default: now in ms"),
     ] = None,
+    skip_tests: SkipTestsOpt = False,
 ) -> None:
-    """Pack DIR into a bundle archive, signed when --signing-key is given.
+    """Test DIR, then pack it into a bundle archive, signed when --signing-key is given.
 
+    Runs the bundle's Rego tests first, as `bundle test DIR` does, and writes nothing when one
+    fails or errors, or when there are none (error policy_tests_failed); --skip-tests says so
+    on stderr and builds anyway.
     Packs DIR/.manifest and every *.rego (tests too) and data.json below DIR.
     Hidden files and all other files are left out; symlinks are refused.
     The policy is compiled as a sidecar compiles it on load (with the manifest's
-    metadata.decision, when it names one), not evaluated: run `bundle test DIR` first.
+    metadata.decision, when it names one).
     Nothing is written when it does not compile (error policy_compile_error).
     Prints the revision, serial, file count and signer kid.
     """
+    from tenantguard.policy.testrunner import load_bundle_dir
+
     key = SigningKey.load(signing_key) if signing_key is not None else None
-    archive = build_bundle(directory, revision or _manifest_revision(directory), signing_key=key, serial=serial)
+    revision = revision or _manifest_revision(directory)
+    _gate_on_tests(*load_bundle_dir(directory), skip=skip_tests, what="nothing was written")
+    archive = build_bundle(directory, revision, signing_key=key, serial=serial)
     _check_compiles(archive)
     _write(out, archive)
     summary = inspect(archive)
@@ -448,11 +463,15 @@ def push(
     shadow: ShadowOpt = False,
     sample_rate: SampleRateOpt = None,
     max_per_second: MaxPerSecondOpt = None,
+    skip_tests: SkipTestsOpt = False,
     plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
     plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
-    """Upload a bundle archive to the policy plane, which announces it to the sidecars.
+    """Test a bundle archive, then upload it to the policy plane, which announces it to the sidecars.
 
+    Runs the Rego tests the archive carries first and uploads nothing when one fails or errors,
+    or when there are none (error policy_tests_failed). The plane runs them again before it
+    publishes. --skip-tests skips both, and the plane's audit log records tests_skipped.
     A signed archive must verify against the plane's bundle key.
     An unsigned one is compiled, tested and signed by the plane.
     The plane refuses an older serial (bundle_rollback, HTTP 409).
@@ -464,11 +483,16 @@ def push(
 
     _check_step_options(shadow=shadow, sample_rate=sample_rate, max_per_second=max_per_second, impact=impact,
                         max_undeclared=max_undeclared)
-    with PlaneClient(plane, token=read_token(token_file),
-                     **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
-        _print_step(client.push_bundle(archive.read_bytes(), stages=stages, impact=impact and impact.value,
+    token = read_token(token_file)
+    content = archive.read_bytes()
+    files = read_archive(content)  # as it is, unverified: only its tests run here, the plane verifies
+    files.pop(SIGNATURES_FILE, None)
+    carried = parse_contents(files)
+    _gate_on_tests(dict(carried.modules), dict(carried.data), skip=skip_tests, what="nothing was uploaded")
+    with PlaneClient(plane, token=token, **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
+        _print_step(client.push_bundle(content, stages=stages, impact=impact and impact.value,
                                        max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
-                                       max_per_second=max_per_second))
+                                       max_per_second=max_per_second, skip_tests=skip_tests))
 
 
 @app.command()
@@ -486,37 +510,32 @@ def publish(
     shadow: ShadowOpt = False,
     sample_rate: SampleRateOpt = None,
     max_per_second: MaxPerSecondOpt = None,
+    skip_tests: SkipTestsOpt = False,
     plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
     plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """Test DIR locally, build it unsigned and upload it for the plane to test again and sign.
 
     Stops before uploading when a Rego test fails or errors (listing them), or when none exist.
+    --skip-tests skips both runs, and the plane's audit log records tests_skipped.
     metadata.serial is set to now in ms, so a newer publish always orders after an older one.
     Prints the plane's answer as JSON; exit 1 on any failure, 3 when the plane committed it
     but a scope's announce failed (named on stderr).
     """
     from tenantguard.cli.relation import read_token
     from tenantguard.client.plane import PlaneClient
-    from tenantguard.policy.testrunner import load_bundle_dir, run_tests
+    from tenantguard.policy.testrunner import load_bundle_dir
 
     _check_step_options(shadow=shadow, sample_rate=sample_rate, max_per_second=max_per_second, impact=impact,
                         max_undeclared=max_undeclared)
     token = read_token(token_file)
-    modules, data = load_bundle_dir(directory)
-    report = run_tests(modules, data)
-    failed = [r.full_name for r in report.results if r.outcome != "pass"]
-    if failed or not report.results:
-        for name in failed:
-            console_err.print(f"[red]FAIL[/] {escape(name)}", soft_wrap=True, highlight=False)
-        console_err.print(f"[red]error[/] policy_tests_failed: {len(failed)} of {len(report.results)} tests "
-                          "did not pass; nothing was uploaded", soft_wrap=True)
-        raise typer.Exit(1)
-    archive = build_bundle(directory, revision or _manifest_revision(directory))
+    revision = revision or _manifest_revision(directory)
+    _gate_on_tests(*load_bundle_dir(directory), skip=skip_tests, what="nothing was uploaded")
+    archive = build_bundle(directory, revision)
     with PlaneClient(plane, token=token, **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         _print_step(client.push_bundle(archive, stages=stages, impact=impact and impact.value,
                                        max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
-                                       max_per_second=max_per_second))
+                                       max_per_second=max_per_second, skip_tests=skip_tests))
 
 
 @app.command()
@@ -626,6 +645,25 @@ def _ranges(numbers: tuple[int, ...]) -> str:
         else:
             spans.append([number, number])
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def _gate_on_tests(modules: dict[str, str], data: dict[str, Any], *, skip: bool, what: str) -> None:
+    """Run the bundle's Rego tests; on a failure, an error or no test at all, list them on stderr
+    and exit 1 (``what``: what did not happen). ``skip``: say on stderr that they were not run."""
+    from tenantguard.policy.testrunner import run_tests
+
+    if skip:
+        console_err.print("[yellow]warning[/] --skip-tests: the bundle's Rego tests were not run", soft_wrap=True)
+        return
+    report = run_tests(modules, data)
+    failed = [r.full_name for r in report.results if r.outcome != "pass"]
+    if failed or not report.results:
+        for name in failed:
+            console_err.print(f"[red]FAIL[/] {escape(name)}", soft_wrap=True, highlight=False)
+        console_err.print(f"[red]error[/] policy_tests_failed: {len(failed)} of {len(report.results)} tests "
+                          f"did not pass; {what} (run `tenantguard bundle test DIR` for details, "
+                          "--skip-tests to go on anyway)", soft_wrap=True)
+        raise typer.Exit(1)
 
 
 def _manifest_revision(directory: Path) -> str:

@@ -171,11 +171,11 @@ def check_call(rel: Relationship, *, at_least: int | None = None) -> Call:
 
 def bundle_call(archive: bytes, *, stages: str | None = None, impact: str | None = None,
                 max_undeclared: int | None = None, shadow: bool = False, sample_rate: float | None = None,
-                max_per_second: int | None = None) -> Call:
+                max_per_second: int | None = None, skip_tests: bool = False) -> Call:
     return Call("POST", "/v1/bundles", content=archive, headers={"Content-Type": "application/gzip"},
                 params=_params(stages=stages, impact=impact, max_undeclared=max_undeclared,
                                shadow="true" if shadow else None, sample_rate=sample_rate,
-                               max_per_second=max_per_second))
+                               max_per_second=max_per_second, skip_tests="true" if skip_tests else None))
 
 
 def shadow_stop_call(scope: str) -> Call:
@@ -423,10 +423,11 @@ class PlaneClient:
 
     def push_bundle(self, archive: bytes, *, stages: str | None = None, impact: str | None = None,
                     max_undeclared: int | None = None, shadow: bool = False, sample_rate: float | None = None,
-                    max_per_second: int | None = None) -> dict[str, Any]:
+                    max_per_second: int | None = None, skip_tests: bool = False) -> dict[str, Any]:
         result: dict[str, Any] = self.send(bundle_call(archive, stages=stages, impact=impact,
                                                        max_undeclared=max_undeclared, shadow=shadow,
-                                                       sample_rate=sample_rate, max_per_second=max_per_second))
+                                                       sample_rate=sample_rate, max_per_second=max_per_second,
+                                                       skip_tests=skip_tests))
         return result
 
     def stop_shadow(self, scope: str) -> dict[str, Any]:

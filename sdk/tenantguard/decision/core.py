@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tenantguard.decision.verdicts import Verdict, VerdictMemo, question_key
+from tenantguard.decision.verdicts import Verdict, VerdictMemo, projected_key, question_key
 from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.identity.revocations import RevocationList
 from tenantguard.identity.tokens import TOKEN_CLAIM_NAMES, TOKEN_SUBJECT_TYPE, Claims
@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_DECISION_ENTRYPOINT = "data.tenantguard.decision"
 ACT_AS_SUFFIX = "act_as"
+# The input member the core itself reads in :func:`evaluate_input` (whether to ask act_as).
+CORE_READS = ("resource", "properties", "tenant_id")
 
 
 class Policy(Protocol):
@@ -321,7 +323,7 @@ def input_facts(doc: Mapping[str, Any]) -> dict[str, Any]:
       ``[]`` when no scope limits the request.
 
     Exactly what the example bundle's complete rules read from those members
-    (lib.service_name, lib.scope_set); tests/policy/test_fast_paths.py holds them equal.
+    (lib.service_name, lib.scope_set); tests/policy/test_deny_rules.py holds them equal.
     """
     chain = doc.get("actor_chain", [])
     services: list[str] | None = [] if isinstance(chain, _ARRAYS) else None
@@ -611,19 +613,34 @@ class DecisionCore:
             return self._evaluate_policy(active, view, request, tenant, subject, types)
         epoch = memo.epoch(active, relations, view.seq)
         verdict = memo.get(epoch, key, request.claims)
+        if verdict is not None:
+            return verdict
+        # The same question as far as this bundle can tell (verdicts.projected_key): the
+        # members of the input its modules read, the tenant and the subject.
+        input_doc = policy_input(request, tenant, subject, self.service, {})
+        projected = projected_key(tenant, subject, input_doc,
+                                  (*getattr(active.policy, "input_paths", ((),)), CORE_READS))
+        verdict = memo.get_projected(epoch, projected) if projected is not None else None
         if verdict is None:
-            verdict = self._evaluate_policy(active, view, request, tenant, subject, types)
-            memo.put(epoch, key, request.claims, verdict)
+            verdict = self._evaluate_policy(active, view, request, tenant, subject, types, input_doc)
+            if projected is not None:
+                memo.put_projected(epoch, projected, verdict)
+        memo.put(epoch, key, request.claims, verdict)
         return verdict
 
     def _evaluate_policy(self, active: PolicyRevision, view: TenantRelations, request: DecisionRequest,
-                         tenant: str, subject: str, types: frozenset[str] | None = None) -> Verdict:
+                         tenant: str, subject: str, types: frozenset[str] | None = None,
+                         input_doc: dict[str, Any] | None = None) -> Verdict:
         """Steps 3-5 (see :func:`evaluate_input`). Raises on evaluation errors (never memoized).
 
         A policy that cannot read ``input.relations`` (engine.reads_input_relations) gets ``{}``:
-        the same verdict, without a walk whose cost grows with what the subject holds."""
+        the same verdict, without a walk whose cost grows with what the subject holds.
+        ``input_doc``: the input already built with ``{}`` for relations, to complete."""
         reads = getattr(active.policy, "reads_relations", True)
-        input_doc = policy_input(request, tenant, subject, self.service, view.relations_of(subject) if reads else {})
+        if input_doc is None:
+            input_doc = policy_input(request, tenant, subject, self.service, {})
+        if reads:
+            input_doc["relations"] = view.relations_of(subject)
         return evaluate_input(active, view, input_doc, tenant, types)
 
     def policy_input(self, view: TenantRelations, request: DecisionRequest, tenant: str,

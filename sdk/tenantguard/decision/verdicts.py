@@ -26,6 +26,14 @@ only when every value in them is a plain JSON type (``dict`` with ``str`` keys,
 anything else is evaluated every time. Claims are matched by identity (the verifier's
 cache hands out one ``Claims`` object per token), held by the entry so an identity can
 never be reused while the entry lives.
+
+A verdict is also kept under a second, wider key (:func:`projected_key`): the tenant, the
+subject and the members of the policy input that the bundle's modules can read at all
+(``tenantguard.policy.engine.input_paths``, derived from the sources of whatever bundle is
+active). Two questions that differ only in members no rule names (a resource id, a
+token's ``jti`` or expiry: every exchanged token is a new one) get the same verdict, and
+the second reuses it. Nothing is written by hand: a rule added anywhere in the bundle
+that reads another member makes that member part of the key.
 """
 
 from __future__ import annotations
@@ -89,6 +97,48 @@ def question_key(subject: Mapping[str, Any], action: Mapping[str, Any], resource
     return key if len(key) <= MAX_KEY_CHARS else None
 
 
+_ABSENT = "absent"
+_BELOW = "below"
+
+
+def _projection(doc: Mapping[str, Any], path: tuple[str, ...]) -> tuple[Any, ...]:
+    """What a policy reading ``input.<path>`` (and everything below it) can see of ``doc``:
+    the value; that it is absent (and where); or the value above it that is not an object."""
+    value: Any = doc
+    for depth, name in enumerate(path):
+        if type(value) is not dict:
+            return (_BELOW, depth, value)
+        if name not in value:
+            return (_ABSENT, depth)
+        value = value[name]
+    return (value,)
+
+
+def projected_key(tenant: str, subject: str, doc: Mapping[str, Any],
+                  paths: tuple[tuple[str, ...], ...]) -> str | None:
+    """The key of a verdict on ``doc`` for a policy that reads only ``paths`` of its input,
+    or None when there is none (the whole input is read, or a value is not plain JSON).
+
+    ``input.relations`` is left out of ``doc``'s part: it is a function of the tenant, the
+    subject and the relations state, which the key and the epoch hold.
+    """
+    if not paths or paths[0] == ():
+        return None
+    parts: list[Any] = [tenant, subject]
+    for path in paths:
+        if path[0] == "relations":
+            continue
+        seen = _projection(doc, path)
+        if not _plain(seen[-1]):
+            return None
+        parts.append(seen)
+    try:
+        key = repr(parts)
+    except RecursionError:
+        return None
+    return key if len(key) <= MAX_KEY_CHARS else None
+
+
 class _Epoch:
     """Verdicts valid for one revision and one relations state; replaced, never updated.
 
@@ -102,7 +152,8 @@ class _Epoch:
         self.revision = revision
         self.relations = weakref.ref(relations)
         self.seq = seq
-        self.verdicts: LRUCache[tuple[int, str], tuple[object, Verdict]] = LRUCache(maxsize=size)
+        # (id(claims), question) -> (claims, verdict); (None, projected key) -> (None, verdict)
+        self.verdicts: LRUCache[tuple[int | None, str], tuple[object, Verdict]] = LRUCache(maxsize=size)
 
     def holds(self, revision: object, relations: object, seq: int) -> bool:
         return self.revision is revision and self.relations() is relations and self.seq == seq
@@ -111,8 +162,9 @@ class _Epoch:
 class VerdictMemo:
     """Bounded (LRU) memo of verdicts for the current epoch; thread-safe.
 
-    ``hits``/``misses`` count lookups of memoizable questions; ``epochs`` counts how
-    often the memo was emptied because the policy or the relations moved on.
+    ``hits``/``misses`` count lookups of memoizable questions (``projected_hits``: the
+    hits on the projected key, :func:`projected_key`); ``epochs`` counts how often the memo
+    was emptied because the policy or the relations moved on.
     """
 
     def __init__(self, size: int = DEFAULT_MEMO_SIZE) -> None:
@@ -121,6 +173,7 @@ class VerdictMemo:
         self.size = size
         self.hits = 0
         self.misses = 0
+        self.projected_hits = 0
         self.epochs = 0
         self._lock = threading.Lock()
         self._epoch: _Epoch | None = None
@@ -154,10 +207,26 @@ class VerdictMemo:
         with self._lock:
             epoch.verdicts[(id(claims), key)] = (claims, verdict)
 
+    def get_projected(self, epoch: _Epoch, key: str) -> Verdict | None:
+        """The verdict under a :func:`projected_key`, after :meth:`get` missed: a hit is
+        counted as one (not a miss as well), a miss was already counted."""
+        with self._lock:
+            entry = epoch.verdicts.get((None, key))
+            if entry is None:
+                return None
+            self.misses -= 1
+            self.hits += 1
+            self.projected_hits += 1
+            return entry[1]
+
+    def put_projected(self, epoch: _Epoch, key: str, verdict: Verdict) -> None:
+        with self._lock:
+            epoch.verdicts[(None, key)] = (None, verdict)
+
     def __len__(self) -> int:
         epoch = self._epoch
         return len(epoch.verdicts) if epoch is not None else 0
 
     def stats(self) -> dict[str, int]:
         return {"size": self.size, "entries": len(self), "hits": self.hits, "misses": self.misses,
-                "epochs": self.epochs}
+                "projected_hits": self.projected_hits, "epochs": self.epochs}

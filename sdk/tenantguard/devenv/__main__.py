@@ -1,5 +1,5 @@
 """``python -m tenantguard.devenv dev|demo``: the same commands without the entry point."""
 
-from .cli import app
+from tenantguard.devenv.cli import app
 
 app(prog_name="python -m tenantguard.devenv")

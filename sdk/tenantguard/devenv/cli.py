@@ -37,8 +37,8 @@ def dev(
     bundle: BundleOption = None,
 ) -> None:
     """Run NATS, the policy plane and a sidecar (service orders) until Ctrl-C or SIGTERM."""
-    from .dev import run_dev
-    from .ui import make_console
+    from tenantguard.devenv.dev import run_dev
+    from tenantguard.devenv.ui import make_console
 
     raise typer.Exit(run_dev(make_console(), root=directory, nats_url=nats, port_base=port_base, bundle_dir=bundle))
 
@@ -57,9 +57,9 @@ def demo(
     bundle: BundleOption = None,
 ) -> None:
     """Play edge → orders → billing for two tenants with colliding ids, revoke, spoof, replay; exit 0 if all held."""
-    from .demo import run_demo
-    from .pgdemo import DEFAULT_DSN
-    from .ui import make_console
+    from tenantguard.devenv.demo import run_demo
+    from tenantguard.devenv.pgdemo import DEFAULT_DSN
+    from tenantguard.devenv.ui import make_console
 
     dsn = None if no_pg else (pg_dsn or DEFAULT_DSN)
     source = ctx.get_parameter_source("pg_dsn")  # by name: typer and click each have their own enum

@@ -22,16 +22,15 @@ from typing import Final
 from rich.console import Console
 from rich.markup import escape
 
+from tenantguard.devenv.folderlock import folder_lock
+from tenantguard.devenv.idp import DemoIdP
+from tenantguard.devenv.pgdemo import DemoDatabase, DemoDatabaseUnavailable
+from tenantguard.devenv.procs import Child, ignore_signals, signals_interrupt, start_child
+from tenantguard.devenv.scenario import Outcome, Scenario, World, summary_table
+from tenantguard.devenv.stack import SidecarSpec, Stack, check_bundle_dir, default_bundle_dir
+from tenantguard.devenv.trust import KeyRegistration, sidecar_registers_itself
+from tenantguard.devenv.ui import Steps, StepSkipped, write_pids
 from tenantguard.errors import TenantGuardError
-
-from .folderlock import folder_lock
-from .idp import DemoIdP
-from .pgdemo import DemoDatabase, DemoDatabaseUnavailable
-from .procs import Child, ignore_signals, signals_interrupt, start_child
-from .scenario import Outcome, Scenario, World, summary_table
-from .stack import SidecarSpec, Stack, check_bundle_dir, default_bundle_dir
-from .trust import KeyRegistration, sidecar_registers_itself
-from .ui import Steps, StepSkipped, write_pids
 
 SERVICES: Final = ("edge", "orders", "billing")
 RELATIONSHIPS: Final = (

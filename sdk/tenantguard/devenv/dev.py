@@ -23,18 +23,17 @@ from typing import Final
 from rich.console import Console
 from rich.panel import Panel
 
+from tenantguard.devenv.envfile import remove_env_file, write_env_file
+from tenantguard.devenv.folderlock import folder_lock
+from tenantguard.devenv.procs import ignore_signals, signals_interrupt
+from tenantguard.devenv.stack import SidecarSpec, Stack
+from tenantguard.devenv.trust import KeyRegistration, sidecar_registers_itself
+from tenantguard.devenv.ui import Steps, write_pids
 from tenantguard.errors import ConfigError
 from tenantguard.feed import natsconn
 from tenantguard.identity.keys import SigningKey
 from tenantguard.server.serving import bind_tcp
 from tenantguard.util.urls import shown_url
-
-from .envfile import remove_env_file, write_env_file
-from .folderlock import folder_lock
-from .procs import ignore_signals, signals_interrupt
-from .stack import SidecarSpec, Stack
-from .trust import KeyRegistration, sidecar_registers_itself
-from .ui import Steps, write_pids
 
 SERVICE: Final = "orders"
 LOOPBACK: Final = "127.0.0.1"  # where the plane and the sidecar listen by default

@@ -17,7 +17,7 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
-from .idp import Realm
+from tenantguard.devenv.idp import Realm
 
 EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
 JWT_TYPE = "urn:ietf:params:oauth:token-type:jwt"

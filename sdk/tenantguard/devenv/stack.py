@@ -33,15 +33,14 @@ import httpx
 from tenantguard.bundle import build_bundle
 from tenantguard.client.plane import Call, PlaneClient
 from tenantguard.dev.natsserver import NatsServer
+from tenantguard.devenv.procs import Child, ChildFailed, Children, start_child, tenantguard_command
+from tenantguard.devenv.trust import KeyRegistration
 from tenantguard.errors import ConfigError, TenantGuardError
 from tenantguard.feed import topology
 from tenantguard.feed.natsconfig import NatsUser
 from tenantguard.feed.natsconn import new_user_nkey, nkey_public, parse_servers
 from tenantguard.identity.keys import SigningKey, write_private
 from tenantguard.relations import RelationChange, Relationship
-
-from .procs import Child, ChildFailed, Children, start_child, tenantguard_command
-from .trust import KeyRegistration
 
 SYNC_TIMEOUT: Final = 30.0
 _POLL: Final = 0.01

@@ -28,8 +28,7 @@ from typing import Final
 import httpx
 
 from tenantguard.client.plane import PlaneClient
-
-from .procs import tenantguard_command
+from tenantguard.devenv.procs import tenantguard_command
 
 SELF_REGISTRATION_FLAGS: Final = ("--plane-url", "--join-secret-file")
 

@@ -101,6 +101,7 @@ __all__ = [
     "PreparedPolicy",
     "RegorusEngine",
     "RegorusPreparedPolicy",
+    "input_paths",
     "new_regorus_engine",
     "to_json_value",
     "validate_entrypoint",
@@ -412,6 +413,52 @@ def reads_input_relations(modules: Mapping[str, str]) -> bool:
                for m in _INPUT_MENTION.finditer(source))
 
 
+#: The whole input (``input_paths``): a module reads ``input`` as a value somewhere.
+WHOLE_INPUT: tuple[str, ...] = ()
+
+# Rego's lexical pieces that matter for finding ``input`` references: comments, strings
+# ("..." with escapes, `raw`), identifiers (with a dotted tail), anything else one char.
+_REGO_TOKEN = re.compile(
+    r'(?P<comment>#[^\n]*)|(?P<string>"(?:[^"\\\n]|\\.)*"|`[^`]*`)'
+    r"|(?P<ref>(?<![\w.])input(?!\w)(?:\s*\.\s*[A-Za-z_]\w*)*)|(?P<word>[A-Za-z_]\w*)|(?P<other>\S)"
+)
+_WITH_TARGET = re.compile(r"\s*as\b")
+
+
+def input_paths(modules: Mapping[str, str]) -> tuple[tuple[str, ...], ...]:
+    """The members of ``input`` the modules can read, as paths (``("subject", "id")``).
+
+    A policy's value is a function of these members alone (and data, and its builtins): a
+    member no module names, however deep, cannot change it. The verdict memo keys on them
+    (``tenantguard.decision.verdicts.projected_key``), so a question that differs only in a member
+    the bundle never reads (a resource id, a token's jti) reuses the verdict; and a rule
+    added anywhere that reads another member widens the key with no other change.
+
+    Read from the sources, conservatively: ``input.a.b`` names ``("a", "b")`` and all
+    below it; ``input`` alone, ``input[...]`` or ``input`` passed as a value names the whole
+    input (the result is then ``(WHOLE_INPUT,)``). Comments and strings are skipped, and so
+    is the target of ``with input... as`` (it replaces the input, it does not read it).
+    Paths below another path are left out; the result is sorted.
+    """
+    found: set[tuple[str, ...]] = set()
+    for source in modules.values():
+        previous = ""
+        for match in _REGO_TOKEN.finditer(source):
+            kind = match.lastgroup
+            if kind == "ref":
+                text = match.group()
+                if previous == "with" and _WITH_TARGET.match(source, match.end()):
+                    pass  # `with input.x as v`: replaced for that expression, not read
+                else:
+                    found.add(tuple(part.strip() for part in text.split(".")[1:]))
+                previous = "input"
+            elif kind in ("word", "other"):
+                previous = match.group()
+    if WHOLE_INPUT in found:
+        return (WHOLE_INPUT,)
+    return tuple(sorted(path for path in found if not any(path[:n] in found for n in range(1, len(path)))))
+
+
 def _checked_modules(modules: Mapping[str, str]) -> Mapping[str, str]:
     if not modules:
         raise PolicyCompileError("a policy needs at least one module", file=None)
@@ -684,6 +731,7 @@ class RegorusPreparedPolicy:
     packages: tuple[str, ...]
     impure_builtins: tuple[str, ...] = ()
     reads_relations: bool = True  # False: no module can see input.relations, so it need not be computed
+    input_paths: tuple[tuple[str, ...], ...] = (WHOLE_INPUT,)  # what of the input it can read (input_paths)
     key: int = field(default_factory=lambda: next(_KEYS))
 
     @property
@@ -811,6 +859,7 @@ def _prepare_steps(
         packages=tuple(sorted(set(engine.get_packages()))),
         impure_builtins=impure_builtins(checked_modules),
         reads_relations=reads_input_relations(checked_modules),
+        input_paths=input_paths(checked_modules),
     )
     for entrypoint in checked_entrypoints:
         yield

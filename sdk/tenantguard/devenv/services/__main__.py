@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import serve
+from tenantguard.devenv.services.common import serve
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -18,16 +18,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
     if args.service == "edge":
-        from .edge import build_app
+        from tenantguard.devenv.services.edge import build_app
 
         serve(build_app(args.sidecar, args.next), port=args.port)
     elif args.service == "orders":
-        from .orders import build_app as build_orders
+        from tenantguard.devenv.services.orders import build_app as build_orders
 
         serve(build_orders(args.sidecar, args.next), port=args.port)
     else:
-        from .billing import Database
-        from .billing import build_app as build_billing
+        from tenantguard.devenv.services.billing import Database
+        from tenantguard.devenv.services.billing import build_app as build_billing
 
         serve(build_billing(args.sidecar, Database(args.pg_dsn, args.pg_schema, args.pg_role)), port=args.port)
 

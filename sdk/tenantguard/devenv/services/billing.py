@@ -13,11 +13,10 @@ from fastapi import Depends, FastAPI
 
 from tenantguard.client import AsyncAuthzClient, CheckResult
 from tenantguard.context import current_context
+from tenantguard.devenv.services.common import context_trace
+from tenantguard.devenv.services.orders import decision_trace, invoice_resource
 from tenantguard.fastapi import TenantGuard, require
 from tenantguard.rls import assert_tenant_rows, atenant_transaction
-
-from .common import context_trace
-from .orders import decision_trace, invoice_resource
 
 QUERY = "SELECT tenant_id, id, amount FROM invoices WHERE id = %s"
 

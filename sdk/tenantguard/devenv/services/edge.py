@@ -11,9 +11,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from tenantguard.client import AsyncAuthzClient
+from tenantguard.devenv.services.common import bearer, token_trace
 from tenantguard.errors import TenantGuardError
-
-from .common import bearer, token_trace
 
 
 def build_app(sidecar_url: str, orders_url: str) -> FastAPI:

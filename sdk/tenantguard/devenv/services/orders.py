@@ -14,10 +14,9 @@ from fastapi.responses import JSONResponse
 
 from tenantguard.client import AsyncAuthzClient, CheckResult
 from tenantguard.context import current_context
+from tenantguard.devenv.services.common import context_trace
 from tenantguard.fastapi import TenantGuard, require
 from tenantguard.propagation import TenantGuardAuth
-
-from .common import context_trace
 
 INVOICE_PROJECTS = {"inv-1": "p1", "inv-2": "p1"}
 
