@@ -15,7 +15,7 @@ import typer.main
 from rich.markup import escape
 
 from tenantguard import __version__
-from tenantguard.cli import bundle, decisions, keys, relation, revoke, token
+from tenantguard.cli import bundle, decisions, keys, model, relation, revoke, token
 from tenantguard.cli.common import console_err, hint_dev_env, hint_word_order, shown_message
 from tenantguard.errors import TenantGuardError
 
@@ -51,6 +51,7 @@ app.add_typer(bundle.app, name="bundle")
 app.add_typer(relation.app, name="relation")
 app.add_typer(revoke.app, name="revoke")
 app.add_typer(decisions.app, name="decisions")
+app.add_typer(model.app, name="model")
 app.command("explain")(decisions.explain)
 
 # Help shown for the groups service packages contribute; the packages own the commands.
