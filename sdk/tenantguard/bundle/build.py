@@ -129,7 +129,7 @@ def _wanted(name: str) -> bool:
         return True
     if any(part.startswith(".") for part in name.split("/")):
         return False
-    return classify(name) in ("module", "data")
+    return classify(name) in ("module", "data", "schema")
 
 
 def _check_sizes(files: Mapping[str, bytes], limits: ArchiveLimits) -> None:

@@ -1,6 +1,8 @@
 """Turning verified archive files into a :class:`Bundle` (OPA's ``Reader.Read`` rules).
 
-Meaningful files: the root ``.manifest``, ``*.rego`` modules and ``data.json`` files.
+Meaningful files: the root ``.manifest``, ``*.rego`` modules, ``data.json`` files and at most
+one relationship schema at the root (``schema.fga``, ``schema.json`` or ``schema.zed``,
+refused with its rule, line and column when the source language would refuse it).
 Other files are carried (and signed) but not interpreted, as OPA ignores them. Files
 whose meaning OPA has but tenantguard does not (``data.yaml``/``data.yml``, delta
 ``patch.json``) are refused rather than ignored, so a bundle never evaluates differently
@@ -17,8 +19,18 @@ from typing import Any
 
 from tenantguard.bundle.conflicts import check_package_roots, check_rule_conflicts
 from tenantguard.bundle.hashing import decode_utf8, parse_strict
-from tenantguard.bundle.model import MANIFEST_FILE, SIGNATURES_FILE, Bundle, Manifest, SignatureInfo, root_contains
+from tenantguard.bundle.model import (
+    MANIFEST_FILE,
+    SCHEMA_FILES,
+    SIGNATURES_FILE,
+    Bundle,
+    Manifest,
+    SignatureInfo,
+    root_contains,
+)
 from tenantguard.errors import BundleMalformed
+from tenantguard.schema import SchemaError, load
+from tenantguard.schema.model import Schema
 
 _UNSUPPORTED = {"data.yaml", "data.yml", "patch.json"}
 
@@ -28,6 +40,10 @@ def parse_contents(files: Mapping[str, bytes], signature: SignatureInfo | None =
     manifest = Manifest()
     modules: dict[str, str] = {}
     data: dict[str, Any] = {}
+    schema: Schema | None = None
+    schemas = [name for name in sorted(files) if name in SCHEMA_FILES]
+    if len(schemas) > 1:
+        raise BundleMalformed(f"a bundle holds one relationship schema, not {', '.join(schemas)}", files=schemas)
     for name in sorted(files):
         kind = classify(name)
         if kind == "manifest":
@@ -36,14 +52,26 @@ def parse_contents(files: Mapping[str, bytes], signature: SignatureInfo | None =
             modules[name] = decode_utf8(files[name], name)
         elif kind == "data":
             _insert(data, _data_path(name), load_json(files[name], name), name)
+        elif kind == "schema":
+            schema = load_schema(files[name], name)
     _check_data_roots(data, manifest.roots)
     check_package_roots(modules, manifest.roots)
     check_rule_conflicts(modules, data)
-    return Bundle(manifest, MappingProxyType(modules), data, MappingProxyType(dict(files)), signature)
+    return Bundle(manifest, MappingProxyType(modules), data, MappingProxyType(dict(files)), signature, schema)
+
+
+def load_schema(content: bytes, name: str) -> Schema:
+    """The bundle's relationship schema; a refusal names the file, line, column and rule."""
+    try:
+        return load(decode_utf8(content, name), name)
+    except SchemaError as exc:
+        where = f"{name}:{exc.line}:{exc.column}" if exc.line else name
+        raise BundleMalformed(f"{where}: {exc.message.split(': ', 1)[-1] if exc.line else exc.message}",
+                              file=name, rule=exc.rule, line=exc.line, column=exc.column) from None
 
 
 def classify(name: str) -> str:
-    """``manifest``, ``module``, ``data`` or ``other``; refuses ambiguous names."""
+    """``manifest``, ``module``, ``data``, ``schema`` or ``other``; refuses ambiguous names."""
     base = posixpath.basename(name)
     if name == MANIFEST_FILE:
         return "manifest"
@@ -53,6 +81,8 @@ def classify(name: str) -> str:
         raise BundleMalformed(f"{base} files are not supported; use data.json", file=name)
     if name.endswith(".rego"):
         return "module"
+    if name in SCHEMA_FILES:
+        return "schema"
     if base == "data.json":
         return "data"
     return "other"

@@ -9,9 +9,13 @@ from types import MappingProxyType
 from typing import Any
 
 from tenantguard.errors import BundleMalformed
+from tenantguard.schema.model import Schema
 
 MANIFEST_FILE = ".manifest"
 SIGNATURES_FILE = ".signatures.json"
+# A relationship schema at the bundle root, in one of the languages ``tenantguard.schema``
+# reads (OpenFGA DSL, OpenFGA JSON, SpiceDB); at most one. OPA carries it as any other file.
+SCHEMA_FILES = ("schema.fga", "schema.json", "schema.zed")
 DEFAULT_HASH_ALGORITHM = "SHA-256"
 
 
@@ -130,6 +134,7 @@ class Bundle:
     data: dict[str, Any]
     files: Mapping[str, bytes]
     signature: SignatureInfo | None = None
+    schema: Schema | None = None  # the relationship schema (SCHEMA_FILES), parsed and validated
 
     @property
     def revision(self) -> str:
