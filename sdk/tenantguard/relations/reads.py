@@ -30,7 +30,7 @@ class TupleMeta:
     """
 
     condition: str | None = None
-    context: Mapping[str, Any] = field(default=EMPTY_CONTEXT, hash=False, compare=True)
+    context: Mapping[str, Any] = field(default_factory=lambda: EMPTY_CONTEXT, hash=False)
     expires_at: float | None = None
 
     def expired(self, now: float) -> bool:
