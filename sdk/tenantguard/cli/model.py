@@ -43,7 +43,8 @@ class Target(StrEnum):
 
 
 SCHEMA_HELP = "The schema: .fga (OpenFGA DSL), .json (OpenFGA JSON) or .zed (SpiceDB)"
-SchemaFile = Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True, metavar="SCHEMA", help=SCHEMA_HELP)]
+SchemaFile = Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True, metavar="SCHEMA",
+                                            help=SCHEMA_HELP)]
 
 
 def read_schema(path: Path) -> Schema:
