@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from tenantguard.schema import load
 from tenantguard.schema.admission import TupleNotAllowed, check_tuple
 
@@ -74,7 +73,7 @@ def test_spicedb_expiration_is_a_trait_of_the_allowed_type() -> None:
     check_tuple(ZED, "doc:1", "viewer", "user:a", expires=True)
     check_tuple(ZED, "doc:1", "temp", "user:a", expires=True)
     check_tuple(ZED, "doc:1", "viewer", "user:a", condition="ip_ok")
-    with pytest.raises(TupleNotAllowed, match="allows user with expiration; not user$"):
+    with pytest.raises(TupleNotAllowed, match=r"allows user with expiration; not user$"):
         check_tuple(ZED, "doc:1", "temp", "user:a")
     with pytest.raises(TupleNotAllowed, match="not user with ip_ok and expiration"):
         check_tuple(ZED, "doc:1", "viewer", "user:a", condition="ip_ok", expires=True)
