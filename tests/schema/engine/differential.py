@@ -82,7 +82,9 @@ def random_tuples(rng: random.Random, engine: SchemaEngine, n: int) -> list[tupl
         sid = rng.choice(IDS)
         suffix = f"#{ref.relation}" if ref.relation else ""
         subject = f"{ref.type}:*" if ref.wildcard else f"{ref.type}:{sid}{suffix}"
-        out.add((f"{t}:{rng.choice(IDS)}", r, subject))
+        obj = f"{t}:{rng.choice(IDS)}"
+        if subject != f"{obj}#{r}":  # OpenFGA refuses implicit tuples (x#r@x#r)
+            out.add((obj, r, subject))
     return sorted(out)
 
 
@@ -94,6 +96,7 @@ class Result:
     disagreements: list[dict[str, Any]] = field(default_factory=list)
     # OpenFGA ListUsers answers that OpenFGA's own Check contradicts in the same run (we follow Check)
     openfga_inconsistent: list[dict[str, Any]] = field(default_factory=list)
+    skip_reasons: list[str] = field(default_factory=list)
 
 
 def _ours(fn: Any) -> Any:
@@ -134,7 +137,8 @@ def run_seed(seed: int, fga: str, result: Result, tuple_sets: int = 3) -> None:
                               text=True, timeout=300, cwd=d)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[{")]
     if not lines:
-        result.skipped += 1  # fga refused the model (reported on stderr)
+        result.skipped += 1  # fga refused the file: keep its reason
+        result.skip_reasons.append(f"seed {seed}: {(proc.stderr or proc.stdout).strip()[:300]}")
         return
     result.seeds += 1
     for store, test in zip(stores, json.loads(lines[-1]), strict=True):
