@@ -7,6 +7,18 @@ from a small grammar (direct restrictions with wildcards and usersets, computed 
 ``X from parent``, ``or``/``and``/``but not``) and kept only when ``tenantguard.schema.load``
 accepts them (OpenFGA's own validator agrees on those, or fga reports the model error and
 the seed is skipped). Long run: ``python -m tests.schema.engine.differential --seeds N``.
+
+Known disagreements (long run, seeds 100-249: 150 models, 85,050 answers, 31 disagreements in
+seeds 113, 161, 172 and 223): every one is an exclusion whose subtracted side runs into a
+cycle of the tuples. OpenFGA answers false with a "cycle" bit from its generic resolver and
+its exclusion then denies, but some of its specialised strategies (recursive
+``r from parent``, userset fast paths, intersections) end a cycle as a plain false, so which
+rule applies depends on which strategy OpenFGA picked. The engine applies the generic rule
+everywhere (seed 161 agrees with it, 113/172/223 do not); stripping the bit for the recursive
+pattern fixed 113 and broke seed 6, so it was not kept. Separately, OpenFGA's ListUsers
+sometimes contradicts OpenFGA's own Check in the same run (a ``user:*`` it lists that Check
+denies, a user Check allows that it leaves out next to ``user:*``); those are counted apart,
+and the engine follows Check.
 """
 
 from __future__ import annotations
