@@ -1,0 +1,178 @@
+"""Check: does ``subject`` have ``relation`` on ``object``? Depth-first over the rewrite tree.
+
+Follows openfga ``internal/graph/check.go`` (``ResolveCheck``): every dispatch (computed
+relation, arrow, userset tuple) goes one level deeper and fails with ``ResolutionTooComplex``
+at the dialect's limit; ``object#rel`` asked about itself is allowed; in OpenFGA a node seen
+again on the same path is a cycle (false, with the cycle bit), while SpiceDB has no cycle
+detection and a cycle runs into its depth limit (an error). Tuples whose shape the relation no
+longer accepts and expired tuples do not exist. Evaluation is sequential and short-circuits:
+a union stops at the first allowed branch, an intersection at the first denied one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from tenantguard.relations.reads import RelationReads, TupleMeta
+from tenantguard.schema.engine.conditions import CompiledCondition
+from tenantguard.schema.engine.errors import ConditionError, ResolutionTooComplex, UnknownRelation
+from tenantguard.schema.engine.limits import Budget
+from tenantguard.schema.engine.outcome import (
+    ALLOW,
+    DENY,
+    DENY_CYCLE,
+    AnyOf,
+    Outcome,
+    both,
+    conditional,
+    exclude,
+)
+from tenantguard.schema.engine.prepared import Prepared
+from tenantguard.schema.engine.subjects import Subject, split
+from tenantguard.schema.model import Arrow, Computed, Direct, Exclusion, Expr, Intersection, Nil, Union
+
+
+class Evaluation:
+    """One query's state: reads, context, clock, budget, depth limit and the current path."""
+
+    def __init__(self, prepared: Prepared, conditions: Mapping[str, CompiledCondition], reads: RelationReads, *,
+                 context: Mapping[str, Any] | None, now: float | None, budget: Budget, max_depth: int,
+                 max_context_items: int) -> None:
+        self.p = prepared
+        self.schema = prepared.schema
+        self.openfga = prepared.schema.dialect == "openfga"
+        self.conditions = conditions
+        self.reads = reads
+        self.context = context
+        self.now = time.time() if now is None else now
+        self.budget = budget
+        self.max_depth = max_depth
+        self.max_context_items = max_context_items
+        self.path: set[tuple[str, str, str]] = set()
+
+    # -- tuples -------------------------------------------------------------------------
+    def valid(self, type_name: str, relation: str, subject: str, meta: TupleMeta | None) -> bool:
+        """A tuple exists for the engine: not expired, and of a shape the relation accepts."""
+        condition = None
+        if meta is not None:
+            if meta.expired(self.now):
+                return False
+            condition = meta.condition
+        obj, stype, srel = split(subject)
+        if obj.endswith(":*"):
+            srel = "*"
+        return (stype, srel, condition) in self.p.accepts.get((type_name, relation), ())
+
+    def condition(self, meta: TupleMeta | None) -> Outcome:
+        if meta is None or meta.condition is None:
+            return ALLOW
+        compiled = self.conditions.get(meta.condition)
+        if compiled is None:
+            raise ConditionError(f"tuple names undefined condition {meta.condition!r}", rule="condition_undefined")
+        return compiled.evaluate(meta.context, self.context, self.max_context_items)
+
+    # -- check ----------------------------------------------------------------------------
+    def check(self, obj: str, relation: str, subject: Subject, depth: int) -> Outcome:
+        if depth >= self.max_depth:
+            raise ResolutionTooComplex(f"resolution deeper than {self.max_depth} levels", limit=self.max_depth)
+        self.budget.spend()
+        if subject.relation == relation and subject.object == obj:
+            return ALLOW
+        type_name = obj.partition(":")[0]
+        rel = self.schema.relation(type_name, relation)
+        if rel is None:
+            raise UnknownRelation(f"relation {relation!r} undefined for type {type_name!r}",
+                                  type=type_name, relation=relation)
+        if subject.kind not in self.p.reach[(type_name, relation)]:
+            return DENY
+        key = (obj, relation, subject.text)
+        if self.openfga:
+            if key in self.path:
+                return DENY_CYCLE
+            self.path.add(key)
+            try:
+                return self.rewrite(obj, type_name, relation, rel.rewrite, subject, depth)
+            finally:
+                self.path.discard(key)
+        return self.rewrite(obj, type_name, relation, rel.rewrite, subject, depth)
+
+    def rewrite(self, obj: str, type_name: str, relation: str, expr: Expr, subject: Subject, depth: int) -> Outcome:
+        if isinstance(expr, Direct):
+            return self.direct(obj, type_name, relation, subject, depth)
+        if isinstance(expr, Computed):
+            return self.check(obj, expr.relation, subject, depth + 1)
+        if isinstance(expr, Arrow):
+            return self.arrow(obj, type_name, expr, subject, depth)
+        if isinstance(expr, Union):
+            acc = AnyOf()
+            for child in expr.children:
+                if acc.add(self.rewrite(obj, type_name, relation, child, subject, depth)):
+                    return ALLOW
+            return acc.result()
+        if isinstance(expr, Intersection):
+            missing: set[str] = set()
+            for child in expr.children:
+                o = self.rewrite(obj, type_name, relation, child, subject, depth)
+                if o.denied:
+                    return o
+                missing |= o.missing
+            return conditional(frozenset(missing)) if missing else ALLOW
+        if isinstance(expr, Exclusion):
+            base = self.rewrite(obj, type_name, relation, expr.base, subject, depth)
+            if base.denied:
+                return base
+            return exclude(base, self.rewrite(obj, type_name, relation, expr.subtract, subject, depth))
+        if isinstance(expr, Nil):
+            return DENY
+        raise TypeError(f"unknown rewrite {expr!r}")
+
+    def direct(self, obj: str, type_name: str, relation: str, subject: Subject, depth: int) -> Outcome:
+        acc = AnyOf()
+        usersets: list[tuple[str, str, Outcome]] = []
+        for other, meta in self.reads.subjects(obj, relation):
+            self.budget.spend()
+            if not self.valid(type_name, relation, other, meta):
+                continue
+            if other == subject.text or (
+                    subject.relation is None and other.endswith(":*") and other[:-2] == subject.type):
+                if acc.add(self.condition(meta)):
+                    return ALLOW
+                continue
+            s_obj, _, s_rel = other.partition("#")
+            if s_rel:
+                usersets.append((s_obj, s_rel, self.condition(meta)))
+        for s_obj, s_rel, cond in usersets:
+            if cond.denied:
+                continue
+            if acc.add(both(cond, self.check(s_obj, s_rel, subject, depth + 1))):
+                return ALLOW
+        return acc.result()
+
+    def arrow(self, obj: str, type_name: str, expr: Arrow, subject: Subject, depth: int) -> Outcome:
+        parents: list[tuple[str, Outcome]] = []
+        for other, meta in self.reads.subjects(obj, expr.tupleset):
+            self.budget.spend()
+            if "#" in other or other.endswith(":*") or not self.valid(type_name, expr.tupleset, other, meta):
+                continue
+            if self.schema.relation(other.partition(":")[0], expr.computed) is None:
+                continue
+            parents.append((other, self.condition(meta)))
+        if expr.all:
+            if not parents:
+                return DENY
+            missing: set[str] = set()
+            for parent, cond in parents:
+                o = both(cond, self.check(parent, expr.computed, subject, depth + 1))
+                if o.denied:
+                    return o
+                missing |= o.missing
+            return conditional(frozenset(missing)) if missing else ALLOW
+        acc = AnyOf()
+        for parent, cond in parents:
+            if cond.denied:
+                continue
+            if acc.add(both(cond, self.check(parent, expr.computed, subject, depth + 1))):
+                return ALLOW
+        return acc.result()

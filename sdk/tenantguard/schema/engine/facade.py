@@ -1,0 +1,123 @@
+"""``SchemaEngine``: one schema prepared once, queried many times over any ``RelationReads``.
+
+Preparing compiles every condition (CEL) and precomputes reachability and reverse edges
+(``prepared``); each query gets its own ``Evaluation`` (budget, depth limit, clock,
+context), so one engine is safe to share between threads. Queries name only types and
+relations the schema defines (``UnknownRelation`` otherwise, a 400), and every failure is a
+typed ``EngineError`` with a ``rule``: never a partial answer, never an allow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tenantguard.relations.reads import RelationReads
+from tenantguard.schema.engine.check import Evaluation
+from tenantguard.schema.engine.conditions import compile_all
+from tenantguard.schema.engine.errors import InvalidQuery, UnknownRelation
+from tenantguard.schema.engine.expand import expand
+from tenantguard.schema.engine.limits import Budget, Limits
+from tenantguard.schema.engine.lookup import resource_candidates, subject_candidates
+from tenantguard.schema.engine.outcome import Decision, Outcome
+from tenantguard.schema.engine.paging import Item, Page, decode, paginate, query_digest
+from tenantguard.schema.engine.prepared import prepare
+from tenantguard.schema.engine.subjects import parse_object, parse_subject
+from tenantguard.schema.model import Schema
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    decision: Decision
+    missing: tuple[str, ...] = ()
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision is Decision.ALLOWED
+
+
+def _result(o: Outcome) -> CheckResult:
+    return CheckResult(o.decision, tuple(sorted(o.missing)))
+
+
+class SchemaEngine:
+    """check / lookup_resources / lookup_subjects / expand for one schema."""
+
+    def __init__(self, schema: Schema, limits: Limits | None = None) -> None:
+        self.schema = schema
+        self.limits = limits or Limits()
+        self.max_depth = self.limits.depth_for(schema.dialect)
+        self._prepared = prepare(schema)
+        self._conditions = compile_all(schema.conditions, max_chars=self.limits.max_expression_chars)
+
+    def _evaluation(self, reads: RelationReads, context: Mapping[str, Any] | None, now: float | None) -> Evaluation:
+        if context is not None and not isinstance(context, Mapping):
+            raise InvalidQuery("context must be an object")
+        if context is not None and len(context) > self.limits.max_context_items:
+            raise InvalidQuery(f"context has over {self.limits.max_context_items} members", rule="context_too_large")
+        return Evaluation(self._prepared, self._conditions, reads, context=context, now=now,
+                          budget=Budget(self.limits.max_steps), max_depth=self.max_depth,
+                          max_context_items=self.limits.max_context_items)
+
+    def _known(self, type_name: str, relation: str | None = None) -> None:
+        if type_name not in self.schema.types:
+            raise UnknownRelation(f"type {type_name!r} is not defined", rule="undefined_type", type=type_name)
+        if relation is not None and self.schema.relation(type_name, relation) is None:
+            raise UnknownRelation(f"relation {relation!r} undefined for type {type_name!r}",
+                                  type=type_name, relation=relation)
+
+    def _page_size(self, page_size: int) -> int:
+        bad = not isinstance(page_size, int) or isinstance(page_size, bool)
+        if bad or not 1 <= page_size <= self.limits.max_page_size:
+            raise InvalidQuery(f"page_size must be 1..{self.limits.max_page_size}", rule="bad_page_size")
+        return page_size
+
+    def check(self, reads: RelationReads, object: str, relation: str, subject: str, *,
+              context: Mapping[str, Any] | None = None, now: float | None = None) -> CheckResult:
+        type_name, _ = parse_object(object)
+        self._known(type_name, relation)
+        subj = parse_subject(subject)
+        self._known(subj.type, subj.relation)
+        ev = self._evaluation(reads, context, now)
+        return _result(ev.check(object, relation, subj, 0))
+
+    def lookup_resources(self, reads: RelationReads, object_type: str, relation: str, subject: str, *,
+                         context: Mapping[str, Any] | None = None, now: float | None = None,
+                         page_size: int = 100, cursor: str | None = None) -> Page:
+        self._known(object_type, relation)
+        subj = parse_subject(subject)
+        self._known(subj.type, subj.relation)
+        size = self._page_size(page_size)
+        digest = query_digest("resources", object_type, relation, subject, dict(context or {}))
+        offset = decode(cursor, digest)
+        ev = self._evaluation(reads, context, now)
+
+        def decide(obj: str) -> Item | None:
+            o = ev.check(obj, relation, subj, 0)
+            return None if o.denied else Item(obj, o.decision, tuple(sorted(o.missing)))
+
+        return paginate(resource_candidates(ev, object_type, relation, subj), decide, offset, size, digest)
+
+    def lookup_subjects(self, reads: RelationReads, object: str, relation: str, subject_type: str,
+                        subject_relation: str | None = None, *, context: Mapping[str, Any] | None = None,
+                        now: float | None = None, page_size: int = 100, cursor: str | None = None) -> Page:
+        type_name, _ = parse_object(object)
+        self._known(type_name, relation)
+        self._known(subject_type, subject_relation)
+        size = self._page_size(page_size)
+        digest = query_digest("subjects", object, relation, subject_type, subject_relation, dict(context or {}))
+        offset = decode(cursor, digest)
+        ev = self._evaluation(reads, context, now)
+
+        def decide(text: str) -> Item | None:
+            o = ev.check(object, relation, parse_subject(text), 0)
+            return None if o.denied else Item(text, o.decision, tuple(sorted(o.missing)))
+
+        return paginate(subject_candidates(ev, object, relation, subject_type, subject_relation), decide,
+                        offset, size, digest)
+
+    def expand(self, reads: RelationReads, object: str, relation: str, *, now: float | None = None) -> dict[str, Any]:
+        type_name, _ = parse_object(object)
+        self._known(type_name, relation)
+        return expand(self._evaluation(reads, None, now), object, relation)

@@ -1,0 +1,130 @@
+"""Lookups: the candidates a lookup proposes, each then decided by ``check``.
+
+Lookup resources (OpenFGA ListObjects, SpiceDB LookupResources) walks up from the subject:
+the tuples naming it (and ``type:*`` for a plain subject), the usersets it is in, the
+relations computed from those, and the objects whose arrows point at them, following only
+(type, relation) pairs that can reach the subject's kind (``Prepared.reach``). Lookup
+subjects (ListUsers, LookupSubjects) walks down from the object the same way. The walks
+over-approximate (an intersection or exclusion is walked like a union), and every candidate
+of the asked type is decided by ``check``: a lookup can never disagree with check, which is
+the consistency rule SpiceDB's test suite holds its engine to. Walks are breadth-first in
+read order and deduplicated, so the candidate order is a function of the store (paging).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+
+from tenantguard.schema.engine.check import Evaluation
+from tenantguard.schema.engine.prepared import walk
+from tenantguard.schema.engine.subjects import Subject, split
+from tenantguard.schema.model import Arrow, Computed, Direct
+
+
+def resource_candidates(ev: Evaluation, object_type: str, relation: str, subject: Subject) -> Iterator[str]:
+    """Objects of ``object_type`` that may have ``relation`` for ``subject``, each once."""
+    p = ev.p
+    kind = subject.kind
+    target = (object_type, relation)
+    seen_nodes: set[tuple[str, str]] = set()  # (object, relation) reached
+    emitted: set[str] = set()
+    queue: deque[tuple[str, str]] = deque()
+
+    def reached(obj: str, rel: str) -> Iterator[str]:
+        if (obj, rel) in seen_nodes:
+            return
+        type_name = obj.partition(":")[0]
+        if kind not in p.reach.get((type_name, rel), ()):
+            return
+        ev.budget.spend()
+        seen_nodes.add((obj, rel))
+        queue.append((obj, rel))
+        if (type_name, rel) == target and obj not in emitted:
+            emitted.add(obj)
+            yield obj
+
+    def seed(text: str, sub_kind: tuple[str, str | None]) -> Iterator[str]:
+        for t, r in p.direct_by_kind.get(sub_kind, ()):
+            for obj, meta in ev.reads.objects(t, r, text):
+                ev.budget.spend()
+                if ev.valid(t, r, text, meta):
+                    yield from reached(obj, r)
+
+    if subject.relation is not None:
+        yield from reached(subject.object, subject.relation)
+    yield from seed(subject.text, (subject.type, "*" if subject.wildcard else subject.relation))
+    if subject.relation is None and not subject.wildcard:
+        yield from seed(f"{subject.type}:*", (subject.type, "*"))
+    while queue:
+        obj, rel = queue.popleft()
+        type_name = obj.partition(":")[0]
+        # obj#rel as a userset subject of other tuples
+        yield from seed(f"{obj}#{rel}", (type_name, rel))
+        for other in p.computed_users.get((type_name, rel), ()):
+            yield from reached(obj, other)
+        for t, r, tupleset in p.arrow_users.get((type_name, rel), ()):
+            for parent_obj, meta in ev.reads.objects(t, tupleset, obj):
+                ev.budget.spend()
+                if ev.valid(t, tupleset, obj, meta):
+                    yield from reached(parent_obj, r)
+
+
+def subject_candidates(ev: Evaluation, obj: str, relation: str, subject_type: str,
+                       subject_relation: str | None) -> Iterator[str]:
+    """Subjects of ``subject_type`` (``#subject_relation``) that may have ``relation`` on
+    ``obj``, each once; ``type:*`` when a wildcard tuple may grant (plain subjects only)."""
+    p = ev.p
+    schema = ev.schema
+    want = (subject_type, subject_relation)
+    seen_nodes: set[tuple[str, str]] = set()
+    emitted: set[str] = set()
+    queue: deque[tuple[str, str]] = deque()
+
+    def emit(text: str) -> Iterator[str]:
+        if text not in emitted:
+            emitted.add(text)
+            yield text
+
+    def reach(o: str, r: str) -> Iterator[str]:
+        if (o, r) in seen_nodes:
+            return
+        t = o.partition(":")[0]
+        if want not in p.reach.get((t, r), ()):
+            return
+        ev.budget.spend()
+        seen_nodes.add((o, r))
+        queue.append((o, r))
+        if subject_relation is not None and (t, r) == want:
+            yield from emit(f"{o}#{r}")
+
+    yield from reach(obj, relation)
+    while queue:
+        o, r = queue.popleft()
+        t = o.partition(":")[0]
+        rel = schema.relation(t, r)
+        if rel is None:
+            continue
+        for e in walk(rel.rewrite):
+            if isinstance(e, Direct):
+                for other, meta in ev.reads.subjects(o, r):
+                    ev.budget.spend()
+                    if not ev.valid(t, r, other, meta):
+                        continue
+                    s_obj, s_type, s_rel = split(other)
+                    if s_rel is None:
+                        if s_type == subject_type and subject_relation is None:
+                            yield from emit(other)
+                    else:
+                        if (s_type, s_rel) == want:
+                            yield from emit(other)
+                        yield from reach(s_obj, s_rel)
+            elif isinstance(e, Computed):
+                yield from reach(o, e.relation)
+            elif isinstance(e, Arrow):
+                for other, meta in ev.reads.subjects(o, e.tupleset):
+                    ev.budget.spend()
+                    if "#" in other or other.endswith(":*") or not ev.valid(t, e.tupleset, other, meta):
+                        continue
+                    if schema.relation(other.partition(":")[0], e.computed) is not None:
+                        yield from reach(other, e.computed)

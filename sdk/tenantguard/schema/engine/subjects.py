@@ -1,0 +1,48 @@
+"""Parsing the canonical strings queries and tuples use: ``type:id``, ``type:id#rel``, ``type:*``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tenantguard.schema.engine.errors import InvalidQuery
+
+MAX_LEN = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    text: str  # as written: user:anne, group:eng#member, user:*
+    object: str  # user:anne, group:eng, user:*
+    type: str
+    relation: str | None
+    wildcard: bool
+
+    @property
+    def kind(self) -> tuple[str, str | None]:
+        return (self.type, self.relation)
+
+
+def split(text: str) -> tuple[str, str, str | None]:
+    """(object, type, relation) of a subject string, without checks (tuples from the index)."""
+    obj, _, rel = text.partition("#")
+    return obj, obj.partition(":")[0], rel or None
+
+
+def parse_object(text: str, what: str = "object") -> tuple[str, str]:
+    """Validates ``type:id`` and returns (type, id)."""
+    if not isinstance(text, str) or len(text) > MAX_LEN:
+        raise InvalidQuery(f"{what} must be a string of at most {MAX_LEN} characters")
+    t, sep, oid = text.partition(":")
+    if not sep or not t or not oid or "#" in text:
+        raise InvalidQuery(f"{what} {text!r} is not type:id")
+    return t, oid
+
+
+def parse_subject(text: str) -> Subject:
+    if not isinstance(text, str) or len(text) > MAX_LEN:
+        raise InvalidQuery(f"subject must be a string of at most {MAX_LEN} characters")
+    obj, _, rel = text.partition("#")
+    t, oid = parse_object(obj, "subject")
+    if "#" in text and not rel:
+        raise InvalidQuery(f"subject {text!r} has an empty relation")
+    return Subject(text, obj, t, rel or None, oid == "*")
