@@ -101,3 +101,51 @@ def transform(
     except SchemaError as exc:
         _refuse(schema, exc)
     print(text, end="" if text.endswith("\n") else "\n")
+
+
+TestFiles = Annotated[list[Path], typer.Argument(exists=True, dir_okay=False, readable=True, metavar="FILE...",
+                                                 help="fga model test store files (.fga.yaml) or zed validation "
+                                                      "files (.yaml)")]
+
+
+@app.command("test")
+def test_files(
+    files: TestFiles,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every assertion, not only failures")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print every result as JSON")] = False,
+) -> None:
+    """Run OpenFGA store-file tests and SpiceDB validation files on tenantguard's engine; exit 1 if any fails."""
+    from tenantguard.schema.modeltest import TestFileError, read_suite
+    from tenantguard.schema.modeltest.run import run_suite
+
+    outcomes = []
+    for path in files:
+        try:
+            outcomes.append(run_suite(read_suite(path)))
+        except TestFileError as exc:
+            console_err.print(f"[red]{escape(str(exc.message))}[/] ({exc.rule})", soft_wrap=True)
+            raise typer.Exit(1) from None
+    if as_json:
+        print(json.dumps([{"file": o.path, "kind": o.kind, "passed": o.passed, "tests": [
+            {"name": t.name, "passed": t.passed, "results": [
+                {"where": r.where, "passed": r.passed, "expected": r.expected, "got": r.got, "error": r.error}
+                for r in t.results]} for t in o.tests]} for o in outcomes], indent=2))
+    else:
+        for outcome in outcomes:
+            _print_outcome(outcome, verbose)
+    if not all(o.passed for o in outcomes):
+        raise typer.Exit(1)
+
+
+def _print_outcome(outcome, verbose: bool) -> None:  # type: ignore[no-untyped-def]
+    passed, total = outcome.counts()
+    for test in outcome.tests:
+        mark = "[green]PASS[/]" if test.passed else "[red]FAIL[/]"
+        ok = sum(r.passed for r in test.results)
+        console.print(f"{mark} {escape(outcome.path)}: {escape(test.name)} ({ok}/{len(test.results)})",
+                      soft_wrap=True)
+        for r in test.results:
+            if verbose or not r.passed:
+                line = f"  {'ok ' if r.passed else 'x  '} {r.where}: expected {r.expected}, got {r.got}"
+                console.print(escape(line + (f" ({r.error})" if r.error else "")), soft_wrap=True)
+    console.print(f"{escape(outcome.path)}: {passed}/{total} assertions passed", soft_wrap=True)
