@@ -121,12 +121,19 @@ def split_subject(value: object) -> tuple[str, str, str | None]:
     return kind, ident, check_name("subject relation", rel)
 
 
-def _context_depth(value: Any, depth: int) -> None:
+def _check_context_value(value: Any, depth: int) -> None:
+    """Depth, and numbers the signed change events carry exactly: integers within 64 bits (events
+    refuse floats, whose text form is not canonical; write a decimal as a string)."""
     if depth > MAX_CONTEXT_DEPTH:
         raise RelationshipInvalid(f"condition context nests deeper than {MAX_CONTEXT_DEPTH}", field="condition.context")
+    if isinstance(value, float):
+        raise RelationshipInvalid(f"condition context holds the number {value!r:.40}: numbers must be integers "
+                                  "(write a decimal as a string)", field="condition.context")
+    if isinstance(value, int) and not isinstance(value, bool) and not -MAX_SEQ <= value <= MAX_SEQ:
+        raise RelationshipInvalid("condition context holds an integer beyond 64 bits", field="condition.context")
     items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
     for item in items:
-        _context_depth(item, depth + 1)
+        _check_context_value(item, depth + 1)
 
 
 def check_context(value: object) -> Mapping[str, Any]:
@@ -143,7 +150,11 @@ def check_context(value: object) -> Mapping[str, Any]:
         raise RelationshipInvalid(f"condition context is {len(text.encode())} bytes as JSON, limit {MAX_CONTEXT_BYTES}",
                                   field="condition.context", limit=MAX_CONTEXT_BYTES)
     copy = json.loads(text)
-    _context_depth(copy, 1)
+    _check_context_value(copy, 1)
+    try:
+        json.dumps(copy, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        raise RelationshipInvalid("condition context holds a lone surrogate", field="condition.context") from None
     return MappingProxyType(copy)
 
 
