@@ -57,7 +57,7 @@ OBJECT_RE = re.compile(f"{NAME_PATTERN}:{ID_PATTERN}")
 SUBJECT_RE = re.compile(f"{NAME_PATTERN}:(?:{ID_PATTERN}(?:#{NAME_PATTERN})?|\\*)")
 # Spaces around "/" and "@" are optional; anything else (tabs, newlines) lands in a part
 # and is rejected there with a message naming that part. Meta brackets follow the subject.
-_TEXT_RE = re.compile(r" *([^ /]*) */ *([^ #]*)#([^ @]*) *@ *([^ \[]*)(\[.*\])? *", re.DOTALL)
+_TEXT_RE = re.compile(r" *([^ /]*) */ *([^ #]*)#([^ @]*) *@ *([^ \[]*) *(\[.*)?", re.DOTALL)
 
 Op: TypeAlias = Literal["write", "delete"]
 OPS: tuple[Op, ...] = ("write", "delete")
