@@ -351,7 +351,8 @@ class Relationship:
         missing = [k for k in ("tenant", "object", "relation", "subject") if k not in data]
         if missing:
             raise RelationshipInvalid(f"relationship lacks {', '.join(missing)}", missing=missing)
-        return cls(data["tenant"], data["object"], data["relation"], data["subject"], meta_from_wire(data))
+        meta = meta_from_wire(data) if "condition" in data or "expires_at" in data else None
+        return cls(data["tenant"], data["object"], data["relation"], data["subject"], meta)
 
     def to_wire(self) -> dict[str, Any]:
         """The four parts, plus ``condition`` and ``expires_at`` only when the tuple has them."""
