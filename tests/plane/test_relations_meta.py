@@ -3,6 +3,8 @@ the write API, its refusals (nothing of a failing batch applied), listing and th
 
 from __future__ import annotations
 
+import json
+import subprocess
 from typing import Any
 
 import pytest
@@ -11,7 +13,7 @@ from tenantguard.feed.events import verify_batch
 from tenantguard.relations.reads import TupleMeta
 
 from .conftest import World
-from .process import PlaneProcess, read_stream
+from .process import TENANTGUARD, PlaneProcess, read_stream
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 
@@ -81,3 +83,37 @@ def test_a_delete_carrying_meta_is_refused(world: World, plane: PlaneProcess) ->
         {"op": "delete", "rel": rel("doc:1", "user:a", condition={"name": "ip_ok"})}]})
     assert answer.status_code == 400 and "a delete removes the tuple" in answer.json()["message"]
     assert read_stream(world.nats.url, topo.STREAM_RELATIONS) == []
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([TENANTGUARD, *args], capture_output=True, text=True, timeout=45)
+
+
+def test_relation_write_cli_takes_meta_as_flags_or_as_zed_brackets(world: World, plane: PlaneProcess) -> None:
+    auth = ["--plane", plane.base_url, "--token-file", str(world.token_file)]
+    flags = _cli("relation", "write", "acme/doc:1#viewer@user:anne", "acme/doc:2#viewer@user:anne",
+                 "--condition", "ip_ok", "--context", '{"cidr":"10/8"}', "--expires-at", "2030-01-01T00:00:00Z", *auth)
+    assert flags.returncode == 0, flags.stderr
+    brackets = _cli("relation", "write", 'acme/doc:3#viewer@user:anne[weekday:{"d":[1]}]', "acme/doc:4#viewer@user:*",
+                    *auth)
+    assert brackets.returncode == 0, brackets.stderr
+    listed = json.loads(_cli("relation", "list", "--tenant", "acme", *auth).stdout)["relations"]
+    both = {"condition": {"name": "ip_ok", "context": {"cidr": "10/8"}}, "expires_at": "2030-01-01T00:00:00Z"}
+    assert listed == [rel("doc:1", "user:anne", **both), rel("doc:2", "user:anne", **both),
+                      rel("doc:3", "user:anne", condition={"name": "weekday", "context": {"d": [1]}}),
+                      rel("doc:4", "user:*")]
+    check = _cli("relation", "check", "acme/doc:1#viewer@user:anne", *auth)  # group expansion: not granted
+    assert check.returncode == 1 and json.loads(check.stdout)["allowed"] is False
+
+    usage = [
+        (["--context", '{"a":1}'], "--context needs --condition"),
+        (["--condition", "c", "--context", "{nope"], "not JSON"),
+        (["--condition", "c", "--context", "[1]"], "JSON object"),
+        (["--expires-at", "tomorrow"], "RFC 3339"),
+    ]
+    for extra, needle in usage:
+        done = _cli("relation", "write", "acme/doc:9#viewer@user:anne", *extra, *auth)
+        assert done.returncode in (1, 2) and needle in done.stderr, (extra, done.stderr)
+    mixed = _cli("relation", "write", "acme/doc:9#viewer@user:anne[ip_ok]", "--condition", "c", *auth)
+    assert mixed.returncode == 2 and "not both" in mixed.stderr
+    assert len(json.loads(_cli("relation", "list", "--tenant", "acme", *auth).stdout)["relations"]) == 4
