@@ -845,8 +845,8 @@ class _PartitionWriter:
             if self._meta_put(obj, rel, subject, meta):
                 self.count += 1
             return True
-        if self._meta_drop(obj, rel, subject):
-            self.count -= 1
+        if (self.meta is not None or self._meta_owned is not None) and self._meta_drop(obj, rel, subject):
+            self.count -= 1  # (the common case, a partition without meta, skips the call)
         return self._plain_add(obj, rel, subject)
 
     def _plain_add(self, obj: str, rel: str, subject: str) -> bool:
