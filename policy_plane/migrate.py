@@ -68,6 +68,7 @@ from tenantguard.relations import (
     snapshot_bytes,
     snapshot_digest,
 )
+from tenantguard.relations.reads import TupleMeta
 
 from .publisher import STREAM_SEQ_HINT, Publisher, SequenceConflict
 from .snapshots import store_snapshot
@@ -285,19 +286,22 @@ def _cell_snapshots(legacy: RelationIndex, names: tuple[str, ...]) -> dict[str, 
     """``snapshot_bytes`` of every cell's part of ``legacy``, all at the legacy sequence (blocking)."""
     if len(names) == 1:
         return {names[0]: snapshot_bytes(legacy)}
-    parts: dict[str, list[tuple[str, str, str, str]]] = {cell: [] for cell in names}
+    parts: dict[str, list[tuple[str, str, str, str, TupleMeta | None]]] = {cell: [] for cell in names}
     for row in _tuples(legacy):
         parts[topo.cell_of(row[0], len(names))].append(row)
     return {cell: snapshot_bytes(RelationIndex.from_trusted(legacy.applied_seq, rows)) for cell, rows in parts.items()}
 
 
-def _tuples(index: RelationIndex) -> Iterator[tuple[str, str, str, str]]:
+def _tuples(index: RelationIndex) -> Iterator[tuple[str, str, str, str, TupleMeta | None]]:
+    """Every tuple of ``index`` with its meta (a condition or an expiry moves with its tuple)."""
     view = index.view()
     for tenant in view.tenants():
         for obj, rels in view.rows(tenant):
             for rel, subjects in rels:
                 for subject in subjects:
-                    yield tenant, obj, rel, subject
+                    yield tenant, obj, rel, subject, None
+        for obj, rel, subject, meta in view.meta_rows(tenant):
+            yield tenant, obj, rel, subject, meta
 
 
 def _same(cell: str, manifest: SnapshotManifest, data: bytes) -> None:

@@ -21,7 +21,7 @@ from tenantguard.relations import (
     RelationshipInvalid,
 )
 from tenantguard.relations.index import WalkTooBroad
-from tenantguard.relations.model import check_name, split_object, split_subject
+from tenantguard.relations.model import check_name, meta_from_wire, split_object, split_subject
 from tenantguard.server.asgi import Reply, header
 from tenantguard.util.jsonlimits import loads
 
@@ -39,12 +39,25 @@ EXPAND_LIMIT = 100  # subjects shown per userset
 EXPAND_BUDGET = 10_000  # index entries a userset's expansion may visit
 
 
+class ConditionIn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    name: str = Field(examples=["ip_ok"], description="The schema's condition (OpenFGA) / caveat (SpiceDB)")
+    context: dict[str, Any] | None = Field(default=None, examples=[{"cidr": "10.0.0.0/8"}],
+                                           description="The condition's parameters written with the tuple "
+                                                       "(a JSON object, at most 4096 bytes, 8 levels deep)")
+
+
 class RelIn(BaseModel):
     model_config = ConfigDict(extra="ignore")
     tenant: str = Field(examples=["acme"])
     object: str = Field(examples=["project:p1"])
     relation: str = Field(examples=["member"])
-    subject: str = Field(examples=["user:alice"])
+    subject: str = Field(examples=["user:alice"], description="type:id, a userset type:id#relation, or the "
+                                                               "wildcard type:* (every subject of the type)")
+    condition: ConditionIn | None = Field(default=None, description="Grant only where the condition holds "
+                                                                    "(evaluated by the schema engine)")
+    expires_at: str | None = Field(default=None, examples=["2026-12-31T00:00:00Z"],
+                                   description="RFC 3339: the tuple stops granting at this time")
 
 
 class ChangeIn(BaseModel):
@@ -70,7 +83,8 @@ class CheckOut(BaseModel):
 
 
 class ListOut(BaseModel):
-    relations: list[dict[str, Any]] = Field(description="tenant, object, relation, subject; with expand, a userset "
+    relations: list[dict[str, Any]] = Field(description="tenant, object, relation, subject (and condition, "
+                                                        "expires_at when the tuple has them); with expand, a userset "
                                                         "subject also has expands_to and expansion_truncated")
     next_cursor: str | None
     consistency_token: int
@@ -87,7 +101,8 @@ def relation_changes(items: Sequence[tuple[str, Mapping[str, str]]]) -> list[Rel
     out: list[RelationChange] = []
     for i, (op, rel) in enumerate(items):
         try:
-            relationship = Relationship(rel["tenant"], rel["object"], rel["relation"], rel["subject"])
+            relationship = Relationship(rel["tenant"], rel["object"], rel["relation"], rel["subject"],
+                                        meta_from_wire(rel))
             out.append(RelationChange(op, relationship))  # type: ignore[arg-type]  # "write" or "delete"
         except RelationshipInvalid as exc:
             raise RelationshipInvalid(f"changes[{i}]: {exc.message}", index=i, **exc.detail) from None
@@ -138,8 +153,21 @@ def _plain_changes(document: Any) -> list[tuple[str, dict[str, str]]]:
         for name in _REL_FIELDS:
             if type(rel.get(name)) is not str:
                 raise ToFramework
+        if not _plain_meta(rel):
+            raise ToFramework
         out.append((op, rel))
     return out
+
+
+def _plain_meta(rel: dict[str, Any]) -> bool:
+    """Whether ``condition`` and ``expires_at`` are absent, null or of the types :class:`RelIn` asks for."""
+    condition, expires_at = rel.get("condition"), rel.get("expires_at")
+    if expires_at is not None and type(expires_at) is not str:
+        return False
+    if condition is None:
+        return True
+    return type(condition) is dict and type(condition.get("name")) is str \
+        and (condition.get("context") is None or type(condition.get("context")) is dict)
 
 
 async def write_door(plane: Plane, scope: Scope, body: bytes) -> Reply:
@@ -153,7 +181,7 @@ async def write_door(plane: Plane, scope: Scope, body: bytes) -> Reply:
 
 
 def _encode_cursor(rel: Relationship) -> str:
-    return base64.urlsafe_b64encode(json.dumps(rel.to_wire(), sort_keys=True).encode()).decode().rstrip("=")
+    return base64.urlsafe_b64encode(json.dumps(rel.key_wire(), sort_keys=True).encode()).decode().rstrip("=")
 
 
 def _decode_cursor(cursor: str) -> Relationship:

@@ -88,7 +88,10 @@ BAD_PARTS = [
     ("acme", "project:p1", "Member", "user:a", "relation"),
     ("acme", "project:p1", "mem ber", "user:a", "relation"),
     ("acme", "project:p1", "member", "user", "subject"),
-    ("acme", "project:p1", "member", "user:*", "subject id"),
+    ("acme", "project:*", "member", "user:a", "object id"),  # a wildcard is a subject only
+    ("acme", "project:p1", "member", "user:a*", "subject id"),
+    ("acme", "project:p1", "member", "user:**", "subject id"),
+    ("acme", "project:p1", "member", "user:*#member", "subject"),  # a wildcard has no relation
     ("acme", "project:p1", "member", "user:a\tb", "subject id"),
     ("acme", "project:p1", "member", "group:eng#", "subject relation"),
     ("acme", "project:p1", "member", "group:eng#Member", "subject relation"),

@@ -116,7 +116,7 @@ def test_corrupted_header_is_rejected(index: RelationIndex) -> None:
     data = snapshot_bytes(index)
     header = json.loads(data[: data.index(b"\n")])
     rest = data[data.index(b"\n") :]
-    for key, value in (("count", 4), ("seq", -1), ("tenants", 3), ("version", 2),
+    for key, value in (("count", 4), ("seq", -1), ("tenants", 3), ("version", 3),
                        ("format", "other"), ("body_sha256", "AB" * 32), ("seq", True)):
         bad = json.dumps({**header, key: value}).encode() + rest
         with pytest.raises(SnapshotInvalid):

@@ -148,3 +148,18 @@ def test_the_format_round_trips_and_bad_lines_are_refused_with_their_number() ->
     with pytest.raises(ReplayRecordInvalid):
         list(read_records(["x" * 300_000]))
     assert len(list(read_records([good] * 5, limit=2))) == 2
+
+
+def test_a_tuples_file_keeps_conditions_and_expiry_so_a_replay_never_grants_through_them(tmp_path: Path) -> None:
+    """A `relation list` page fed to impact keeps each tuple's meta: replayed as plain, a
+    conditional grant would show as allowed (the live sidecar never grants through it)."""
+    relations = tmp_path / "relations.json"
+    relations.write_text(json.dumps({"seq": 3, "relationships": [
+        {"tenant": "acme", "object": "project:p1", "relation": "member", "subject": "user:alice",
+         "condition": {"name": "ip_ok", "context": {"cidr": "10/8"}}},
+        "acme/project:p2#member@user:alice[expiration:2099-01-01T00:00:00Z]",
+        "acme/project:p3#member@user:alice"]}))
+    loaded = load_relations(relations)
+    assert loaded.count() == 3
+    assert loaded.relations_of("acme", "user:alice") == {"project:p3": ["member"]}
+    assert [r.meta is not None for r in loaded.list("acme")] == [True, True, False]

@@ -1,7 +1,12 @@
 """``tenantguard relation``: write, delete, list and check tuples through the policy plane.
 
 Tuples are written ``tenant/type:id#relation@type:id[#relation]`` (spaces around ``/``
-and ``@`` optional). Output is JSON on stdout. Exit codes: 0 success (for ``check``:
+and ``@`` optional); the subject may be a wildcard ``user:*``. A written tuple may carry a
+condition and an expiry, either as zed writes them after the subject
+(``...@user:anne[ip_ok:{"cidr":"10.0.0.0/8"}][expiration:2026-12-31T00:00:00Z]``) or with
+``--condition NAME --context JSON --expires-at TIME`` (as ``fga tuple write`` takes
+``--condition-name``/``--condition-context``), which then apply to every tuple given.
+Output is JSON on stdout. Exit codes: 0 success (for ``check``:
 allowed), 1 denied by ``check`` or a typed error (``error <code>: ...`` on stderr),
 2 bad usage.
 """
@@ -27,8 +32,11 @@ from tenantguard.cli.common import (
     print_json,
 )
 from tenantguard.client.plane import DEFAULT_RETRY_FOR, PlaneClient
-from tenantguard.errors import ConfigError, TenantGuardError, Unavailable
+from tenantguard.errors import ConfigError, JsonInvalid, PayloadTooLarge, TenantGuardError, Unavailable
 from tenantguard.relations import RelationChange, Relationship
+from tenantguard.relations.model import MAX_CONTEXT_BYTES, check_meta, parse_time
+from tenantguard.relations.reads import EMPTY_CONTEXT, TupleMeta
+from tenantguard.util.jsonlimits import loads
 from tenantguard.util.urls import check_http_url, shown_url
 
 app = typer.Typer(help="Write, delete, list and check relationship tuples through the policy plane.",
@@ -69,13 +77,44 @@ def _parse(texts: list[str]) -> list[Relationship]:
     return [Relationship.parse(text) for text in texts]
 
 
+ConditionOpt = Annotated[str | None, typer.Option(
+    "--condition", help="Condition (OpenFGA) / caveat (SpiceDB) the tuples hold under, e.g. ip_ok")]
+ContextOpt = Annotated[str | None, typer.Option(
+    "--context", help='The condition\'s parameters written with the tuples, a JSON object, e.g. {"cidr":"10.0.0.0/8"}')]
+ExpiresAtOpt = Annotated[str | None, typer.Option(
+    "--expires-at", help="RFC 3339 time the tuples stop granting at, e.g. 2026-12-31T00:00:00Z")]
+
+
+def _flag_meta(condition: str | None, context: str | None, expires_at: str | None) -> TupleMeta | None:
+    """The meta the flags give (None without flags); a usage error names the bad flag."""
+    if context is not None and condition is None:
+        raise typer.BadParameter("--context needs --condition", param_hint="--context")
+    ctx: Any = EMPTY_CONTEXT
+    if context is not None:
+        try:
+            ctx = loads(context, max_bytes=4 * MAX_CONTEXT_BYTES)
+        except (JsonInvalid, PayloadTooLarge) as exc:
+            raise typer.BadParameter(f"not JSON: {str(exc)[:120]}", param_hint="--context") from None
+    when = None if expires_at is None else parse_time(expires_at)
+    return check_meta(TupleMeta(condition, ctx, when))
+
+
 @app.command()
 def write(tuples: TuplesArg, plane: PlaneOpt, token_file: TokenFileOpt,
           retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
+          condition: ConditionOpt = None, context: ContextOpt = None, expires_at: ExpiresAtOpt = None,
           plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
           plane_client_key: PlaneClientKeyOpt = None) -> None:
-    """Write tuples as one atomic batch; prints {"consistency_token": N}."""
-    changes = [RelationChange("write", rel) for rel in _parse(tuples)]
+    """Write tuples as one atomic batch (rewriting a tuple replaces its condition and expiry);
+    prints {"consistency_token": N}."""
+    rels = _parse(tuples)
+    meta = _flag_meta(condition, context, expires_at)
+    if meta is not None:
+        if any(rel.meta is not None for rel in rels):
+            raise typer.BadParameter("give a condition or expiry in the tuple's [brackets] or with flags, not both",
+                                     param_hint="--condition/--expires-at")
+        rels = [rel.with_meta(meta) for rel in rels]
+    changes = [RelationChange("write", rel) for rel in rels]
     with _client(plane, token_file, retry_for, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
         print_json({"consistency_token": client.write(changes)})
 

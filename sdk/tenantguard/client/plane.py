@@ -166,7 +166,7 @@ def list_call(tenant: str, *, object: str | None = None, relation: str | None = 
 
 
 def check_call(rel: Relationship, *, at_least: int | None = None) -> Call:
-    return Call("GET", "/v1/relations/check", params=_params(**rel.to_wire(), at_least=at_least))
+    return Call("GET", "/v1/relations/check", params=_params(**rel.key_wire(), at_least=at_least))
 
 
 def bundle_call(archive: bytes, *, stages: str | None = None, impact: str | None = None,

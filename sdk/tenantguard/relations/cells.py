@@ -24,6 +24,7 @@ from tenantguard.errors import TenantGuardError
 from tenantguard.feed.topology import cell_names, cell_of
 from tenantguard.relations.index import IndexView, RelationIndex, TenantRelations
 from tenantguard.relations.model import ChangeBatch, Relationship
+from tenantguard.relations.reads import TupleMeta
 
 OUT_OF_SCOPE = "out_of_scope"
 
@@ -227,6 +228,11 @@ class CellsView:
     def rows(self, tenant: str) -> Iterator[tuple[str, builtins.list[tuple[str, builtins.list[str]]]]]:
         view = self._views.get(self._scope.cell(tenant))
         return iter(()) if view is None else view.rows(tenant)
+
+    def meta_rows(self, tenant: str) -> builtins.list[tuple[str, str, str, TupleMeta]]:
+        """As ``IndexView.meta_rows``: the tenant's tuples with a condition or an expiry."""
+        view = self._views.get(self._scope.cell(tenant))
+        return [] if view is None else view.meta_rows(tenant)
 
     def digest(self) -> str:
         """With one cell, that cell's digest; otherwise SHA-256 over ``cell=digest`` lines."""

@@ -23,6 +23,10 @@ non-empty tokens, so the joined key decodes in exactly one way too. The missing 
 relation is written ``_``, which can never be a relation name (those start with a
 letter). Decoding accepts only the canonical form (uppercase hex, escapes only for the
 five characters that need one), so ``decode`` is the exact inverse of ``encode``.
+
+A wildcard subject ``user:*`` has the id ``*``, which is a NATS wildcard: it is escaped
+too (``=2A``), and only a whole subject-id token may decode to it (no object id and no
+other id contains ``*``).
 """
 
 from __future__ import annotations
@@ -30,13 +34,14 @@ from __future__ import annotations
 import re
 
 from tenantguard.relations.errors import RelationshipInvalid
-from tenantguard.relations.model import Relationship, check_id, check_name, split_object
+from tenantguard.relations.model import WILDCARD, Relationship, check_id, check_name, split_object
 
 SUBJECT_PREFIX = "tg.rel"
 NO_SUBJECT_RELATION = "_"
 KEY_TOKENS = 7
 
 _VERBATIM_RE = re.compile(r"[A-Za-z0-9_-]+")
+_WILDCARD_TOKEN = "=2A"
 _ESCAPED = {c: f"={ord(c):02X}" for c in ".@+=|"}
 _UNESCAPED = {v: k for k, v in _ESCAPED.items()}
 _TOKEN_RE = re.compile(r"(?:[A-Za-z0-9_-]|=2E|=40|=2B|=3D|=7C){1,256}")
@@ -58,6 +63,14 @@ def decode_id(token: str) -> str:
     return check_id("id", _ESCAPE_RE.sub(lambda m: _UNESCAPED[m.group(0)], token))
 
 
+def _encode_subject_id(value: str) -> str:
+    return _WILDCARD_TOKEN if value == WILDCARD else encode_id(value)
+
+
+def _decode_subject_id(token: str) -> str:
+    return WILDCARD if token == _WILDCARD_TOKEN else decode_id(token)
+
+
 def relationship_key(rel: Relationship) -> str:
     """The JetStream KV key of a tuple: seven tokens, injective, KV-safe."""
     obj_type, _, obj_id = rel.object.partition(":")
@@ -70,7 +83,7 @@ def relationship_key(rel: Relationship) -> str:
             encode_id(obj_id),
             rel.relation,
             subj_type,
-            encode_id(subj_id),
+            _encode_subject_id(subj_id),
             subj_rel or NO_SUBJECT_RELATION,
         )
     )
@@ -82,7 +95,7 @@ def relationship_from_key(key: str) -> Relationship:
     if len(tokens) != KEY_TOKENS:
         raise RelationshipInvalid(f"{key!r:.80} is not a relationship key ({KEY_TOKENS} tokens)")
     tenant, obj_type, obj_id, relation, subj_type, subj_id, subj_rel = tokens
-    subject = f"{subj_type}:{decode_id(subj_id)}"
+    subject = f"{subj_type}:{_decode_subject_id(subj_id)}"
     if subj_rel != NO_SUBJECT_RELATION:
         subject += f"#{subj_rel}"
     return Relationship(tenant, f"{obj_type}:{decode_id(obj_id)}", relation, subject)

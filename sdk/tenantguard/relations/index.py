@@ -66,6 +66,18 @@ a few unused strings in a table), so batches are all-or-nothing.
 Every query takes the tenant first and works on that tenant's partition only; there is no
 operation that spans tenants except the digest and the snapshot export.
 
+Tuples with meta (a condition or an expiry, :class:`~tenantguard.relations.reads.TupleMeta`)
+are rare and never sit in the key sets: a partition's ``meta`` side table (None when it has
+none, so plain tuples cost exactly what they did) holds them by string, forward and reverse.
+That keeps them out of everything that cannot evaluate a condition or a clock, by
+construction: ``check``, ``relations_of`` (the policy's relation builtins) and the search
+walks only read the key sets, so a conditional or expiring tuple never grants there; only
+the schema engine, through :class:`TenantRelations`' ``RelationReads`` (``subjects``,
+``objects``), sees them with their meta. A tuple is in exactly one of the two places: a write
+with meta moves it to the side table, a write without moves it back, a delete removes it
+from either. Wildcard subjects (``user:*``) are plain strings here: group expansion matches
+subjects as written, so only a schema gives a wildcard its "every user" meaning.
+
 The cyclic collector: a partition is 7 tracked objects however many tuples it holds (the
 partition, two lists, two chunk tuples and their arrays, which CPython 3.11 tracks; the
 string and int dicts are untracked). That is not fewer than the dicts left once a
@@ -78,6 +90,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import json
 import threading
 from array import array
 from bisect import bisect_left
@@ -87,7 +100,8 @@ from itertools import islice, repeat
 from operator import and_, rshift
 
 from tenantguard.relations.errors import ChangeBatchInvalid, SequenceGap
-from tenantguard.relations.model import ChangeBatch, Relationship
+from tenantguard.relations.model import ChangeBatch, Relationship, meta_to_wire
+from tenantguard.relations.reads import Fact, TupleMeta
 
 MAX_DEPTH = 3
 """Userset hops followed: direct, via a group, and two more levels of nesting."""
@@ -104,6 +118,19 @@ _NO_CHUNKS: Chunks = ()
 _NO_MAXES: Keys = ()
 _ONE_CHUNK: Keys = ()  # the maxes of a one-chunk key set (not kept: readers never need them)
 _NO_LINKS: dict[int, int] = {}  # a partition without usersets (never written to: replaced)
+
+
+MetaFwd = dict[tuple[str, str], dict[str, TupleMeta]]  # (object, relation) -> subject -> meta
+MetaRev = dict[str, dict[tuple[str, str], TupleMeta]]  # subject -> (object, relation) -> meta
+
+
+@dataclass(frozen=True, slots=True)
+class _MetaTable:
+    """One tenant's tuples with meta, by string (never in the key sets); immutable once published."""
+
+    fwd: MetaFwd
+    rev: MetaRev
+    count: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +155,7 @@ class _Partition:
     count: int
     names_len: int  # len(names) when published (a longer table means a failed batch left garbage)
     orphans: int  # estimate of the strings in the tables that no tuple uses any more
+    meta: _MetaTable | None  # tuples with a condition or an expiry (counted in ``count``), None: none
 
 
 @dataclass(frozen=True, slots=True)
@@ -674,8 +702,8 @@ class _KeySet:
 class _PartitionWriter:
     """Copy-on-first-write editor of one partition inside one batch."""
 
-    __slots__ = ("count", "fwd", "ids", "names", "orphans", "osh", "pairs", "rbits", "rel_ids", "rels",
-                 "rev", "rw", "sw", "usersets", "w")
+    __slots__ = ("_meta_owned", "count", "fwd", "ids", "meta", "meta_fwd", "meta_rev", "names", "orphans", "osh",
+                 "pairs", "rbits", "rel_ids", "rels", "rev", "rw", "sw", "usersets", "w")
 
     def __init__(self, old: _Partition | None, layout: tuple[int, int] | None = None) -> None:
         if old is None:
@@ -685,6 +713,8 @@ class _PartitionWriter:
             self.rels: builtins.list[str] = []
             self.pairs = self.usersets = _NO_LINKS
             self.count = self.orphans = 0
+            self.meta: _MetaTable | None = None
+            self._meta_owned: dict[int, object] | None = None
             rbits, w = layout or _NARROW
             self._layout(rbits, w)
             new = _factory(rbits, w)
@@ -693,6 +723,7 @@ class _PartitionWriter:
         self.ids, self.names, self.rel_ids, self.rels = old.ids, old.names, old.rel_ids, old.rels
         self.pairs, self.usersets = old.pairs, old.usersets
         self.count = old.count
+        self.meta, self._meta_owned = old.meta, None
         self.orphans = old.orphans + len(old.names) - old.names_len  # a failed batch's strings
         self._layout(old.rbits, old.w)
         new = _factory(old.rbits, old.w)
@@ -752,7 +783,73 @@ class _PartitionWriter:
         self.pairs[userset] = pair
         self.usersets[pair] = userset
 
-    def add(self, obj: str, rel: str, subject: str) -> bool:
+    # Meta side table: copied on first write in a batch (the outer maps), an inner map on first
+    # touch; ``_meta_owned`` is None until this batch has copied the outer maps.
+
+    def _meta_maps(self) -> tuple[MetaFwd, MetaRev]:
+        if self._meta_owned is None:
+            self._meta_owned = {}
+            if self.meta is None:
+                self.meta_fwd: MetaFwd = {}
+                self.meta_rev: MetaRev = {}
+            else:
+                self.meta_fwd, self.meta_rev = dict(self.meta.fwd), dict(self.meta.rev)
+        return self.meta_fwd, self.meta_rev
+
+    def _inner(self, outer: dict, key: object) -> dict:  # type: ignore[type-arg]
+        owned = self._meta_owned
+        assert owned is not None
+        inner = outer.get(key)
+        if inner is None or id(inner) not in owned:
+            inner = outer[key] = {} if inner is None else dict(inner)
+            owned[id(inner)] = inner
+        return inner
+
+    def _meta_put(self, obj: str, rel: str, subject: str, meta: TupleMeta) -> bool:
+        fwd, rev = self._meta_maps()
+        by_subject = self._inner(fwd, (obj, rel))
+        new = subject not in by_subject
+        by_subject[subject] = meta
+        self._inner(rev, subject)[(obj, rel)] = meta
+        return new
+
+    def _meta_drop(self, obj: str, rel: str, subject: str) -> bool:
+        if self._meta_owned is None:
+            if self.meta is None or subject not in self.meta.fwd.get((obj, rel), ()):
+                return False
+        elif subject not in self.meta_fwd.get((obj, rel), ()):
+            return False
+        fwd, rev = self._meta_maps()
+        by_subject = self._inner(fwd, (obj, rel))
+        del by_subject[subject]
+        if not by_subject:
+            del fwd[(obj, rel)]
+        by_pair = self._inner(rev, subject)
+        del by_pair[(obj, rel)]
+        if not by_pair:
+            del rev[subject]
+        return True
+
+    def _meta_table(self) -> _MetaTable | None:
+        if self._meta_owned is None:
+            return self.meta
+        if not self.meta_fwd:
+            return None
+        return _MetaTable(self.meta_fwd, self.meta_rev, sum(map(len, self.meta_fwd.values())))
+
+    def add(self, obj: str, rel: str, subject: str, meta: TupleMeta | None = None) -> bool:
+        """Write a tuple: without meta into the key sets, with meta into the side table (moving
+        it out of the other place if it was there)."""
+        if meta is not None:
+            self._plain_remove(obj, rel, subject)  # counted out there, back in here
+            if self._meta_put(obj, rel, subject, meta):
+                self.count += 1
+            return True
+        if (self.meta is not None or self._meta_owned is not None) and self._meta_drop(obj, rel, subject):
+            self.count -= 1  # (the common case, a partition without meta, skips the call)
+        return self._plain_add(obj, rel, subject)
+
+    def _plain_add(self, obj: str, rel: str, subject: str) -> bool:
         o, r, s = self._id(obj), self._rel_id(rel), self._id(subject)
         userset = "#" in subject
         if userset and s not in self.pairs:  # (a failed batch may have numbered it unlinked)
@@ -767,6 +864,13 @@ class _PartitionWriter:
         return True
 
     def remove(self, obj: str, rel: str, subject: str) -> bool:
+        """Delete a tuple from wherever it is (key sets or side table)."""
+        if self._meta_drop(obj, rel, subject):
+            self.count -= 1
+            return True
+        return self._plain_remove(obj, rel, subject)
+
+    def _plain_remove(self, obj: str, rel: str, subject: str) -> bool:
         o, r, s = self.ids.get(obj), self.rel_ids.get(rel), self.ids.get(subject)
         if o is None or r is None or s is None:
             return False
@@ -790,16 +894,21 @@ class _PartitionWriter:
         return _Partition(
             self.ids, self.names, self.rel_ids, self.rels, self.rbits, self.w, self.sw, self.osh, self.rw,
             fwd_max, fwd, rev_max, rev, self.pairs, self.usersets,
-            self.count, len(self.names), self.orphans,
+            self.count, len(self.names), self.orphans, self._meta_table(),
         )
 
     def _compacted(self) -> _Partition:
-        """The same tuples with fresh string tables holding only the strings still used."""
+        """The same tuples with fresh string tables holding only the strings still used (the
+        side table holds strings, not ids: it moves over as it is)."""
         fresh = _PartitionWriter(None)
         names, rels, sw, osh = self.names, self.rels, self.sw, self.osh
         rmask, wmask = (1 << self.rbits) - 1, (1 << self.w) - 1
         for key in self.fwd:
             fresh.add(names[key >> osh], rels[(key >> sw) & rmask], names[key & wmask])
+        meta = self._meta_table()
+        if meta is not None:
+            fresh.meta = meta
+            fresh.count += meta.count
         return fresh.finish()
 
 
@@ -816,8 +925,8 @@ class _Transaction:
             w = self._writers[tenant] = _PartitionWriter(self._state.tenants.get(tenant))
         return w
 
-    def write(self, tenant: str, obj: str, rel: str, subject: str) -> None:
-        self.writer(tenant).add(obj, rel, subject)
+    def write(self, tenant: str, obj: str, rel: str, subject: str, meta: TupleMeta | None = None) -> None:
+        self.writer(tenant).add(obj, rel, subject, meta)
 
     def delete(self, tenant: str, obj: str, rel: str, subject: str) -> None:
         w = self._writers.get(tenant)
@@ -857,10 +966,51 @@ class TenantRelations:
         self._part = part
 
     def check(self, object: str, relation: str, subject: str) -> bool:
+        """Group expansion over plain tuples (a tuple with meta never grants here)."""
         return _check(self._part, object, relation, subject)
 
     def relations_of(self, subject: str) -> dict[str, builtins.list[str]]:
+        """The policy's ``input.relations`` over plain tuples (a tuple with meta never appears)."""
         return _relations_of(self._part, subject)
+
+    # RelationReads (tenantguard.relations.reads), what the schema engine evaluates: every
+    # tuple as written (plain ones from a key-set range, then those with meta), no expansion.
+
+    def subjects(self, object: str, relation: str) -> Iterator[Fact]:
+        """Every subject written on ``object#relation``: a range of the forward key set, then
+        the side table's."""
+        part = self._part
+        if part is None:
+            return
+        o, r = part.ids.get(object), part.rel_ids.get(relation)
+        if o is not None and r is not None:
+            lo = (o << part.rbits | r) << part.sw
+            names, mask = part.names, (1 << part.w) - 1
+            for key in _between(part.fwd_max, part.fwd, lo, lo + (1 << part.sw)):
+                yield names[key & mask], None
+        if part.meta is not None:
+            yield from part.meta.fwd.get((object, relation), {}).items()
+
+    def objects(self, object_type: str, relation: str, subject: str) -> Iterator[Fact]:
+        """Every object of ``object_type`` whose ``relation`` names exactly ``subject``: a range of
+        the reverse key set (the subject's), then the side table's."""
+        part = self._part
+        if part is None:
+            return
+        s, r = part.ids.get(subject), part.rel_ids.get(relation)
+        prefix = f"{object_type}:"
+        if s is not None and r is not None:
+            rw, rbits, names = part.rw, part.rbits, part.names
+            rmask = (1 << rbits) - 1
+            lo = s << rw
+            for key in _between(part.rev_max, part.rev, lo, lo + (1 << rw)):
+                pair = key - lo
+                if pair & rmask == r and (obj := names[pair >> rbits]).startswith(prefix):
+                    yield obj, None
+        if part.meta is not None:
+            for (obj, rel), meta in part.meta.rev.get(subject, {}).items():
+                if rel == relation and obj.startswith(prefix):
+                    yield obj, meta
 
     # Candidate walks for search (tenantguard.search): lazy, in an order fixed by this
     # state, each item once; ``budget`` bounds the nodes visited (WalkTooBroad beyond).
@@ -937,25 +1087,39 @@ class IndexView:
         return sorted(self._state.tenants)
 
     def rows(self, tenant: str) -> Iterator[tuple[str, builtins.list[tuple[str, builtins.list[str]]]]]:
-        """``(object, [(relation, sorted subjects), ...])`` in canonical order."""
+        """``(object, [(relation, sorted subjects), ...])`` in canonical order: the plain tuples
+        (those with meta are in :meth:`meta_rows`)."""
         part = self._state.tenants.get(tenant)
         if part is None:
             return iter(())
         return _object_rows(part)
 
+    def meta_rows(self, tenant: str) -> builtins.list[tuple[str, str, str, TupleMeta]]:
+        """``(object, relation, subject, meta)`` of the tenant's tuples with meta, sorted."""
+        part = self._state.tenants.get(tenant)
+        if part is None or part.meta is None:
+            return []
+        return sorted(((o, r, s, m) for (o, r), by_subject in part.meta.fwd.items() for s, m in by_subject.items()),
+                      key=lambda t: t[:3])
+
     def digest(self) -> str:
-        """SHA-256 over ``seq`` and every tuple, one canonical line each, sorted."""
+        """SHA-256 over ``seq`` and every tuple, one canonical line each, sorted; a tenant's
+        tuples with meta follow its plain ones, each line carrying its meta as canonical JSON
+        (an index without meta digests exactly as before meta existed)."""
         h = hashlib.sha256(_DIGEST_HEADER)
         h.update(f"seq={self.seq}\ncount={self.count}\n".encode())
         for tenant in self.tenants():
             part = self._state.tenants[tenant]
             if len(part.fwd) == 1:  # small: one sort of all its (object, relation, subject)
                 h.update("".join([f"{tenant}/{o}#{r}@{s}\n" for o, r, s in sorted(_decoded(part))]).encode())
-                continue
-            for obj, rels in self.rows(tenant):
-                head = f"{tenant}/{obj}#"
-                lines = [f"{head}{rel}@{s}\n" for rel, subjects in rels for s in subjects]
-                h.update("".join(lines).encode())
+            else:
+                for obj, rels in self.rows(tenant):
+                    head = f"{tenant}/{obj}#"
+                    lines = [f"{head}{rel}@{s}\n" for rel, subjects in rels for s in subjects]
+                    h.update("".join(lines).encode())
+            for o, r, s, m in self.meta_rows(tenant):
+                meta = json.dumps(meta_to_wire(m), sort_keys=True, separators=(",", ":"))
+                h.update(f"{tenant}/{o}#{r}@{s} {meta}\n".encode())
         return h.hexdigest()
 
 
@@ -986,7 +1150,7 @@ class RelationIndex:
             for i, change in enumerate(batch.changes):
                 rel = change.rel
                 if change.op == "write":
-                    txn.write(rel.tenant, rel.object, rel.relation, rel.subject)
+                    txn.write(rel.tenant, rel.object, rel.relation, rel.subject, rel.meta)
                 elif change.op == "delete":
                     txn.delete(rel.tenant, rel.object, rel.relation, rel.subject)
                 else:
@@ -996,15 +1160,15 @@ class RelationIndex:
 
     @classmethod
     def from_trusted(
-        cls, seq: int, tuples: Iterable[tuple[str, str, str, str]]
+        cls, seq: int, tuples: Iterable[tuple[str, str, str, str] | tuple[str, str, str, str, TupleMeta | None]]
     ) -> RelationIndex:
-        """Build an index at ``seq`` from ``(tenant, object, relation, subject)`` tuples in
-        one pass, without per-batch copying. Nothing is validated here: the caller must
+        """Build an index at ``seq`` from ``(tenant, object, relation, subject[, meta])`` tuples
+        in one pass, without per-batch copying. Nothing is validated here: the caller must
         have checked every part (the snapshot reader does), hence the name."""
         index = cls()
         txn = _Transaction(_EMPTY)
-        for tenant, obj, rel, subject in tuples:
-            txn.write(tenant, obj, rel, subject)
+        for t in tuples:
+            txn.write(*t)
         index._state = txn.commit(seq)
         return index
 
@@ -1051,11 +1215,30 @@ class RelationIndex:
         relation: str | None = None,
         subject: str | None = None,
     ) -> builtins.list[Relationship]:
-        """Stored tuples of one tenant matching the given parts, sorted; no expansion."""
+        """Stored tuples of one tenant matching the given parts, sorted, with their meta; no expansion."""
         part = self._state.tenants.get(tenant)
         if part is None:
             return []
-        return [Relationship(*t) for t in sorted(_select(tenant, part, object, relation, subject))]
+        found: builtins.list[tuple[str, str, str, str, TupleMeta | None]] = [
+            (*t, None) for t in _select(tenant, part, object, relation, subject)]
+        if part.meta is not None:
+            found.extend(_select_meta(tenant, part.meta, object, relation, subject))
+        found.sort(key=lambda t: t[:4])
+        return [Relationship(*t) for t in found]
+
+
+def _select_meta(tenant: str, meta: _MetaTable, obj: str | None, rel: str | None, subject: str | None
+                 ) -> Iterator[tuple[str, str, str, str, TupleMeta]]:
+    """The side table's tuples matching the given parts."""
+    if subject is not None:
+        for (o, r), m in meta.rev.get(subject, {}).items():
+            if obj in (None, o) and rel in (None, r):
+                yield tenant, o, r, subject, m
+        return
+    for (o, r), by_subject in meta.fwd.items():
+        if obj in (None, o) and rel in (None, r):
+            for s, m in by_subject.items():
+                yield tenant, o, r, s, m
 
 
 def _select(

@@ -6,6 +6,14 @@ Format: one JSON header line, then a gzip body::
      "tenants":T,"body_size":B,"body_sha256":"<hex>"}\\n
     <gzip of JSON lines, one per tenant: [tenant, [[object, [[relation, [subject, ...]], ...]], ...]]>
 
+Version 2 is written only when some tuple has meta (a condition or an expiry): a tenant
+line then may have a third member, its tuples with meta,
+``[[object, relation, subject, {"condition": {...}, "expires_at": "..."}], ...]`` (the wire
+fields of :func:`~tenantguard.relations.model.meta_to_wire`). An index of plain tuples
+(wildcards included) is written as version 1, byte for byte as before, so a reader that
+predates meta keeps reading it; such a reader refuses a version 2 snapshot by its version
+(it could not hold the meta) rather than loading it without.
+
 Everything is in canonical (sorted) order and gzip carries no timestamp, so two replicas
 at the same sequence produce byte-identical snapshots. The body hash is over the
 compressed bytes, so a corrupted or truncated file is rejected before anything is
@@ -25,13 +33,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from tenantguard.relations.errors import SnapshotInvalid, SnapshotTooLarge
+from tenantguard.relations.errors import RelationshipInvalid, SnapshotInvalid, SnapshotTooLarge
 from tenantguard.relations.index import IndexView, RelationIndex
-from tenantguard.relations.model import MAX_SEQ, NAME_RE, OBJECT_RE, SUBJECT_RE
+from tenantguard.relations.model import MAX_SEQ, NAME_RE, OBJECT_RE, SUBJECT_RE, meta_from_wire, meta_to_wire
+from tenantguard.relations.reads import TupleMeta
 from tenantguard.util.fsutil import atomic_write
 
 FORMAT = "tenantguard.relations.snapshot"
-VERSION = 1
+VERSION = 1  # plain tuples only
+META_VERSION = 2  # some tuple has meta
+VERSIONS = (VERSION, META_VERSION)
 MAX_HEADER_BYTES = 4096
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 DEFAULT_MAX_EXPANDED_BYTES = 4 * 1024 * 1024 * 1024
@@ -48,11 +59,12 @@ class SnapshotHeader:
     tenants: int
     body_size: int
     body_sha256: str
+    version: int = VERSION
 
     def to_wire(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
-            "version": VERSION,
+            "version": self.version,
             "seq": self.seq,
             "count": self.count,
             "tenants": self.tenants,
@@ -64,25 +76,34 @@ class SnapshotHeader:
 # --------------------------------------------------------------------------- write
 
 
-def _tenant_lines(view: IndexView) -> Iterator[bytes]:
+def _tenant_lines(view: IndexView, with_meta: list[bool]) -> Iterator[bytes]:
+    """One JSON line per tenant; sets ``with_meta[0]`` once a tenant has tuples with meta."""
     for tenant in view.tenants():
         rows = [[obj, [[rel, subjects] for rel, subjects in rels]] for obj, rels in view.rows(tenant)]
-        yield json.dumps([tenant, rows], separators=(",", ":")).encode() + b"\n"
+        line: list[Any] = [tenant, rows]
+        metas = view.meta_rows(tenant)
+        if metas:
+            with_meta[0] = True
+            line.append([[o, r, s, meta_to_wire(m)] for o, r, s, m in metas])
+        yield json.dumps(line, separators=(",", ":"), sort_keys=True).encode() + b"\n"
 
 
 def snapshot_bytes(index: RelationIndex) -> bytes:
-    """The whole snapshot of the index's current state, header first."""
+    """The whole snapshot of the index's current state, header first (version 2 only when
+    some tuple has meta)."""
     view = index.view()
     compressor = zlib.compressobj(6, zlib.DEFLATED, _GZIP_WBITS)
     parts: list[bytes] = []
     tenants = 0
-    for line in _tenant_lines(view):
+    with_meta = [False]
+    for line in _tenant_lines(view, with_meta):
         tenants += 1
         parts.append(compressor.compress(line))
     parts.append(compressor.flush())
     body = b"".join(parts)
     header = SnapshotHeader(
-        view.seq, view.count, tenants, len(body), hashlib.sha256(body).hexdigest()
+        view.seq, view.count, tenants, len(body), hashlib.sha256(body).hexdigest(),
+        META_VERSION if with_meta[0] else VERSION,
     )
     return _encode_header(header) + body
 
@@ -150,7 +171,7 @@ def index_from_snapshot_bytes(
         return index
     seen = [0]
 
-    def kept() -> Iterator[tuple[str, str, str, str]]:
+    def kept() -> Iterator[tuple[str, str, str, str] | tuple[str, str, str, str, TupleMeta | None]]:
         for t in tuples:
             seen[0] += 1
             if t[1].partition(":")[0] in keep_types:
@@ -176,8 +197,9 @@ def _split(data: bytes) -> tuple[SnapshotHeader, bytes]:
 def _header_from(raw: Any) -> SnapshotHeader:
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise SnapshotInvalid("not a tenantguard relations snapshot")
-    if raw.get("version") != VERSION:
-        raise SnapshotInvalid(f"snapshot version {raw.get('version')!r} is not supported")
+    version = raw.get("version")
+    if version not in VERSIONS or isinstance(version, bool):
+        raise SnapshotInvalid(f"snapshot version {version!r} is not supported")
     ints = {k: raw.get(k) for k in ("seq", "count", "tenants", "body_size")}
     for key, value in ints.items():
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_SEQ:
@@ -185,7 +207,7 @@ def _header_from(raw: Any) -> SnapshotHeader:
     digest = raw.get("body_sha256")
     if not isinstance(digest, str) or len(digest) != 64 or digest.strip("0123456789abcdef"):
         raise SnapshotInvalid("header body_sha256 must be 64 lowercase hex digits")
-    return SnapshotHeader(body_sha256=digest, **ints)  # type: ignore[arg-type]
+    return SnapshotHeader(body_sha256=digest, version=version, **ints)  # type: ignore[arg-type]
 
 
 def _lines(body: memoryview, limit: int) -> Iterator[bytes]:
@@ -215,7 +237,8 @@ def _lines(body: memoryview, limit: int) -> Iterator[bytes]:
         raise SnapshotInvalid("body ends early or has trailing data")
 
 
-def _tuples(lines: Iterator[bytes], header: SnapshotHeader) -> Iterator[tuple[str, str, str, str]]:
+def _tuples(lines: Iterator[bytes], header: SnapshotHeader
+            ) -> Iterator[tuple[str, str, str, str] | tuple[str, str, str, str, TupleMeta | None]]:
     """Parse and re-validate every tenant line; the structure is checked strictly."""
     seen = 0
     for line in lines:
@@ -224,11 +247,17 @@ def _tuples(lines: Iterator[bytes], header: SnapshotHeader) -> Iterator[tuple[st
             item = json.loads(line)
         except (ValueError, RecursionError):  # RecursionError: nesting deeper than json.loads can go
             raise SnapshotInvalid(f"tenant line {seen} is not JSON") from None
-        _expect_list(item, 2)
-        tenant, rows = item
+        if header.version == META_VERSION and isinstance(item, list) and len(item) == 3:
+            tenant, rows, metas = item
+        else:
+            _expect_list(item, 2)
+            (tenant, rows), metas = item, None
         _expect(NAME_RE, tenant, "tenant")
         for obj, rel, subject in _rows(rows):
             yield tenant, obj, rel, subject
+        if metas is not None:
+            for obj, rel, subject, meta in _meta_rows(metas):
+                yield tenant, obj, rel, subject, meta
     if seen != header.tenants:
         raise SnapshotInvalid(f"holds {seen} tenants, header says {header.tenants}")
 
@@ -248,6 +277,25 @@ def _rows(rows: Any) -> Iterator[tuple[str, str, str]]:
             for subject in subjects:
                 _expect(SUBJECT_RE, subject, "subject")
                 yield obj, rel, subject
+
+
+def _meta_rows(metas: Any) -> Iterator[tuple[str, str, str, TupleMeta]]:
+    _expect_list(metas)
+    for entry in metas:
+        _expect_list(entry, 4)
+        obj, rel, subject, wire = entry
+        _expect(OBJECT_RE, obj, "object")
+        _expect(NAME_RE, rel, "relation")
+        _expect(SUBJECT_RE, subject, "subject")
+        if not isinstance(wire, dict):
+            raise SnapshotInvalid("snapshot body has an unexpected structure")
+        try:
+            meta = meta_from_wire(wire)
+        except RelationshipInvalid as exc:
+            raise SnapshotInvalid(f"snapshot holds an invalid tuple meta: {exc.message}") from None
+        if meta is None:
+            raise SnapshotInvalid("snapshot holds a tuple with empty meta among those with meta")
+        yield obj, rel, subject, meta
 
 
 def _expect(pattern: Any, value: Any, what: str) -> None:

@@ -248,7 +248,7 @@ def load_relations(path: str | Path) -> RelationIndex:
             rel = Relationship.parse(item) if isinstance(item, str) else Relationship.from_wire(item)
         except (InvalidInput, TypeError, AttributeError) as exc:
             raise RecordInvalid(f"relations file entry {i}: {exc}") from None
-        tuples.append((rel.tenant, rel.object, rel.relation, rel.subject))
+        tuples.append((rel.tenant, rel.object, rel.relation, rel.subject, rel.meta))  # meta kept: never plain
     return RelationIndex.from_trusted(seq, tuples)
 
 
