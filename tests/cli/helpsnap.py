@@ -18,13 +18,19 @@ from typing import Any
 BASELINE = Path(__file__).with_name("help_baseline.json")
 
 
-def root_command() -> Any:
-    """The click command tree ``tenantguard`` runs, service groups included."""
-    import typer.main
+def root_app() -> Any:
+    """The ``tenantguard`` Typer app with the service groups (sidecar, plane, dev, demo) attached."""
     from tenantguard import cli
 
     cli._register_service_groups()
-    return typer.main.get_command(cli.app)
+    return cli.app
+
+
+def root_command() -> Any:
+    """The click command tree ``tenantguard`` runs."""
+    import typer.main
+
+    return typer.main.get_command(root_app())
 
 
 def _walk(command: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
@@ -65,11 +71,10 @@ def help_texts() -> dict[str, str]:
     """The rendered ``--help`` of every command (a wide, colourless terminal), for a reader's diff."""
     from typer.testing import CliRunner
 
-    root = root_command()
     runner = CliRunner()
     texts = {}
-    for path, _command in _walk(root, ()):
-        result = runner.invoke(root, [*path, "--help"], env={"COLUMNS": "120", "NO_COLOR": "1"},
+    for path, _command in _walk(root_command(), ()):
+        result = runner.invoke(root_app(), [*path, "--help"], env={"COLUMNS": "120", "NO_COLOR": "1"},
                                prog_name="tenantguard")
         texts[" ".join(path) or "tenantguard"] = result.output
     return texts
