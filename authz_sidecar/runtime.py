@@ -433,7 +433,7 @@ class Sidecar:
             if served is not None and claims.tenant_id != served:
                 refusal = "tenant_not_served"
         elif bound is not None:
-            wire, agrees = _bind_tenant(wire, bound)
+            wire, agrees = bind_tenant(wire, bound)
             if not agrees:
                 refusal = "tenant_mismatch"
         request = DecisionRequest.from_wire(wire, claims, door=door)
@@ -698,7 +698,7 @@ def exchange_settings(config: SidecarConfig) -> dict[str, Any]:
     }
 
 
-def _bind_tenant(wire: Mapping[str, Any], tenant: str) -> tuple[Mapping[str, Any], bool]:
+def bind_tenant(wire: Mapping[str, Any], tenant: str) -> tuple[Mapping[str, Any], bool]:
     """``wire`` with ``subject.properties.tenant_id`` set to the caller's bound ``tenant``,
     and whether the body agreed (named no tenant, or this one). Copies, never mutates."""
     subject = wire.get("subject")

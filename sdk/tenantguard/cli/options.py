@@ -58,8 +58,9 @@ class OptionSpec:
     def declared(self, env_prefix: str) -> Any:
         """``Annotated[type, typer.Option(...)]`` with the env var ``<prefix><FLAG>``."""
         env = env_prefix + self.flag.removeprefix("--").replace("-", "_").upper()
-        extra = {"dir_okay": False} if self.is_file else {}
-        return Annotated[self.annotation, typer.Option(self.flag, envvar=env, help=self.help, **extra)]
+        if self.is_file:
+            return Annotated[self.annotation, typer.Option(self.flag, envvar=env, help=self.help, dir_okay=False)]
+        return Annotated[self.annotation, typer.Option(self.flag, envvar=env, help=self.help)]
 
 
 @dataclass(frozen=True, slots=True)

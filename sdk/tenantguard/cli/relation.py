@@ -50,7 +50,7 @@ def read_token(path: Path) -> str:
     return token
 
 
-def _client(plane: str, token_file: Path, retry_for: float = DEFAULT_RETRY_FOR, *,
+def plane_client(plane: str, token_file: Path, retry_for: float = DEFAULT_RETRY_FOR, *,
             tls: PlaneTlsArgs) -> PlaneClient:
     return PlaneClient(plane, token=read_token(token_file), retry_for=retry_for, on_retry=say_retrying, **tls)
 
@@ -73,7 +73,7 @@ def write(tuples: TuplesArg, plane: PlaneOpt, token_file: TokenFileOpt,
           tls: PlaneTlsOptions = NO_PLANE_TLS) -> None:
     """Write tuples as one atomic batch; prints {"consistency_token": N}."""
     changes = [RelationChange("write", rel) for rel in _parse(tuples)]
-    with _client(plane, token_file, retry_for, tls=tls.client_args()) as client:
+    with plane_client(plane, token_file, retry_for, tls=tls.client_args()) as client:
         print_json({"consistency_token": client.write(changes)})
 
 
@@ -84,7 +84,7 @@ def delete(tuples: TuplesArg, plane: PlaneOpt, token_file: TokenFileOpt,
            tls: PlaneTlsOptions = NO_PLANE_TLS) -> None:
     """Delete tuples as one atomic batch (deleting an absent tuple is a no-op); prints the token."""
     changes = [RelationChange("delete", rel) for rel in _parse(tuples)]
-    with _client(plane, token_file, retry_for, tls=tls.client_args()) as client:
+    with plane_client(plane, token_file, retry_for, tls=tls.client_args()) as client:
         print_json({"consistency_token": client.write(changes)})
 
 
@@ -104,7 +104,7 @@ def list_cmd(
     tls: PlaneTlsOptions = NO_PLANE_TLS,
 ) -> None:
     """List stored tuples of a tenant, one page; prints the JSON page (--expand: what usersets expand to)."""
-    with _client(plane, token_file, tls=tls.client_args()) as client:
+    with plane_client(plane, token_file, tls=tls.client_args()) as client:
         print_json(client.list(tenant, object=object_, relation=relation, subject=subject, limit=limit,
                                cursor=cursor, expand=expand))
 
@@ -120,7 +120,7 @@ def check(
 ) -> None:
     """Ask the plane whether the tuple holds (usersets expanded). Exit 0 when allowed, 1 when not."""
     rel = Relationship.parse(tuple_)
-    with _client(plane, token_file, tls=tls.client_args()) as client:
+    with plane_client(plane, token_file, tls=tls.client_args()) as client:
         allowed, seq = client.check(rel, at_least=at_least)
     print_json({"allowed": allowed, "consistency_token": seq})
     if not allowed:

@@ -17,7 +17,7 @@ from tenantguard.cli.common import (
     print_json,
 )
 from tenantguard.cli.options import NO_PLANE_TLS, PlaneTlsOptions, option_groups
-from tenantguard.cli.relation import PlaneOpt, RetryForOpt, TokenFileOpt, _client
+from tenantguard.cli.relation import PlaneOpt, RetryForOpt, TokenFileOpt, plane_client
 from tenantguard.client.plane import DEFAULT_RETRY_FOR
 
 app = typer.Typer(help="Revoke a token, a subject, a signing key or a whole tenant (kill switch).",
@@ -27,7 +27,7 @@ TenantOpt = Annotated[str, typer.Option("--tenant", help="The tenant")]
 
 def _publish(plane: str, token_file: Any, revocation: dict[str, Any], retry_for: float,
              tls: PlaneTlsArgs) -> None:
-    with _client(plane, token_file, retry_for, tls=tls) as client:
+    with plane_client(plane, token_file, retry_for, tls=tls) as client:
         print_json({"seq": client.revoke(revocation)})
 
 
