@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from tenantguard.cli.options import NO_NATS_OPTIONS, NO_PLANE_TLS, Group, NatsOptions, PlaneTls, option_groups
 from tenantguard.decision.verdicts import DEFAULT_MEMO_SIZE
 from tenantguard.feed.natsconn import HELP as NATS_HELP
 from tenantguard.server.serving import (
@@ -20,7 +21,6 @@ from tenantguard.server.serving import (
     GRPC_HELP,
     HTTP_HELP,
 )
-from tenantguard.util.httptls import CLIENT_HELP as PLANE_TLS_HELP
 
 from .config import (
     DEFAULT_GRPC_MAX_MESSAGE_BYTES,
@@ -36,6 +36,7 @@ ENV = "TG_SIDECAR_"
 
 
 @app.command()
+@option_groups
 def serve(
     service: Annotated[str, typer.Option(envvar=ENV + "SERVICE", help="This service's name (the expected token aud)")],
     bundle: Annotated[Path | None, typer.Option(envvar=ENV + "BUNDLE",
@@ -143,30 +144,8 @@ def serve(
     join_secret_file: Annotated[Path | None, typer.Option(
         envvar=ENV + "JOIN_SECRET_FILE", dir_okay=False,
         help="This service's join secret for --plane-url (mode 0600; read once, never logged)")] = None,
-    plane_ca: Annotated[Path | None, typer.Option(
-        envvar=ENV + "PLANE_CA", dir_okay=False, help=PLANE_TLS_HELP["ca"])] = None,
-    plane_client_cert: Annotated[Path | None, typer.Option(
-        envvar=ENV + "PLANE_CLIENT_CERT", dir_okay=False, help=PLANE_TLS_HELP["cert"])] = None,
-    plane_client_key: Annotated[Path | None, typer.Option(
-        envvar=ENV + "PLANE_CLIENT_KEY", dir_okay=False, help=PLANE_TLS_HELP["key"])] = None,
-    nats_user: Annotated[str | None, typer.Option(
-        envvar=ENV + "NATS_USER", help=NATS_HELP["user"])] = None,
-    nats_password_file: Annotated[Path | None, typer.Option(
-        envvar=ENV + "NATS_PASSWORD_FILE", dir_okay=False, help=NATS_HELP["password_file"])] = None,
-    nats_token_file: Annotated[Path | None, typer.Option(
-        envvar=ENV + "NATS_TOKEN_FILE", dir_okay=False, help=NATS_HELP["token_file"])] = None,
-    nats_nkey_seed_file: Annotated[Path | None, typer.Option(
-        envvar=ENV + "NATS_NKEY_SEED_FILE", dir_okay=False, help=NATS_HELP["nkey_seed_file"])] = None,
-    nats_creds_file: Annotated[Path | None, typer.Option(
-        envvar=ENV + "NATS_CREDS_FILE", dir_okay=False, help=NATS_HELP["creds_file"])] = None,
-    nats_tls_ca: Annotated[Path | None, typer.Option(
-        envvar=ENV + "NATS_TLS_CA", dir_okay=False, help=NATS_HELP["tls_ca"])] = None,
-    nats_tls_cert: Annotated[Path | None, typer.Option(
-        envvar=ENV + "NATS_TLS_CERT", dir_okay=False, help=NATS_HELP["tls_cert"])] = None,
-    nats_tls_key: Annotated[Path | None, typer.Option(
-        envvar=ENV + "NATS_TLS_KEY", dir_okay=False, help=NATS_HELP["tls_key"])] = None,
-    nats_tls_server_name: Annotated[str | None, typer.Option(
-        envvar=ENV + "NATS_TLS_SERVER_NAME", help=NATS_HELP["tls_server_name"])] = None,
+    plane_tls: Annotated[PlaneTls, Group(env=ENV)] = NO_PLANE_TLS,
+    nats_auth: Annotated[NatsOptions, Group(env=ENV)] = NO_NATS_OPTIONS,
     cells: Annotated[int, typer.Option(
         min=1, max=4096, envvar=ENV + "CELLS",
         help="The system's tenant cell count: must equal the plane's --cells (a mismatch keeps the sidecar "
@@ -188,16 +167,12 @@ def serve(
     starts NATS, a plane and a sidecar for you.
     """
     from tenantguard.errors import ConfigError
-    from tenantguard.feed.natsconn import from_options as nats_from_options
-    from tenantguard.util.httptls import ClientTls
 
     from .runtime import Sidecar
     from .server import configure_logging, run
 
     nats_connection = None
-    if nats is None and any(v is not None for v in (nats_user, nats_password_file, nats_token_file,
-                                                      nats_nkey_seed_file, nats_creds_file, nats_tls_ca,
-                                                      nats_tls_cert, nats_tls_key, nats_tls_server_name)):
+    if nats is None and nats_auth.any_given():
         raise ConfigError("--nats-* credentials and TLS options need --nats")
     if nats is not None and not bundle_key:
         # without it the sidecar follows the feed but refuses every bundle announced (bundle_unknown_key),
@@ -205,10 +180,7 @@ def serve(
         raise ConfigError("--nats needs --bundle-key: the plane's bundle public key (bundle.pem.pub, written by "
                           "`tenantguard plane init`); without it every bundle the plane announces is refused")
     if nats is not None:
-        nats_connection = nats_from_options(
-            nats, user=nats_user, password_file=nats_password_file, token_file=nats_token_file,
-            nkey_seed_file=nats_nkey_seed_file, creds_file=nats_creds_file, tls_ca=nats_tls_ca,
-            tls_cert=nats_tls_cert, tls_key=nats_tls_key, tls_server_name=nats_tls_server_name)
+        nats_connection = nats_auth.connection(nats)
     config = SidecarConfig(
         service=service, bundle_file=bundle, bundle_keys=tuple(bundle_key or ()), trust_file=trust,
         relations_file=relations, state_dir=state_dir, host=host, port=port,
@@ -229,7 +201,7 @@ def serve(
         exchange_client_secret_file=exchange_client_secret_file, edge_config=edge_config,
         nats_url=nats, nats=nats_connection, plane_key=plane_key, max_staleness_seconds=max_staleness,
         plane_url=plane_url, join_secret_file=join_secret_file,
-        plane_tls=ClientTls(ca_file=plane_ca, cert_file=plane_client_cert, key_file=plane_client_key),
+        plane_tls=plane_tls.client_tls(),
         cells=cells, scope_cells=tuple(scope_cell or ()), scope_types=tuple(scope_type or ()),
     )
     configure_logging()

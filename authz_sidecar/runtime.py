@@ -25,14 +25,12 @@ import asyncio
 import contextlib
 import gc
 import hashlib
-import json
 import logging
 import os
 import socket
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -52,7 +50,6 @@ from tenantguard.decisionlog import LogPolicy
 from tenantguard.errors import (
     BundleRejected,
     ConfigError,
-    InvalidInput,
     TenantGuardError,
     TokenError,
     TokenMissing,
@@ -62,9 +59,7 @@ from tenantguard.exchange import (
     LocalTrustOnly,
     PropagationMode,
     TokenExchanger,
-    load_or_create_signing_key,
     propagation_mode,
-    read_client_secret,
     replace_signing_key,
 )
 from tenantguard.feed.topology import DEFAULT_CELL, sidecar_issuer
@@ -73,13 +68,14 @@ from tenantguard.identity.oidc import EdgeConfig, EdgeVerifier
 from tenantguard.identity.revocations import RevocationList
 from tenantguard.identity.tokens import Claims, TokenVerifier, VerifyOptions
 from tenantguard.policy.engine import RegorusEngine
-from tenantguard.relations import CellRelations, RelationIndex, Relationship
+from tenantguard.relations import CellRelations, RelationIndex
 from tenantguard.rollout import ShadowEvaluator, ShadowSettings, SidecarStatus
 from tenantguard.rollout.shadow import REPORTED_EXAMPLES
 from tenantguard.search import Searcher, SearchRunner
 
 from .config import SidecarConfig
 from .decision_log import DecisionLog, DecisionSink, MemorySink
+from .loaders import exchange_settings, load_relations_file, read_bundle_file
 from .metrics import SidecarMetrics
 from .pep import PepKeys
 from .registration import PlaneRegistrar
@@ -87,7 +83,6 @@ from .registration import PlaneRegistrar
 log = logging.getLogger(__name__)
 
 BUNDLE_ISSUER = "plane"
-MAX_RELATIONS_FILE = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +204,7 @@ class Sidecar:
             sidecar._load_persisted()
         if config.bundle_file is not None:
             try:
-                sidecar.activate_bundle(_read_bundle_file(config.bundle_file))
+                sidecar.activate_bundle(read_bundle_file(config.bundle_file))
             except BundleRejected:
                 if not sidecar.core.ready and config.nats_url is None:
                     raise  # nothing to serve and nothing coming: refuse to start, loudly
@@ -433,7 +428,7 @@ class Sidecar:
             if served is not None and claims.tenant_id != served:
                 refusal = "tenant_not_served"
         elif bound is not None:
-            wire, agrees = _bind_tenant(wire, bound)
+            wire, agrees = bind_tenant(wire, bound)
             if not agrees:
                 refusal = "tenant_mismatch"
         request = DecisionRequest.from_wire(wire, claims, door=door)
@@ -688,17 +683,7 @@ def settle_heap() -> None:
     gc.freeze()
 
 
-def exchange_settings(config: SidecarConfig) -> dict[str, Any]:
-    """The exchange's files: signing key (kept 0600 under state_dir), client secret, edge config."""
-    secret_file, edge_file = config.exchange_client_secret_file, config.edge_config
-    return {
-        "exchange_key": load_or_create_signing_key(config.state_dir),
-        "client_secret": read_client_secret(secret_file) if secret_file is not None else None,
-        "edge_config": EdgeConfig.load(edge_file) if edge_file is not None else None,
-    }
-
-
-def _bind_tenant(wire: Mapping[str, Any], tenant: str) -> tuple[Mapping[str, Any], bool]:
+def bind_tenant(wire: Mapping[str, Any], tenant: str) -> tuple[Mapping[str, Any], bool]:
     """``wire`` with ``subject.properties.tenant_id`` set to the caller's bound ``tenant``,
     and whether the body agreed (named no tenant, or this one). Copies, never mutates."""
     subject = wire.get("subject")
@@ -732,23 +717,6 @@ def _new_id() -> str:
     return uuid.uuid4().hex
 
 
-def _read_file(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-
-
-def _read_bundle_file(path: Path) -> bytes:
-    """The ``--bundle`` archive. A bundle's source folder (the natural first guess) is refused with
-    the command that builds the archive, not a bare "Is a directory"."""
-    if path.is_dir():
-        raise ConfigError(f"--bundle {path} is a folder; --bundle takes a built, signed archive: `tenantguard "
-                          f"bundle build {path} -o bundle.tar.gz --signing-key KEY` makes one, and "
-                          "--bundle-key KEY.pub verifies it")
-    return _read_file(path)
-
-
 def question_tenant(wire: Mapping[str, Any], claims: Claims | None, bound: str | None = None) -> str | None:
     """The tenant whose relations a decision on ``wire`` reads, as far as it can be told
     before deciding: the token's, else the caller's bound one (PEP key, ``--tenant``), else
@@ -764,27 +732,3 @@ def question_tenant(wire: Mapping[str, Any], claims: Claims | None, bound: str |
     props = entity.get("properties") if isinstance(entity, Mapping) else None
     tenant = props.get("tenant_id") if isinstance(props, Mapping) else None
     return tenant if isinstance(tenant, str) and tenant else None
-
-
-def load_relations_file(path: Path) -> RelationIndex:
-    """A local relations file (until the plane feeds the sidecar):
-    ``{"seq": N, "relationships": ["acme/project:p1#member@user:alice", ...]}``."""
-    if path.stat().st_size > MAX_RELATIONS_FILE:
-        raise ConfigError(f"relations file {path} exceeds {MAX_RELATIONS_FILE} bytes")
-    try:
-        doc = json.loads(_read_file(path))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"relations file {path} is not JSON: {exc.msg}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("relationships"), list):
-        raise ConfigError('relations file must be {"seq": N, "relationships": [...]}')
-    seq = doc.get("seq", 0)
-    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
-        raise ConfigError("relations file 'seq' must be a non-negative integer")
-    tuples = []
-    for i, item in enumerate(doc["relationships"]):
-        try:
-            rel = Relationship.parse(item) if isinstance(item, str) else Relationship.from_wire(item)
-        except (InvalidInput, TypeError, AttributeError) as exc:
-            raise ConfigError(f"relations file entry {i}: {exc}") from None
-        tuples.append((rel.tenant, rel.object, rel.relation, rel.subject))
-    return RelationIndex.from_trusted(seq, tuples)

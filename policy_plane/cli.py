@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 from tenantguard.cli.common import ReportsEveryMissing
+from tenantguard.cli.options import NO_NATS_OPTIONS, Group, NatsOptions, option_groups
 from tenantguard.feed.natsconn import HELP as NATS_HELP
 from tenantguard.server.serving import (
     DEFAULT_MAX_CONNECTIONS,
@@ -45,6 +46,7 @@ class ImpactGateMode(StrEnum):
 
 
 @app.command(cls=ReportsEveryMissing)
+@option_groups
 def serve(
     nats: Annotated[str, typer.Option(envvar=ENV + "NATS", help=NATS_HELP["servers"])],
     event_key: Annotated[
@@ -166,24 +168,7 @@ def serve(
         help="Answer POST /v1/relations and /v1/revocations below the web framework, with the same checks, "
              "errors and answers (anything else about them still goes through it); off: every request through "
              "FastAPI (TG_PLANE_FAST_WRITES=0)")] = True,
-    nats_user: Annotated[str | None, typer.Option(
-        envvar=ENV + "NATS_USER", help=NATS_HELP["user"])] = None,
-    nats_password_file: Annotated[Path | None, typer.Option(
-        envvar=ENV + "NATS_PASSWORD_FILE", dir_okay=False, help=NATS_HELP["password_file"])] = None,
-    nats_token_file: Annotated[Path | None, typer.Option(
-        envvar=ENV + "NATS_TOKEN_FILE", dir_okay=False, help=NATS_HELP["token_file"])] = None,
-    nats_nkey_seed_file: Annotated[Path | None, typer.Option(
-        envvar=ENV + "NATS_NKEY_SEED_FILE", dir_okay=False, help=NATS_HELP["nkey_seed_file"])] = None,
-    nats_creds_file: Annotated[Path | None, typer.Option(
-        envvar=ENV + "NATS_CREDS_FILE", dir_okay=False, help=NATS_HELP["creds_file"])] = None,
-    nats_tls_ca: Annotated[Path | None, typer.Option(
-        envvar=ENV + "NATS_TLS_CA", dir_okay=False, help=NATS_HELP["tls_ca"])] = None,
-    nats_tls_cert: Annotated[Path | None, typer.Option(
-        envvar=ENV + "NATS_TLS_CERT", dir_okay=False, help=NATS_HELP["tls_cert"])] = None,
-    nats_tls_key: Annotated[Path | None, typer.Option(
-        envvar=ENV + "NATS_TLS_KEY", dir_okay=False, help=NATS_HELP["tls_key"])] = None,
-    nats_tls_server_name: Annotated[str | None, typer.Option(
-        envvar=ENV + "NATS_TLS_SERVER_NAME", help=NATS_HELP["tls_server_name"])] = None,
+    nats_auth: Annotated[NatsOptions, Group(env=ENV)] = NO_NATS_OPTIONS,
 ) -> None:
     """Start one plane replica; prints {"event": "listening", "http": "host:port"} when ready.
 
@@ -191,7 +176,6 @@ def serve(
     DIR/bundle.pem, DIR/admin.token and the join secrets. To try it all on one machine, `tenantguard dev`
     starts NATS, a plane and a sidecar for you.
     """
-    from tenantguard.feed.natsconn import from_options as nats_from_options
     from tenantguard.identity.keys import SigningKey
     from tenantguard.util.httptls import ServerTls
 
@@ -201,10 +185,7 @@ def serve(
     from .server import run
 
     tls = ServerTls.from_options(tls_cert, tls_key, tls_client_ca)  # before anything else: a file mistake
-    nats_connection = nats_from_options(
-        nats, user=nats_user, password_file=nats_password_file, token_file=nats_token_file,
-        nkey_seed_file=nats_nkey_seed_file, creds_file=nats_creds_file, tls_ca=nats_tls_ca,
-        tls_cert=nats_tls_cert, tls_key=nats_tls_key, tls_server_name=nats_tls_server_name)
+    nats_connection = nats_auth.connection(nats)
     config = PlaneConfig(
         nats_url=nats,
         nats=nats_connection,

@@ -246,3 +246,133 @@ def test_public_and_documented_import_paths_resolve(module: str, name: str) -> N
 
 def test_the_docs_show_imports_at_all() -> None:
     assert len(_documented_imports()) >= 10
+
+
+def test_no_import_cycles_even_through_type_only_imports() -> None:
+    """A cycle hidden behind ``TYPE_CHECKING`` or a lazy import still ties two modules together
+    (neither can be read, moved or tested alone); a small ``Protocol`` in the lower one breaks it,
+    as ``authz_sidecar.feed.confirm.FeedProgress`` did for confirm <-> supervisor."""
+    files = [*LIBRARY.rglob("*.py"), *(q for s in SERVICES for q in (REPO / s).rglob("*.py"))]
+    modules = {_module_name(p) for p in files}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for e in EDGES:
+        target = e.target if e.target in modules else e.target.rsplit(".", 1)[0]
+        if target in modules and target != e.source and not e.source.startswith(target + "."):
+            graph[e.source].add(target)
+    assert "authz_sidecar.feed.confirm" not in graph["authz_sidecar.feed.supervisor"] or \
+        "authz_sidecar.feed.supervisor" not in graph["authz_sidecar.feed.confirm"]
+    assert _cycles(graph) == []
+
+
+def _private_imports(roots: list[Path]) -> list[str]:
+    """``from X import _name`` (X another module): a private name used as if it were public."""
+    found = []
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.ImportFrom):
+                    for alias in node.names:
+                        if alias.name.startswith("_") and not alias.name.startswith("__"):
+                            shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+                            found.append(f"{shown}:{node.lineno} imports {alias.name} "
+                                         f"from {'.' * node.level}{node.module or ''}")
+    return found
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    """What another module needs is public (named without ``_``) where it is defined."""
+    assert _private_imports([LIBRARY, *(REPO / s for s in SERVICES)]) == []
+
+
+def test_the_private_import_check_sees_one(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("from x.y import _hidden, shown, __version__\n")
+    assert [line.split(":", 1)[1] for line in _private_imports([tmp_path])] == ["1 imports _hidden from x.y"]
+
+
+TESTS = REPO / "tests"
+
+
+def _test_module_imports() -> set[tuple[str, str]]:
+    """(importing file, imported test module) for every import of a ``test_*`` module in tests/."""
+    found = set()
+    for path in sorted(TESTS.rglob("*.py")):
+        parts = path.relative_to(REPO).parent.parts
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(parts[:len(parts) - (node.level - 1)]) + (f".{node.module}" if node.module else "")
+                names = [base, *(f"{base}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_"):
+                    found.add((str(path.relative_to(REPO)), name))
+    return found
+
+
+# Test modules still imported by other test modules when this check was added (shared fixtures and
+# helpers not yet moved to non-test modules such as tests/harness/). The list may only shrink: a new
+# import of a test module fails, and so does an entry that no longer exists (delete it).
+KNOWN_TEST_MODULE_IMPORTS = {
+    ("tests/cli/test_keys_tls.py", "tests.sdk.test_serving_tls"),
+    ("tests/cli/test_operator_day.py", "tests.plane.test_bundles"),
+    ("tests/cli/test_operator_day.py", "tests.sdk.test_serving_tls"),
+    ("tests/cli/test_operator_day.py", "tests.docs.test_docs"),
+    ("tests/cluster/test_lame_duck.py", "tests.cluster.test_replicas"),
+    ("tests/cluster/test_step_down.py", "tests.cluster.test_lame_duck"),
+    ("tests/cluster/test_step_down.py", "tests.cluster.test_replicas"),
+    ("tests/console/test_console_attacks.py", "tests.console.test_console_http"),
+    ("tests/decision/test_verdict_memo.py", "tests.decision.test_core"),
+    ("tests/docs/test_operations_on_dev.py", "tests.docs.test_readme_tour"),
+    ("tests/exchange/test_abuse_classes.py", "tests.exchange.test_exchanger"),
+    ("tests/exchange/test_kill_switch_semantics.py", "tests.exchange.test_revocation_reach"),
+    ("tests/exchange/test_token_doors.py", "tests.exchange.test_attacks"),
+    ("tests/feed/test_envoy_health_check.py", "tests.proxy_envoy.test_real_envoy"),
+    ("tests/natsio/test_status_permissions.py", "tests.natsio.test_secure"),
+    ("tests/plane/test_config_and_cli.py", "tests.plane.test_bundles"),
+    ("tests/plane/test_decision_query_attacks.py", "tests.plane.test_bundles"),
+    ("tests/plane/test_decision_query_attacks.py", "tests.plane.test_decisions"),
+    ("tests/plane/test_decision_store_bounds.py", "tests.plane.test_decisions"),
+    ("tests/plane/test_handover_reads.py", "tests.plane.test_writer_races"),
+    ("tests/plane/test_hot_writes_attacks.py", "tests.plane.test_hot_writes"),
+    ("tests/plane/test_rollback.py", "tests.plane.test_bundles"),
+    ("tests/plane/test_rollout_attacks.py", "tests.plane.test_bundles"),
+    ("tests/plane/test_rollout_reconcile.py", "tests.plane.test_bundles"),
+    ("tests/plane/test_secret_rotation.py", "tests.console.test_console_http"),
+    ("tests/plane/test_snapshot_reads.py", "tests.plane.test_migrate"),
+    ("tests/proxy_envoy/test_envoy_check_settings.py", "tests.proxy_envoy.test_envoy_failure_modes"),
+    ("tests/proxy_envoy/test_envoy_check_settings.py", "tests.proxy_envoy.test_real_envoy"),
+    ("tests/proxy_envoy/test_envoy_failure_modes.py", "tests.sidecar.test_doors"),
+    ("tests/proxy_envoy/test_envoy_failure_modes.py", "tests.proxy_envoy.test_real_envoy"),
+    ("tests/proxy_envoy/test_envoy_grpc_age.py", "tests.sidecar.test_doors"),
+    ("tests/proxy_envoy/test_envoy_grpc_age.py", "tests.proxy_envoy.test_real_envoy"),
+    ("tests/proxy_envoy/test_envoy_health_checks.py", "tests.proxy_envoy.test_real_envoy"),
+    ("tests/proxy_envoy/test_real_envoy.py", "tests.sidecar.test_doors"),
+    ("tests/search/test_search_attacks.py", "tests.search.test_sidecar_search"),
+    ("tests/sidecar/test_door_attacks.py", "tests.sidecar.test_doors"),
+    ("tests/sidecar/test_door_attacks.py", "tests.sidecar.test_envoy_doors"),
+    ("tests/sidecar/test_door_attacks.py", "tests.sidecar.test_hot_doors"),
+    ("tests/sidecar/test_envoy_doors.py", "tests.sidecar.test_doors"),
+    ("tests/sidecar/test_envoy_doors.py", "tests.sidecar.test_hot_doors"),
+    ("tests/sidecar/test_grpc_limits.py", "tests.sidecar.test_envoy_doors"),
+    ("tests/sidecar/test_hot_doors.py", "tests.sidecar.test_doors"),
+    ("tests/sidecar/test_input_classes.py", "tests.sidecar.test_doors"),
+    ("tests/sidecar/test_memo.py", "tests.sidecar.test_doors"),
+    ("tests/sidecar/test_opa_client.py", "tests.sidecar.test_doors"),
+    ("tests/sidecar/test_opa_rest.py", "tests.sidecar.test_doors"),
+    ("tests/sidecar/test_ops_listener.py", "tests.sidecar.test_doors"),
+    ("tests/sidecar/test_policy_extension.py", "tests.sidecar.test_doors"),
+    ("tests/sidecar/test_spoofing_and_input.py", "tests.sidecar.test_doors"),
+    ("tests/sidecar/test_wire_attacks.py", "tests.sidecar.test_doors"),
+    ("tests/sidecar/test_wire_attacks.py", "tests.sidecar.test_envoy_doors"),
+}
+
+
+def test_test_modules_are_not_imported_by_other_test_modules() -> None:
+    """Importing a test module runs its collection twice and ties two suites together; shared
+    helpers belong in a non-test module (``tests/harness/``, ``tests/relations/strategies.py``)."""
+    found = _test_module_imports()
+    assert found - KNOWN_TEST_MODULE_IMPORTS == set(), "new imports of test modules"
+    assert KNOWN_TEST_MODULE_IMPORTS - found == set(), "fixed: remove these from KNOWN_TEST_MODULE_IMPORTS"

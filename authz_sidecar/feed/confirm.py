@@ -15,7 +15,8 @@ behind the same :class:`tenantguard.decision.core.HighRiskConfirmer` protocol.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Protocol
 
 from tenantguard.decision.core import DecisionRequest
 
@@ -23,13 +24,28 @@ from .errors import FeedStale
 
 if TYPE_CHECKING:
     from ..runtime import Sidecar
-    from .supervisor import Feed
+
+
+class PlaneHeartbeat(Protocol):
+    """What the confirmer reads of the plane's signed heartbeat (``control.PlaneView``)."""
+
+    def believable(self, now: float) -> bool: ...
+
+
+class FeedProgress(Protocol):
+    """What the confirmer reads of the feed (``supervisor.Feed``), named here so that this module
+    does not import the supervisor that builds it (the two imported each other for types)."""
+
+    @property
+    def plane(self) -> PlaneHeartbeat: ...
+
+    def lagging(self, now: float) -> Collection[str]: ...
 
 
 class FreshnessConfirmer:
     """Raises :class:`FeedStale` (the core turns it into ``high_risk_unconfirmed``) or returns True."""
 
-    def __init__(self, sidecar: Sidecar, max_staleness_seconds: float, feed: Feed | None = None) -> None:
+    def __init__(self, sidecar: Sidecar, max_staleness_seconds: float, feed: FeedProgress | None = None) -> None:
         self._sidecar = sidecar
         self.max_staleness = max_staleness_seconds
         self._feed = feed

@@ -43,7 +43,7 @@ def _render(decision: Decision, *, context: bool = True) -> dict[str, Any]:
     return {"decision": decision.allow, "context": shown}
 
 
-def _request_id(scope: Scope) -> list[tuple[bytes, bytes]] | None:
+def request_id_headers(scope: Scope) -> list[tuple[bytes, bytes]] | None:
     """AuthZEN 1.0 12.1.6: echo the PEP's X-Request-ID on the response."""
     request_id = header(scope, b"x-request-id")
     return [(b"x-request-id", request_id.encode("latin-1"))] if request_id else None
@@ -60,7 +60,7 @@ async def evaluation_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
         decision = sidecar.decide(wire, caller.claims, door="authzen", tenant=caller.tenant)
     else:
         decision = sidecar.stale_decision(wire, caller.claims, "authzen", question.at_least or 0, caller.tenant)
-    return json_reply(_render(decision), headers=_request_id(scope))
+    return json_reply(_render(decision), headers=request_id_headers(scope))
 
 
 async def _arrived(sidecar: Sidecar, at_least: int | None, questions: list[dict[str, Any]], claims: Claims | None,
@@ -124,7 +124,7 @@ async def evaluations_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply
     if not question.evaluations:  # no array: behaves as a single evaluation
         _require_resource_id(defaults.get("resource", {}).get("id"), token=claims is not None)
         fresh = await _arrived(sidecar, at_least, [defaults], claims, tenant)
-        return json_reply(_render(decide(defaults, fresh)), headers=_request_id(scope))
+        return json_reply(_render(decide(defaults, fresh)), headers=request_id_headers(scope))
     if len(question.evaluations) > sidecar.config.max_evaluations:
         raise InvalidInput(f"at most {sidecar.config.max_evaluations} evaluations per request")
     semantic = question.options.evaluations_semantic if question.options else "execute_all"
@@ -150,7 +150,7 @@ async def evaluations_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply
             break
         if semantic == "permit_on_first_permit" and rendered["decision"]:
             break
-    return json_reply({"evaluations": results}, headers=_request_id(scope))
+    return json_reply({"evaluations": results}, headers=request_id_headers(scope))
 
 
 @router.post(EVALUATION_PATH, response_model=EvaluationResponse, responses=ERRORS,

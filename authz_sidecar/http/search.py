@@ -19,8 +19,8 @@ from starlette.types import Scope
 from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.search import Page, Question, RelationsStale, entity
 
-from ..runtime import Caller, Sidecar, _bind_tenant, question_tenant
-from .authzen import SEARCH_ACTION_PATH, SEARCH_RESOURCE_PATH, SEARCH_SUBJECT_PATH, _request_id
+from ..runtime import Caller, Sidecar, bind_tenant, question_tenant
+from .authzen import SEARCH_ACTION_PATH, SEARCH_RESOURCE_PATH, SEARCH_SUBJECT_PATH, request_id_headers
 from .models import (
     ActionSearchRequest,
     ErrorBody,
@@ -66,7 +66,7 @@ def _question(sidecar: Sidecar, caller: Caller, wire: Mapping[str, Any]) -> Ques
     else:
         bound = caller.tenant if caller.tenant is not None else served
         if bound is not None:
-            wire, agrees = _bind_tenant({**wire, "subject": subject or {}}, bound)
+            wire, agrees = bind_tenant({**wire, "subject": subject or {}}, bound)
             if not agrees:
                 raise _Nobody
             subject = wire["subject"]
@@ -102,7 +102,7 @@ async def _run(sidecar: Sidecar, scope: Scope, kind: str, body: bytes, model: ty
             raise RelationsStale(f"relations sequence {at_least} not applied in time",
                                  wanted=at_least, current=sidecar.relations.seq_of(tenant))
         return json_reply(await sidecar.search_runner.run(lambda: answer(parsed, caller)),
-                          headers=_request_id(scope))
+                          headers=request_id_headers(scope))
     except TenantGuardError as exc:
         outcome = exc.code
         raise

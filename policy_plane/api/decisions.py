@@ -30,7 +30,7 @@ ServiceQ = Annotated[str | None, Query(max_length=63, description="Only this ser
 DecisionId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
 
 
-def _service(service: str | None) -> str | None:
+def checked_service(service: str | None) -> str | None:
     if service is not None and SERVICE_RE.fullmatch(service) is None:
         raise InvalidInput(f"service must match {SERVICE_RE.pattern}", field="service")
     return service
@@ -62,7 +62,7 @@ async def decisions(
     holds, from which ``order=asc`` pages return what arrives later (``tenantguard decisions tail``).
     """
     plane = plane_of(request)
-    query = DecisionQuery(tenant=tenant, service=_service(service), subject=subject, resource=resource,
+    query = DecisionQuery(tenant=tenant, service=checked_service(service), subject=subject, resource=resource,
                           action=action, allow=allow, reason=reason, decision_id=decision_id, jti=jti, since=since,
                           until=until, limit=limit, order=order)
     page = await plane.decisions.query(query, Cursor.decode(cursor, query) if cursor else None)
@@ -78,7 +78,7 @@ async def decisions(
 async def decision(request: Request, who: Who, decision_id: DecisionId, tenant: TenantQ = None,
                    service: ServiceQ = None) -> dict[str, Any]:
     """One record by decision id (the window, then a bounded scan; name the tenant to narrow it)."""
-    record = await plane_of(request).decisions.find(decision_id, tenant=tenant, service=_service(service))
+    record = await plane_of(request).decisions.find(decision_id, tenant=tenant, service=checked_service(service))
     if record is None:
         raise NotFound(f"no decision record {decision_id}", decision_id=decision_id)
     return record
@@ -89,7 +89,7 @@ async def explain(request: Request, who: Who, decision_id: DecisionId, tenant: T
                   service: ServiceQ = None) -> dict[str, Any]:
     """Built-in checks, relations consulted, rules, and a re-evaluation on the record's revision and
     relations state (each part says whether that state is still available)."""
-    return await plane_of(request).explainer.explain_id(decision_id, tenant=tenant, service=_service(service))
+    return await plane_of(request).explainer.explain_id(decision_id, tenant=tenant, service=checked_service(service))
 
 
 @router.post("/v1/explain")
@@ -107,7 +107,7 @@ async def explain_adhoc(
     ``bundle_revision``) and the plane's relations (or ``relations_seq``), explained the same way."""
     plane = plane_of(request)
     service = body.get("service")
-    if not isinstance(service, str) or _service(service) is None:
+    if not isinstance(service, str) or checked_service(service) is None:
         raise InvalidInput("service is required", field="service")
     tenant, subject, doc = body.get("tenant"), body.get("subject"), body.get("input")
     if not isinstance(tenant, str) or not tenant or len(tenant) > 128:

@@ -180,11 +180,11 @@ async def write_door(plane: Plane, scope: Scope, body: bytes) -> Reply:
     return Reply(json.dumps(answer, separators=(",", ":")).encode(), headers=written_headers(written))
 
 
-def _encode_cursor(rel: Relationship) -> str:
+def encode_cursor(rel: Relationship) -> str:
     return base64.urlsafe_b64encode(json.dumps(rel.key_wire(), sort_keys=True).encode()).decode().rstrip("=")
 
 
-def _decode_cursor(cursor: str) -> Relationship:
+def decode_cursor(cursor: str) -> Relationship:
     try:
         raw = loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))  # bounded: a query is untrusted
         return Relationship.from_wire(raw)
@@ -215,9 +215,9 @@ async def list_relations(
     if at_least is not None:
         await plane.wait_relations(at_least, WAIT_SECONDS, tenant)
     seq = plane.state.index.seq_of(tenant) or 0
-    after = _decode_cursor(cursor) if cursor else None
+    after = decode_cursor(cursor) if cursor else None
     listed, last, _ = await list_page(request, tenant, object, relation, subject, after, limit, expand=expand)
-    return {"relations": listed, "next_cursor": _encode_cursor(last) if last else None, "consistency_token": seq}
+    return {"relations": listed, "next_cursor": encode_cursor(last) if last else None, "consistency_token": seq}
 
 
 def _check_filters(tenant: str, object: str | None, relation: str | None, subject: str | None) -> None:

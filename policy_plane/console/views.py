@@ -24,8 +24,8 @@ from tenantguard.errors import InvalidInput, TenantGuardError, Unavailable
 from tenantguard.server.asgi import RETRY_AFTER
 
 from ..api.auth import plane_of
-from ..api.decisions import _service
-from ..api.relations import _decode_cursor, _encode_cursor, list_page
+from ..api.decisions import checked_service
+from ..api.relations import decode_cursor, encode_cursor, list_page
 from ..decisions import Cursor, DecisionQuery
 from ..errors import Forbidden
 from ..revocations import revocation_payload
@@ -279,12 +279,12 @@ async def tenants(request: Request, session: Signed,
                                "killed": killed, "rows": None, "next_query": None, "error": None}
     if tenant:
         try:
-            after = _decode_cursor(cursor) if cursor else None
+            after = decode_cursor(cursor) if cursor else None
             context["rows"], last, context["total"] = await list_page(
                 request, tenant, object or None, relation or None, subject or None, after, PAGE)
             if last is not None:
                 context["next_query"] = urlencode({"tenant": tenant, "object": object, "relation": relation,
-                                                   "subject": subject, "cursor": _encode_cursor(last)})
+                                                   "subject": subject, "cursor": encode_cursor(last)})
         except TenantGuardError as exc:
             context["error"] = exc.message
         context["tripped"] = tenant in killed
@@ -381,7 +381,7 @@ async def decisions(request: Request, session: Signed,
     context: dict[str, Any] = {"filters": filters, "records": [], "next_query": None, "error": None,
                                "complete": True, "scanned": 0}
     try:
-        query = DecisionQuery(tenant=tenant or None, service=_service(service or None), subject=subject or None,
+        query = DecisionQuery(tenant=tenant or None, service=checked_service(service or None), subject=subject or None,
                               action=action or None, allow={"allow": True, "deny": False}.get(allow),
                               since=_epoch(since, "since"), until=_epoch(until, "until"), limit=PAGE)
         page = await plane.decisions.query(query, Cursor.decode(cursor, query) if cursor else None)
@@ -404,7 +404,7 @@ async def decision(request: Request, session: Signed, decision_id: str,
         if _DECISION_ID.fullmatch(decision_id) is None:
             raise InvalidInput("not a decision id", field="decision_id")
         explained = await plane.explainer.explain_id(decision_id, tenant=tenant or None,
-                                                     service=_service(service or None))
+                                                     service=checked_service(service or None))
     except TenantGuardError as exc:
         return failure(request, session, exc)
     return render(request, "decision.html", session, x=explained, record=explained["record"],

@@ -71,7 +71,7 @@ def _require_psycopg() -> Any:
     return sql
 
 
-def _tenant(tenant: str | None) -> str:
+def tenant_or_current(tenant: str | None) -> str:
     value = current_tenant() if tenant is None else tenant
     if not isinstance(value, str) or not value:
         raise InvalidInput("tenant must be a non-empty string")
@@ -90,7 +90,7 @@ def tenant_transaction(conn: Any, *, setting: str = DEFAULT_SETTING, tenant: str
     Inside a transaction already open (a SAVEPOINT), the setting it had is put back
     when the block ends, so the tenant never outlives the block.
     """
-    value = _tenant(tenant)
+    value = tenant_or_current(tenant)
     previous = _previous(conn.execute(_GET_SETTING, (setting,)).fetchone()) if _in_transaction(conn) else None
     with conn.transaction():
         conn.execute(_SET_TENANT, (setting, value))
@@ -103,7 +103,7 @@ def tenant_transaction(conn: Any, *, setting: str = DEFAULT_SETTING, tenant: str
 async def atenant_transaction(conn: Any, *, setting: str = DEFAULT_SETTING,
                               tenant: str | None = None) -> AsyncIterator[Any]:
     """:func:`tenant_transaction` for a psycopg ``AsyncConnection``."""
-    value = _tenant(tenant)
+    value = tenant_or_current(tenant)
     previous = None
     if _in_transaction(conn):
         previous = _previous(await (await conn.execute(_GET_SETTING, (setting,))).fetchone())
@@ -188,7 +188,7 @@ def assert_tenant_rows(rows: Iterable[R], column: str | int = "tenant_id", *, te
     Rows may be mappings (``dict_row``), objects with the attribute, or tuples with
     ``column`` as an index. The first foreign row raises :class:`TenantMismatch`.
     """
-    expected = _tenant(tenant)
+    expected = tenant_or_current(tenant)
     checked = list(rows)
     for position, row in enumerate(checked):
         found = _row_tenant(row, column)
@@ -215,7 +215,7 @@ def tenant_key(*parts: Any, tenant: str | None = None, sep: str = "/") -> str:
         raise InvalidInput("sep must be '/' or ':'")
     if not parts:
         raise InvalidInput("tenant_key needs at least one part after the tenant")
-    return sep.join([_escape(_tenant(tenant)), *(_escape(p) for p in parts)])
+    return sep.join([_escape(tenant_or_current(tenant)), *(_escape(p) for p in parts)])
 
 
 __all__ = [

@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlalchemy import event, text
 
-from tenantguard.rls import DEFAULT_SETTING, TenantMismatch, _tenant
+from tenantguard.rls import DEFAULT_SETTING, TenantMismatch, tenant_or_current
 
 _SET_TENANT = text("SELECT set_config(:setting, :tenant, true)")
 _CHECKS = "tenantguard_checks"  # session.info: (connection, listener) of the open transaction
@@ -38,11 +38,11 @@ def scope_sessions(target: Any, *, setting: str = DEFAULT_SETTING, tenant: str |
     """
 
     def set_tenant(session: Any, transaction: Any, connection: Any) -> None:
-        value = _tenant(tenant)
+        value = tenant_or_current(tenant)
         connection.execute(_SET_TENANT, {"setting": setting, "tenant": value})
 
         def same_tenant(conn: Any, clauseelement: Any, multiparams: Any, params: Any, options: Any) -> None:
-            if _tenant(tenant) != value:
+            if tenant_or_current(tenant) != value:
                 raise TenantMismatch("this session's transaction was begun for another tenant: "
                                      "commit, roll back or close it at the end of each request")
 

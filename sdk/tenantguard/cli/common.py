@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -17,6 +17,7 @@ try:  # typer >= 0.2x carries its own click
 except ImportError:  # pragma: no cover - older typer runs on click itself
     from click import Context, MissingParameter, UsageError  # type: ignore[assignment]
 
+from tenantguard.cli.options import PlaneTls, PlaneTlsArgs
 from tenantguard.errors import TenantGuardError
 from tenantguard.util.httptls import CLIENT_HELP as TLS_HELP
 
@@ -197,8 +198,9 @@ WRONG_TOKEN_HINT = ("; --token-file (TG_PLANE_TOKEN_FILE) must name the file the
                     ".tenantguard/plane/admin.token, which `source .tenantguard/dev.env` sets")
 
 
-# TLS towards the plane, taken by every command that talks to it (read from the environment like
-# --plane and --token-file, so a shell that exports them once covers every command).
+# TLS towards the plane as three separate options, for cli/bundle*.py until it takes the shared group
+# (``tenantguard.cli.options.PlaneTlsOptions``, which every other command uses). The flags, env vars
+# and help are the group's: tests/cli/test_shared_options.py compares them.
 PlaneCaOpt = Annotated[Path | None, typer.Option("--plane-ca", envvar="TG_PLANE_CA", dir_okay=False,
                                                  help=TLS_HELP["ca"])]
 PlaneClientCertOpt = Annotated[Path | None, typer.Option("--plane-client-cert", envvar="TG_PLANE_CLIENT_CERT",
@@ -207,16 +209,8 @@ PlaneClientKeyOpt = Annotated[Path | None, typer.Option("--plane-client-key", en
                                                         dir_okay=False, help=TLS_HELP["key"])]
 
 
-class PlaneTlsArgs(TypedDict):
-    """The ``PlaneClient`` keyword arguments of those three options."""
-
-    ca: Path | None
-    client_cert: Path | None
-    client_key: Path | None
-
-
 def plane_tls(ca: Path | None, client_cert: Path | None, client_key: Path | None) -> PlaneTlsArgs:
-    return {"ca": ca, "client_cert": client_cert, "client_key": client_key}
+    return PlaneTls(ca, client_cert, client_key).client_args()
 
 
 class ReportsEveryMissing(TyperCommand):

@@ -16,14 +16,11 @@ from typing import Annotated, Any, Literal
 import typer
 
 from tenantguard.cli.common import (
-    PlaneCaOpt,
-    PlaneClientCertOpt,
-    PlaneClientKeyOpt,
     PlaneTlsArgs,
     ReadTokenFileOpt,
-    plane_tls,
     print_json,
 )
+from tenantguard.cli.options import NO_PLANE_TLS, PlaneTlsOptions, option_groups
 from tenantguard.cli.relation import PlaneOpt, read_token
 from tenantguard.client.plane import PlaneClient
 
@@ -54,6 +51,7 @@ def _filters(tenant: str | None, service: str | None, subject: str | None, resou
 
 
 @app.command()
+@option_groups
 def query(plane: PlaneOpt, token_file: ReadTokenFileOpt, tenant: TenantF = None, service: ServiceF = None,
           subject: SubjectF = None, resource: ResourceF = None, action: ActionF = None, outcome: OutcomeF = None,
           reason: ReasonF = None, since: SinceF = None, until: UntilF = None,
@@ -61,10 +59,9 @@ def query(plane: PlaneOpt, token_file: ReadTokenFileOpt, tenant: TenantF = None,
           limit: Annotated[int, typer.Option(min=1, max=1000, help="Page size")] = 50,
           cursor: Annotated[str | None, typer.Option(help="next_cursor of the previous page")] = None,
           format: FormatF = "tenantguard",
-          plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-          plane_client_key: PlaneClientKeyOpt = None) -> None:
+          tls: PlaneTlsOptions = NO_PLANE_TLS) -> None:
     """One page, newest first; prints {"decisions": [...], "next_cursor": ...}."""
-    with _client(plane, token_file, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
+    with _client(plane, token_file, tls=tls.client_args()) as client:
         page = client.decisions(**_filters(tenant, service, subject, resource, action, outcome, reason, since,
                                            until), decision_id=decision_id, limit=limit, cursor=cursor,
                                 format=format)
@@ -73,31 +70,31 @@ def query(plane: PlaneOpt, token_file: ReadTokenFileOpt, tenant: TenantF = None,
 
 
 @app.command()
+@option_groups
 def export(plane: PlaneOpt, token_file: ReadTokenFileOpt, tenant: TenantF = None, service: ServiceF = None,
            subject: SubjectF = None, resource: ResourceF = None, action: ActionF = None, outcome: OutcomeF = None,
            reason: ReasonF = None, since: SinceF = None, until: UntilF = None,
            format: FormatF = "tenantguard",
-           plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-           plane_client_key: PlaneClientKeyOpt = None) -> None:
+           tls: PlaneTlsOptions = NO_PLANE_TLS) -> None:
     """Every matching record as JSON lines on stdout, oldest first (--tenant: one tenant's records)."""
-    with _client(plane, token_file, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
+    with _client(plane, token_file, tls=tls.client_args()) as client:
         for record in client.iter_decisions(**_filters(tenant, service, subject, resource, action, outcome, reason,
                                                        since, until), order="asc", limit=1000, format=format):
             sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
 
 
 @app.command()
+@option_groups
 def tail(plane: PlaneOpt, token_file: ReadTokenFileOpt, tenant: TenantF = None, service: ServiceF = None,
          outcome: OutcomeF = None, reason: ReasonF = None,
          follow: Annotated[bool, typer.Option("-f", "--follow", help="Keep printing new records until Ctrl-C")] = False,
          lines: Annotated[int, typer.Option("-n", min=0, max=1000, help="Newest records to print first")] = 10,
          interval: Annotated[float, typer.Option(min=0.2, help="Seconds between polls with -f")] = 1.0,
          format: FormatF = "tenantguard",
-         plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-         plane_client_key: PlaneClientKeyOpt = None) -> None:
+         tls: PlaneTlsOptions = NO_PLANE_TLS) -> None:
     """The newest records as JSON lines; with -f, then every new one as it arrives."""
     filters = _filters(tenant, service, None, None, None, outcome, reason, None, None)
-    with _client(plane, token_file, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
+    with _client(plane, token_file, tls=tls.client_args()) as client:
         first = client.decisions(**filters, limit=max(lines, 1), format=format)
         for record in reversed(first["decisions"][:lines]):
             sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
@@ -112,16 +109,16 @@ def tail(plane: PlaneOpt, token_file: ReadTokenFileOpt, tenant: TenantF = None, 
             cursor = page["next_cursor"]
 
 
+@option_groups
 def explain(
     decision_id: Annotated[str, typer.Argument(help="A decision id from a record or a response", metavar="ID")],
     plane: PlaneOpt,
     token_file: ReadTokenFileOpt,
     tenant: Annotated[str | None, typer.Option(help="The decision's tenant (narrows the search)")] = None,
     service: Annotated[str | None, typer.Option(help="The decision's service (narrows the search)")] = None,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
+    tls: PlaneTlsOptions = NO_PLANE_TLS,
 ) -> None:
     """Explain a decision: built-in checks, relations and rules involved, and a re-evaluation on its
     bundle revision and relations state (when the plane still holds them); prints JSON."""
-    with _client(plane, token_file, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
+    with _client(plane, token_file, tls=tls.client_args()) as client:
         print_json(client.explain(decision_id, tenant=tenant, service=service))

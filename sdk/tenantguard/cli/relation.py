@@ -21,16 +21,13 @@ from rich.markup import escape
 
 from tenantguard.cli.common import (
     DEV_ENV_HINT,
-    PlaneCaOpt,
-    PlaneClientCertOpt,
-    PlaneClientKeyOpt,
     PlaneOpt,
     PlaneTlsArgs,
     TokenFileOpt,
     console_err,
-    plane_tls,
     print_json,
 )
+from tenantguard.cli.options import NO_PLANE_TLS, PlaneTlsOptions, option_groups
 from tenantguard.client.plane import DEFAULT_RETRY_FOR, PlaneClient
 from tenantguard.errors import ConfigError, JsonInvalid, PayloadTooLarge, TenantGuardError, Unavailable
 from tenantguard.relations import RelationChange, Relationship
@@ -61,7 +58,7 @@ def read_token(path: Path) -> str:
     return token
 
 
-def _client(plane: str, token_file: Path, retry_for: float = DEFAULT_RETRY_FOR, *,
+def plane_client(plane: str, token_file: Path, retry_for: float = DEFAULT_RETRY_FOR, *,
             tls: PlaneTlsArgs) -> PlaneClient:
     return PlaneClient(plane, token=read_token(token_file), retry_for=retry_for, on_retry=say_retrying, **tls)
 
@@ -100,11 +97,11 @@ def _flag_meta(condition: str | None, context: str | None, expires_at: str | Non
 
 
 @app.command()
+@option_groups
 def write(tuples: TuplesArg, plane: PlaneOpt, token_file: TokenFileOpt,
           retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
           condition: ConditionOpt = None, context: ContextOpt = None, expires_at: ExpiresAtOpt = None,
-          plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-          plane_client_key: PlaneClientKeyOpt = None) -> None:
+          tls: PlaneTlsOptions = NO_PLANE_TLS) -> None:
     """Write tuples as one atomic batch (rewriting a tuple replaces its condition and expiry);
     prints {"consistency_token": N}."""
     rels = _parse(tuples)
@@ -115,22 +112,23 @@ def write(tuples: TuplesArg, plane: PlaneOpt, token_file: TokenFileOpt,
                                      param_hint="--condition/--expires-at")
         rels = [rel.with_meta(meta) for rel in rels]
     changes = [RelationChange("write", rel) for rel in rels]
-    with _client(plane, token_file, retry_for, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
+    with plane_client(plane, token_file, retry_for, tls=tls.client_args()) as client:
         print_json({"consistency_token": client.write(changes)})
 
 
 @app.command()
+@option_groups
 def delete(tuples: TuplesArg, plane: PlaneOpt, token_file: TokenFileOpt,
            retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
-           plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-           plane_client_key: PlaneClientKeyOpt = None) -> None:
+           tls: PlaneTlsOptions = NO_PLANE_TLS) -> None:
     """Delete tuples as one atomic batch (deleting an absent tuple is a no-op); prints the token."""
     changes = [RelationChange("delete", rel) for rel in _parse(tuples)]
-    with _client(plane, token_file, retry_for, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
+    with plane_client(plane, token_file, retry_for, tls=tls.client_args()) as client:
         print_json({"consistency_token": client.write(changes)})
 
 
 @app.command("list")
+@option_groups
 def list_cmd(
     plane: PlaneOpt,
     token_file: TokenFileOpt,
@@ -142,27 +140,26 @@ def list_cmd(
     cursor: Annotated[str | None, typer.Option(help="next_cursor of the previous page")] = None,
     expand: Annotated[bool, typer.Option(help="Also show the users and other direct subjects each userset subject "
                                               "(group:eng#member) expands to, through nesting")] = False,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
+    tls: PlaneTlsOptions = NO_PLANE_TLS,
 ) -> None:
     """List stored tuples of a tenant, one page; prints the JSON page (--expand: what usersets expand to)."""
-    with _client(plane, token_file, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
+    with plane_client(plane, token_file, tls=tls.client_args()) as client:
         print_json(client.list(tenant, object=object_, relation=relation, subject=subject, limit=limit,
                                cursor=cursor, expand=expand))
 
 
 @app.command()
+@option_groups
 def check(
     tuple_: Annotated[str, typer.Argument(help="The tuple to check", metavar="TUPLE")],
     plane: PlaneOpt,
     token_file: TokenFileOpt,
     at_least: Annotated[int | None, typer.Option(help="Wait for this consistency token first")] = None,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
+    tls: PlaneTlsOptions = NO_PLANE_TLS,
 ) -> None:
     """Ask the plane whether the tuple holds (usersets expanded). Exit 0 when allowed, 1 when not."""
     rel = Relationship.parse(tuple_)
-    with _client(plane, token_file, tls=plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
+    with plane_client(plane, token_file, tls=tls.client_args()) as client:
         allowed, seq = client.check(rel, at_least=at_least)
     print_json({"allowed": allowed, "consistency_token": seq})
     if not allowed:

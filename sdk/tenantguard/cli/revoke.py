@@ -13,14 +13,11 @@ from typing import Annotated, Any
 import typer
 
 from tenantguard.cli.common import (
-    PlaneCaOpt,
-    PlaneClientCertOpt,
-    PlaneClientKeyOpt,
     PlaneTlsArgs,
-    plane_tls,
     print_json,
 )
-from tenantguard.cli.relation import PlaneOpt, RetryForOpt, TokenFileOpt, _client
+from tenantguard.cli.options import NO_PLANE_TLS, PlaneTlsOptions, option_groups
+from tenantguard.cli.relation import PlaneOpt, RetryForOpt, TokenFileOpt, plane_client
 from tenantguard.client.plane import DEFAULT_RETRY_FOR
 
 app = typer.Typer(help="Revoke a token, a subject, a signing key or a whole tenant (kill switch).",
@@ -30,11 +27,12 @@ TenantOpt = Annotated[str, typer.Option("--tenant", help="The tenant")]
 
 def _publish(plane: str, token_file: Any, revocation: dict[str, Any], retry_for: float,
              tls: PlaneTlsArgs) -> None:
-    with _client(plane, token_file, retry_for, tls=tls) as client:
+    with plane_client(plane, token_file, retry_for, tls=tls) as client:
         print_json({"seq": client.revoke(revocation)})
 
 
 @app.command()
+@option_groups
 def jti(
     token_id: Annotated[str, typer.Argument(help="The token's jti claim", metavar="JTI")],
     plane: PlaneOpt,
@@ -42,37 +40,36 @@ def jti(
     retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
     exp: Annotated[int | None, typer.Option(help="The token's exp (epoch s); sidecars forget the entry after it. "
                                             "Default: now + 1 hour (the longest context-token lifetime)")] = None,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
+    tls: PlaneTlsOptions = NO_PLANE_TLS,
 ) -> None:
     """Refuse one token everywhere, cached verifications included."""
     _publish(plane, token_file, {"kind": "jti", "jti": token_id, "exp": exp or int(time.time()) + 3600}, retry_for,
-             tls=plane_tls(plane_ca, plane_client_cert, plane_client_key))
+             tls=tls.client_args())
 
 
 @app.command()
+@option_groups
 def subject(
     sub: Annotated[str, typer.Argument(help="The token's sub claim", metavar="SUB")],
     tenant: TenantOpt,
     plane: PlaneOpt,
     token_file: TokenFileOpt,
     retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
+    tls: PlaneTlsOptions = NO_PLANE_TLS,
 ) -> None:
     """Refuse every token of SUB in TENANT issued before now (a re-login afterwards works)."""
     _publish(plane, token_file, {"kind": "subject", "tenant": tenant, "sub": sub}, retry_for,
-             tls=plane_tls(plane_ca, plane_client_cert, plane_client_key))
+             tls=tls.client_args())
 
 
 @app.command()
+@option_groups
 def kid(
     key_id: Annotated[str, typer.Argument(help="The signing key's kid (RFC 7638 thumbprint)", metavar="KID")],
     plane: PlaneOpt,
     token_file: TokenFileOpt,
     retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
+    tls: PlaneTlsOptions = NO_PLANE_TLS,
 ) -> None:
     """Refuse every token signed by a key (a leaked issuer or sidecar key).
 
@@ -80,32 +77,32 @@ def kid(
     switches to a new key.
     """
     _publish(plane, token_file, {"kind": "kid", "kid": key_id}, retry_for,
-             tls=plane_tls(plane_ca, plane_client_cert, plane_client_key))
+             tls=tls.client_args())
 
 
 @app.command()
+@option_groups
 def tenant(
     name: Annotated[str, typer.Argument(help="The tenant", metavar="TENANT")],
     plane: PlaneOpt,
     token_file: TokenFileOpt,
     retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
+    tls: PlaneTlsOptions = NO_PLANE_TLS,
 ) -> None:
     """The kill switch: deny every decision and exchange for TENANT until lifted."""
     _publish(plane, token_file, {"kind": "tenant", "tenant": name}, retry_for,
-             tls=plane_tls(plane_ca, plane_client_cert, plane_client_key))
+             tls=tls.client_args())
 
 
 @app.command("lift-tenant")
+@option_groups
 def lift_tenant(
     name: Annotated[str, typer.Argument(help="The tenant", metavar="TENANT")],
     plane: PlaneOpt,
     token_file: TokenFileOpt,
     retry_for: RetryForOpt = DEFAULT_RETRY_FOR,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
+    tls: PlaneTlsOptions = NO_PLANE_TLS,
 ) -> None:
     """Lift a tenant's kill switch (its unexpired tokens work again)."""
     _publish(plane, token_file, {"kind": "lift_tenant", "tenant": name}, retry_for,
-             tls=plane_tls(plane_ca, plane_client_cert, plane_client_key))
+             tls=tls.client_args())

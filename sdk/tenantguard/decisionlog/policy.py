@@ -109,7 +109,7 @@ class LogPolicy:
             for mask in self.masks:
                 if mask.erase(document):
                     erased.append(mask.text)
-            wire["input"] = _scrub(document, "/input", erased, 0)
+            wire["input"] = scrub(document, "/input", erased, 0)
         scrub_fields(wire, erased)
         if erased:
             wire["erased"] = erased
@@ -138,7 +138,7 @@ def scrub_fields(record: dict[str, Any], erased: list[str]) -> None:
             erased += [f"/{name}/{i}" for i, item in enumerate(value) if isinstance(item, str) and holds_token(item)]
 
 
-def _scrub(value: Any, path: str, erased: list[str], depth: int) -> Any:
+def scrub(value: Any, path: str, erased: list[str], depth: int) -> Any:
     """Replace strings holding a compact JWS, drop members whose name holds one; drop what nests
     deeper than a record may."""
     if isinstance(value, str):
@@ -155,10 +155,10 @@ def _scrub(value: Any, path: str, erased: list[str], depth: int) -> Any:
             if holds_token(str(k)):
                 erased.append(f"{path}/{REDACTED}")
                 continue
-            kept[k] = _scrub(v, f"{path}/{_escape(str(k))}", erased, depth + 1)
+            kept[k] = scrub(v, f"{path}/{_escape(str(k))}", erased, depth + 1)
         return kept
     if isinstance(value, list | tuple):
-        return [_scrub(v, f"{path}/{i}", erased, depth + 1) for i, v in enumerate(value)]
+        return [scrub(v, f"{path}/{i}", erased, depth + 1) for i, v in enumerate(value)]
     return value
 
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
-from tenantguard.decisionlog.policy import REDACTED, _scrub, holds_token, scrub_fields
+from tenantguard.decisionlog.policy import REDACTED, holds_token, scrub, scrub_fields
 from tenantguard.errors import TenantGuardError
 
 MAX_RECORD_BYTES: Final = 64 * 1024
@@ -132,7 +132,7 @@ def validate_record(record: Any, *, service: str, tenant: str | None) -> dict[st
         raise RecordRefused("malformed", "input must be an object or null")
     erased = [REDACTED if holds_token(e) else e for e in _strings(record, "erased", 256, 600)]
     if document is not None:
-        document = _scrub(document, "/input", erased, 0)
+        document = scrub(document, "/input", erased, 0)
     out: dict[str, Any] = {
         "v": _int(record, "v"),
         "decision_id": decision_id,

@@ -135,13 +135,13 @@ class _Lexer:
                 self.bracket = 0
                 return Token("cel", body, line, col)
             if ch in "\"'":
-                i = _skip_string(text, i, line, col)
+                i = skip_string(text, i, line, col)
                 continue
             i += 1
         raise SchemaError("condition body has no closing '}'", rule="syntax", line=line, column=col)
 
 
-def _skip_string(text: str, i: int, line: int, col: int) -> int:
+def skip_string(text: str, i: int, line: int, col: int) -> int:
     """Index just past the CEL string literal starting at ``i`` (quotes, triple quotes, escapes)."""
     quote = text[i] * 3 if text.startswith(text[i] * 3, i) else text[i]
     j = i + len(quote)

@@ -51,7 +51,7 @@ from tenantguard.schema.model import (
     TypeDef,
     Union,
 )
-from tenantguard.schema.openfga import RESERVED, _skip_string
+from tenantguard.schema.openfga import RESERVED, skip_string
 from tenantguard.schema.openfga_json import to_openfga_json as _json_of_openfga
 from tenantguard.schema.validate import validate_openfga, validate_spicedb, walk
 
@@ -223,7 +223,7 @@ def _fga_condition(cond: Condition) -> list[str]:
     i = 0
     while i < len(expr):
         if expr[i] in "\"'":
-            i = _skip_string(expr, i, 0, 0)
+            i = skip_string(expr, i, 0, 0)
             continue
         if expr[i] == "}":
             raise _not_expressible("the OpenFGA DSL", f"condition '{cond.name}': OpenFGA ends a condition body at "
