@@ -108,8 +108,8 @@ def split_subject(value: object) -> tuple[str, str, str | None]:
     if not isinstance(value, str):
         raise RelationshipInvalid("subject must be a string", field="subject")
     obj, sep, rel = value.partition("#")
-    kind, colon, ident = obj.partition(":")
-    if colon and ident == WILDCARD:
+    if obj[-2:] == ":*":  # the wildcard (no id may hold "*", so nothing else ends so)
+        kind = obj[:-2]
         if sep:
             raise RelationshipInvalid(
                 f"subject {_shown(value)}: a wildcard names every {kind!r}, it has no relation", field="subject"
