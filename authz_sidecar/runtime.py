@@ -45,6 +45,7 @@ from tenantguard.decision.core import (
     PolicyRevision,
     tenant_seq,
 )
+from tenantguard.decision.permissions import schema_engine
 from tenantguard.decision.verdicts import VerdictMemo
 from tenantguard.decisionlog import LogPolicy
 from tenantguard.errors import (
@@ -316,13 +317,15 @@ class Sidecar:
         entrypoint = self._entrypoint_for(bundle)
         policy = yield from self.engine.prepare_steps(bundle.modules, bundle.data, extensions=RELATED_EXTENSION,
                                                       entrypoints=(entrypoint,))
-        return PolicyRevision(revision=bundle.revision, policy=policy, entrypoint=entrypoint)
+        return PolicyRevision(revision=bundle.revision, policy=policy, entrypoint=entrypoint,
+        schema=schema_engine(bundle.schema))
 
     def _prepare(self, bundle: Bundle) -> PolicyRevision:
         entrypoint = self._entrypoint_for(bundle)
         policy = self.engine.prepare(bundle.modules, bundle.data, extensions=RELATED_EXTENSION,
                                      entrypoints=(entrypoint,))
-        return PolicyRevision(revision=bundle.revision, policy=policy, entrypoint=entrypoint)
+        return PolicyRevision(revision=bundle.revision, policy=policy, entrypoint=entrypoint,
+        schema=schema_engine(bundle.schema))
 
     def _entrypoint_for(self, bundle: Bundle) -> str:
         return self.config.decision or _manifest_decision(bundle) or DEFAULT_DECISION_ENTRYPOINT

@@ -39,6 +39,7 @@ from tenantguard.decision.core import (
     bound_relations,
     evaluate_input,
 )
+from tenantguard.decision.permissions import schema_engine
 from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.feed import topology as topo
 from tenantguard.feed.events import verify_batch
@@ -195,7 +196,8 @@ class Explainer:
         meta = bundle.manifest.metadata.get("decision")
         entrypoint = path or (meta if isinstance(meta, str) else None) or DEFAULT_DECISION_ENTRYPOINT
         policy = RegorusEngine().prepare(bundle.modules, bundle.data, extensions=RELATED_EXTENSION)
-        return bundle, PolicyRevision(revision=bundle.revision, policy=policy, entrypoint=entrypoint)
+        return bundle, PolicyRevision(revision=bundle.revision, policy=policy, entrypoint=entrypoint,
+        schema=schema_engine(bundle.schema))
 
     # ------------------------------------------------------------------ relations state
 

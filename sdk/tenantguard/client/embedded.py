@@ -39,6 +39,7 @@ from tenantguard.decision.core import (
     PolicyRevision,
     RelationSource,
 )
+from tenantguard.decision.permissions import schema_engine
 from tenantguard.decision.verdicts import DEFAULT_MEMO_SIZE, VerdictMemo
 from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.exchange import (
@@ -67,7 +68,8 @@ def load_policy(bundle: bytes | str | os.PathLike[str], bundle_trust: TrustSet, 
     entrypoint = decision or (meta if isinstance(meta, str) and meta else DEFAULT_DECISION_ENTRYPOINT)
     policy = RegorusEngine().prepare(verified.modules, verified.data, extensions=RELATED_EXTENSION,
                                      entrypoints=(entrypoint,))
-    return PolicyRevision(revision=verified.revision, policy=policy, entrypoint=entrypoint)
+    return PolicyRevision(revision=verified.revision, policy=policy, entrypoint=entrypoint,
+        schema=schema_engine(verified.schema))
 
 
 def _bundle_trust(key: PublicKey | TrustSet | str | os.PathLike[str]) -> TrustSet:

@@ -33,11 +33,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from tenantguard.decision.permissions import permissions_of, reads_permissions
 from tenantguard.decision.verdicts import Verdict, VerdictMemo, projected_key, question_key
 from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.identity.revocations import RevocationList
 from tenantguard.identity.tokens import TOKEN_CLAIM_NAMES, TOKEN_SUBJECT_TYPE, Claims
 from tenantguard.relations.cells import OUT_OF_SCOPE, OutOfScope
+from tenantguard.schema.engine import SchemaEngine
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +96,12 @@ class PolicyRevision:
     policy: Policy
     entrypoint: str = DEFAULT_DECISION_ENTRYPOINT
     activated_at: float = field(default_factory=time.time)
+    schema: SchemaEngine | None = None  # the bundle's relationship schema, prepared (decision.permissions)
+
+    @property
+    def asks_permissions(self) -> bool:
+        """Whether decisions must compute ``input.permissions`` (a schema, and a policy that can read it)."""
+        return self.schema is not None and reads_permissions(getattr(self.policy, "input_paths", ((),)))
 
     @property
     def act_as_entrypoint(self) -> str:
@@ -608,6 +616,10 @@ class DecisionCore:
         types = scope_types(relations)
         if memo is None or not getattr(active.policy, "pure", False):  # unknown engines: never reused
             return self._evaluate_policy(active, view, request, tenant, subject, types)
+        if active.asks_permissions and getattr(view, "has_meta", True):
+            # Conditions read the request's context and expiries the clock: not a function of
+            # the question and the relations state alone, so never reused.
+            return self._evaluate_policy(active, view, request, tenant, subject, types)
         key = question_key(request.subject, request.action, request.resource, request.context)
         if key is None:
             return self._evaluate_policy(active, view, request, tenant, subject, types)
@@ -617,7 +629,8 @@ class DecisionCore:
             return verdict
         # The same question as far as this bundle can tell (verdicts.projected_key): the
         # members of the input its modules read, the tenant and the subject.
-        input_doc = policy_input(request, tenant, subject, self.service, {})
+        input_doc = self._with_permissions(active, view, request, subject,
+                                           policy_input(request, tenant, subject, self.service, {}))
         projected = projected_key(tenant, subject, input_doc,
                                   (*getattr(active.policy, "input_paths", ((),)), CORE_READS))
         verdict = memo.get_projected(epoch, projected) if projected is not None else None
@@ -638,17 +651,32 @@ class DecisionCore:
         ``input_doc``: the input already built with ``{}`` for relations, to complete."""
         reads = getattr(active.policy, "reads_relations", True)
         if input_doc is None:
-            input_doc = policy_input(request, tenant, subject, self.service, {})
+            input_doc = self._with_permissions(active, view, request, subject,
+                                               policy_input(request, tenant, subject, self.service, {}))
         if reads:
             input_doc["relations"] = view.relations_of(subject)
         return evaluate_input(active, view, input_doc, tenant, types)
 
     def policy_input(self, view: TenantRelations, request: DecisionRequest, tenant: str,
-                     subject: str, with_relations: bool = True) -> dict[str, Any]:
+                     subject: str, with_relations: bool = True,
+                     revision: PolicyRevision | None = None) -> dict[str, Any]:
         """The input a policy sees for ``request`` (shadow evaluation rebuilds it off the path;
-        ``with_relations`` as the policy being evaluated needs)."""
+        ``with_relations`` as the policy being evaluated needs; ``revision``'s schema gives
+        ``input.permissions`` when its policy reads them)."""
         relations = view.relations_of(subject) if with_relations else {}
-        return policy_input(request, tenant, subject, self.service, relations)
+        doc = policy_input(request, tenant, subject, self.service, relations)
+        return doc if revision is None else self._with_permissions(revision, view, request, subject, doc)
+
+    @staticmethod
+    def _with_permissions(active: PolicyRevision, view: TenantRelations, request: DecisionRequest, subject: str,
+                          input_doc: dict[str, Any]) -> dict[str, Any]:
+        """``input_doc`` with the schema's permissions of ``subject`` on the resource, when the
+        revision's policy reads them (see ``tenantguard.decision.permissions``)."""
+        if active.asks_permissions:
+            assert active.schema is not None
+            input_doc.update(permissions_of(active.schema, view, request.resource, subject,  # type: ignore[arg-type]
+                                            request.context))
+        return input_doc
 
     def _confirm_high_risk(
         self, request: DecisionRequest, tenant: str, reasons: tuple[str, ...]

@@ -965,6 +965,12 @@ class TenantRelations:
         self.seq = seq
         self._part = part
 
+    @property
+    def has_meta(self) -> bool:
+        """Whether any of this tenant's tuples carries a condition or an expiry: answers read
+        through such tuples depend on the request's context or the clock, not only on ``seq``."""
+        return self._part is not None and self._part.meta is not None
+
     def check(self, object: str, relation: str, subject: str) -> bool:
         """Group expansion over plain tuples (a tuple with meta never grants here)."""
         return _check(self._part, object, relation, subject)

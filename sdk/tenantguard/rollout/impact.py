@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from tenantguard.bundle import Bundle, Verifier, build_bundle, verify_bundle
 from tenantguard.decision.core import DEFAULT_DECISION_ENTRYPOINT, RELATED_EXTENSION, PolicyRevision, evaluate_input
+from tenantguard.decision.permissions import schema_engine, with_permissions_of
 from tenantguard.decision.verdicts import Verdict
 from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.policy.engine import RegorusEngine
@@ -109,7 +110,8 @@ def prepare_revision(bundle: Bundle, decision: str | None = None) -> PolicyRevis
     entrypoint = decision or (meta if isinstance(meta, str) and meta else DEFAULT_DECISION_ENTRYPOINT)
     policy = RegorusEngine().prepare(bundle.modules, bundle.data, extensions=RELATED_EXTENSION,
                                      entrypoints=(entrypoint,))
-    return PolicyRevision(revision=bundle.revision, policy=policy, entrypoint=entrypoint)
+    return PolicyRevision(revision=bundle.revision, policy=policy, entrypoint=entrypoint,
+                          schema=schema_engine(bundle.schema))
 
 
 def load_bundle(path: str | Path, verifier: Verifier | None = None) -> Bundle:
@@ -280,9 +282,10 @@ class ImpactAnalyzer:
         report.relations_missing += (record.input is not None and "relations" not in record.input
                                      and self.relations is None)
         view = self._view(record, input_doc)
-        after = _verdict(self.candidate, view, input_doc, record.tenant)
+        reads = view if self.relations is not None else None
+        after = _verdict(self.candidate, view, input_doc, record.tenant, reads)
         if self.baseline is not None:
-            before = _verdict(self.baseline, view, input_doc, record.tenant)
+            before = _verdict(self.baseline, view, input_doc, record.tenant, reads)
         else:
             high_risk_refused = not record.allow and bool(record.reasons) \
                 and set(record.reasons) <= HIGH_RISK_REASONS
@@ -323,9 +326,14 @@ class ImpactAnalyzer:
         return RecordedRelations(record.subject, held if isinstance(held, Mapping) else {}, record.relations_seq)
 
 
-def _verdict(revision: PolicyRevision, view: Any, input_doc: Mapping[str, Any], tenant: str) -> Verdict:
-    """As the core does it: an evaluation error is a deny with the error's code."""
+def _verdict(revision: PolicyRevision, view: Any, input_doc: Mapping[str, Any], tenant: str,
+             reads: Any = None) -> Verdict:
+    """As the core does it: an evaluation error is a deny with the error's code. With the
+    tenant's tuples (``reads``), a revision with a schema answers ``input.permissions`` itself,
+    so a changed permission's flips show; without them the recorded permissions are replayed."""
     try:
+        if revision.asks_permissions and reads is not None:
+            input_doc = with_permissions_of(revision.schema, reads, input_doc)
         return evaluate_input(revision, view, input_doc, tenant)
     except TenantGuardError as exc:
         return Verdict(False, (exc.code,))

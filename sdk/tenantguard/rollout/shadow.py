@@ -161,7 +161,7 @@ class ShadowEvaluator:
         active_allow = decision.allow or (bool(decision.reasons) and set(decision.reasons) <= HIGH_RISK_REASONS)
         try:
             input_doc = self._core.policy_input(view, request, decision.tenant, decision.subject,
-                                                getattr(candidate.policy, "reads_relations", True))
+                                                getattr(candidate.policy, "reads_relations", True), candidate)
             types = scope_types(getattr(self._core, "relations", None))
             verdict = evaluate_input(candidate, view, input_doc, decision.tenant, types)
         except TenantGuardError as exc:
