@@ -17,6 +17,7 @@ from tenantguard.decision.verdicts import VerdictMemo
 from tenantguard.policy.engine import RegorusEngine
 from tenantguard.relations import RelationIndex
 from tenantguard.relations.reads import TupleMeta
+from tenantguard.rollout import ALLOW_TO_DENY, DENY_TO_ALLOW, ReplayRecord, analyze
 from tenantguard.schema import load
 
 SCHEMA = """\
@@ -154,3 +155,31 @@ def test_an_engine_limit_fails_the_decision_closed_with_its_code() -> None:
     c.activate(revision(schema=schema))
     d = ask(c, "zed", "read", "deep")
     assert not d.allow and d.reasons == ("resolution_too_complex",), d.reasons
+
+
+def test_bundle_impact_reports_the_flips_of_a_changed_permission() -> None:
+    """Narrowing ``read`` to editors flips anne (a folder viewer) and no one else; replayed
+    without the tuples, the recorded permissions stand and nothing can be judged to flip."""
+    index = RelationIndex.from_trusted(1, TUPLES)
+    baseline = revision()
+    candidate = revision(schema=SCHEMA.replace("define read: viewer but not blocked",
+                                               "define read: editor but not blocked"))
+    core = DecisionCore("docs", index)
+    core.activate(baseline)
+    records = []
+    for who, action, doc in (("anne", "read", "roadmap"), ("bob", "write", "roadmap"), ("erin", "read", "handbook")):
+        request = DecisionRequest.from_wire({
+            "subject": {"type": "user", "id": who, "properties": {"tenant_id": "acme"}},
+            "action": {"name": action}, "resource": {"type": "doc", "id": doc}})
+        decision = core.decide(request)
+        doc_input = core.policy_input(index.tenant("acme"), request, "acme", f"user:{who}", False, baseline)
+        records.append(ReplayRecord(tenant="acme", service="docs", action=action, subject=f"user:{who}",
+                                    resource=f"doc:{doc}", allow=decision.allow, reasons=decision.reasons,
+                                    relations_seq=1, input=doc_input))
+    assert [r.allow for r in records] == [True, False, True]
+    report = analyze(candidate, records, baseline=baseline, relations=index)
+    assert (report.replayed, report.flips[ALLOW_TO_DENY], report.flips[DENY_TO_ALLOW]) == (3, 2, 0)
+    flipped = sorted(e["subject"] for g in report.groups.values() for e in g.examples)
+    assert flipped == ["user:anne", "user:erin"]  # erin read the public handbook as a viewer, not an editor
+    blind = analyze(candidate, records, baseline=baseline)
+    assert blind.flipped == 0
