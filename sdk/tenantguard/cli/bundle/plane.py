@@ -22,6 +22,7 @@ from tenantguard.cli.common import (
     PlaneClientKeyOpt,
     PlaneOpt,
     TokenFileOpt,
+    console,
     console_err,
     plane_tls,
     print_json,
@@ -29,6 +30,7 @@ from tenantguard.cli.common import (
 
 from .group import app
 from .shared import SkipTestsOpt, gate_on_tests, manifest_revision
+from .status import render_status
 
 StagesOpt = Annotated[str | None, typer.Option(
     help="Staged rollout: scopes per stage, stages separated by ';' (e.g. 'billing;orders,reports;all'); only "
@@ -212,12 +214,15 @@ def rollout(
                                                     "current rollout")] = RolloutAction.status,
     rollout_id: Annotated[str | None, typer.Argument(metavar="ID", help="The rollout (from status); "
                                                      "needed for every step")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="status: the plane's full answer as JSON")] = False,
     plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
     plane_client_key: PlaneClientKeyOpt = None,
 ) -> None:
     """Show or drive the staged rollout started by `publish --stages` / `push --stages`.
 
-    status: the rollout, the active revision of every scope and which sidecar runs which revision.
+    status: tables of the rollout, the active revision of every scope, which sidecar runs which
+    revision, running shadows and scopes the reconciler cannot reach; --json prints the plane's
+    full answer (GET /v1/rollouts).
     advance: announce the next stage; halt: stop advancing until resume; abort: end it where it is.
     Exit 3 when a step was committed but a scope's announce failed (named on stderr).
     """
@@ -229,7 +234,15 @@ def rollout(
         raise typer.BadParameter(f"{step} needs the rollout ID (see `bundle rollout status`)", param_hint="ID")
     with PlaneClient(plane, token=read_token(token_file),
                      **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
-        _print_step(client.rollout(None if step == "status" else rollout_id, None if step == "status" else step))
+        if step != "status":
+            _print_step(client.rollout(rollout_id, step))
+            return
+        answer = client.rollout(None, None)
+    if as_json:
+        print_json(answer)
+        return
+    for text in render_status(answer):
+        console.print(escape(text), soft_wrap=True, highlight=False)
 
 
 
