@@ -253,6 +253,14 @@ class PlaneTlsRefused(Unavailable):
     retryable = False
 
 
+class PlaneRefused(Unavailable):
+    """A loopback address refused the connection to the policy plane: nothing listens there, so
+    waiting and retrying (20 s by default) only delays the answer; the address is named."""
+
+    code = "plane_refused"
+    retryable = False
+
+
 class NotReady(Unavailable):
     """No verified bundle is active yet, so no decision can be made."""
 

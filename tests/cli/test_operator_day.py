@@ -214,6 +214,16 @@ def test_shadow_stop_and_a_halted_rollout_say_what_is_wrong_and_what_to_do(
     assert published.returncode == 0, published.stderr
     rollout_id = json.loads(published.stdout)["rollout"]["id"]
     assert run_cli("bundle", "rollout", "halt", rollout_id, env=env).returncode == 0
+    # status is a table (issue 30: it printed ~150 lines of JSON); --json keeps the plane's full answer
+    table = run_cli("bundle", "rollout", "status", env=env)
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert re.fullmatch(rf"rollout {re.escape(rollout_id)}: revision \S+, halted, stage 1 of 2", lines[0]), lines
+    assert re.fullmatch(r"\s+1\s+billing\s+reached", lines[2]) and re.fullmatch(r"\s+2\s+all\s+pending", lines[3])
+    assert "scopes (active revision)" in lines and not table.stdout.lstrip().startswith("{")
+    full = run_cli("bundle", "rollout", "status", "--json", env=env)
+    assert full.returncode == 0, full.stderr
+    assert json.loads(full.stdout)["rollout"]["id"] == rollout_id
     refused = run_cli("bundle", "rollout", "advance", rollout_id, env=env)
     assert refused.returncode == 1, refused
     line = one_error_line(refused)

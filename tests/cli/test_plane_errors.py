@@ -15,9 +15,9 @@ from http.server import HTTPServer, SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from tenantguard.client.plane import PLANE_TITLE, describe_service
+from tenantguard.client.plane import PLANE_TITLE, PlaneClient, describe_service, retryable
 from tenantguard.client.sync import AuthzClient
-from tenantguard.errors import Unavailable
+from tenantguard.errors import PlaneRefused, TenantGuardError, Unavailable
 from tenantguard.util.urls import shown_url
 
 from tests.sidecar.process import SidecarProcess, start_sidecar
@@ -72,13 +72,38 @@ def web_server(tmp_path: Path) -> Iterator[str]:
 
 def test_unreachable_names_the_url_but_never_its_credentials(token_file: Path, refused_port: int) -> None:
     port = refused_port
-    # --retry-for 1: the write is retried for 1 s instead of 20, then fails with the same last error
     done = run_cli("relation", "write", TUPLE, "--plane", f"http://admin:hunter2@127.0.0.1:{port}",
-                   "--token-file", token_file, "--retry-for", "1")
+                   "--token-file", token_file)
     assert done.returncode == 1
-    assert f"error unavailable: policy plane at http://admin:***@127.0.0.1:{port} unreachable: ConnectError" \
-        in done.stderr, done.stderr
+    flat = " ".join(done.stderr.split())
+    assert f"error plane_refused: policy plane at http://admin:***@127.0.0.1:{port} refused the connection" \
+        in flat, flat
     assert "hunter2" not in done.stdout + done.stderr
+
+
+def test_a_refused_loopback_plane_fails_at_once_without_retrying(token_file: Path, refused_port: int) -> None:
+    """Nothing listens on a loopback port that refuses: the write is not retried for --retry-for
+    (20 s by default); it fails on its first attempt, naming the address (issue 30)."""
+    done = run_cli("relation", "write", TUPLE, "--plane", f"http://127.0.0.1:{refused_port}",
+                   "--token-file", token_file)
+    assert done.returncode == 1
+    assert "retrying for up to" not in done.stderr, done.stderr
+    assert f"http://127.0.0.1:{refused_port}" in done.stderr
+    with PlaneClient(f"http://localhost:{refused_port}", token="t") as client, \
+            pytest.raises(PlaneRefused) as info:
+        client.write([])
+    assert client.retries == 0
+    assert info.value.detail["address"] == f"http://localhost:{refused_port}"
+    assert not retryable(info.value)
+
+
+def test_a_refused_replica_among_several_moves_to_the_next(refused_port: int, web_server: str) -> None:
+    """With several replicas, a refused one is not the end: the call goes on to the next one."""
+    with PlaneClient(f"http://127.0.0.1:{refused_port},{web_server}", token="t", retry_for=5) as client, \
+            pytest.raises(TenantGuardError) as info:
+        client.write([])
+    assert client.retries >= 1
+    assert not isinstance(info.value, PlaneRefused)
 
 
 def test_a_sidecar_url_given_as_the_plane_says_so(sidecar: SidecarProcess, token_file: Path) -> None:

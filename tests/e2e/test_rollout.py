@@ -150,7 +150,7 @@ def test_shadow_evaluation_reports_the_lockout_beside_the_active_bundle(cluster:
             example["shadow"]["reasons"]) == ("user:alice", True, False, ["not_project_member"])
 
     def plane_view() -> dict[str, Any] | None:
-        shadow = json.loads(cli(cluster, "rollout", "status").stdout)["fleet"]["shadow"].get("shadow-1")
+        shadow = json.loads(cli(cluster, "rollout", "status", "--json").stdout)["fleet"]["shadow"].get("shadow-1")
         ok = shadow and all(shadow["services"].get(s, {}).get("allow->deny", 0) >= 1 for s in SERVICES)
         return shadow if ok else None
 
@@ -187,7 +187,7 @@ def test_a_staged_rollout_reaches_one_scope_then_more_and_can_be_halted(cluster:
     assert revisions(cluster)["orders"] == baseline["orders"]
 
     def fleet() -> dict[str, Any] | None:
-        view = json.loads(cli(cluster, "rollout", "status").stdout)
+        view = json.loads(cli(cluster, "rollout", "status", "--json").stdout)
         by_service = view["fleet"]["by_service"]
         ok = by_service.get("billing") == {"staged-1": 1} and by_service.get("orders") == {baseline["orders"]: 1}
         return view if ok else None

@@ -150,7 +150,7 @@ def shown_message(exc: TenantGuardError) -> str:
     file = getattr(exc, "file", None)
     if isinstance(file, str) and file and file not in message:
         message = f"{file}: {message}"
-    if exc.code == "unavailable" and " unreachable: Connect" in message:  # refused or timed out, not a bad URL
+    if exc.code == "plane_refused" or (exc.code == "unavailable" and " unreachable: Connect" in message):
         message += UNREACHABLE_HINT
     if exc.code == "forbidden" and message.startswith("the credential is"):  # the plane's word on a bearer token
         message += WRONG_TOKEN_HINT

@@ -28,6 +28,7 @@ plain HTTP instead; TLS options with an ``http://`` URL are a :class:`ConfigErro
 
 from __future__ import annotations
 
+import ipaddress
 import random
 import re
 import ssl
@@ -40,7 +41,15 @@ from typing import Any, Final
 
 import httpx
 
-from tenantguard.errors import BundleRejected, ConfigError, InvalidInput, PlaneTlsRefused, TenantGuardError, Unavailable
+from tenantguard.errors import (
+    BundleRejected,
+    ConfigError,
+    InvalidInput,
+    PlaneRefused,
+    PlaneTlsRefused,
+    TenantGuardError,
+    Unavailable,
+)
 from tenantguard.relations import RelationChange, Relationship
 from tenantguard.util.httptls import ClientTls, tls_failure, tls_reason
 from tenantguard.util.urls import check_http_url, shown_url
@@ -217,8 +226,9 @@ def revoke_call(revocation: Mapping[str, Any], *, key: str | None = None) -> Cal
 def retryable(exc: TenantGuardError) -> bool:
     """Worth sending again with the same Idempotency-Key: no answer, a 503 (the plane-only
     ``plane_not_ready`` arrives as a :class:`PlaneError`), or a lost replica race; never a
-    failed TLS handshake (the same certificate fails the same way)."""
-    if isinstance(exc, PlaneTlsRefused):
+    failed TLS handshake (the same certificate fails the same way), nor a loopback address that
+    refused the connection (nothing listens there)."""
+    if isinstance(exc, PlaneTlsRefused | PlaneRefused):
         return False
     return exc.retryable or exc.http_status == 503 or exc.code == "sequence_conflict"
 
@@ -252,6 +262,26 @@ def unreachable(base_url: str, exc: Exception) -> Unavailable:
         detail = detail.rstrip(".")
     return Unavailable(f"policy plane at {shown_url(base_url)} unreachable: {type(exc).__name__}"
                        + (f": {detail}" if detail else "") + hint)
+
+
+def refused_on_loopback(base_url: str, exc: Exception) -> PlaneRefused | None:
+    """:class:`PlaneRefused` when ``exc`` is a refused connection to a loopback address (no plane
+    listens there: a retry cannot help), else None. A remote address may be a plane restarting
+    behind a load balancer, so it keeps the retry."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, ConnectionRefusedError):
+        cause = cause.__cause__ or cause.__context__
+    if cause is None:
+        return None
+    host = (httpx.URL(base_url).host or "").strip("[]")
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        return None
+    return PlaneRefused(f"policy plane at {shown_url(base_url)} refused the connection (nothing listens on that "
+                        "loopback port; not retried)", address=shown_url(base_url))
 
 
 PLAIN_TO_TLS_HINT: Final = ("; a plane serving HTTPS (--tls-cert) closes plain HTTP connections like this: use its "
@@ -374,7 +404,7 @@ class PlaneClient:
             response = self._http.request(call.method, self.base_url + call.path, params=call.params or None,
                                           json=call.json, content=call.content, headers=call.headers or None)
         except httpx.HTTPError as exc:
-            raise unreachable(self.base_url, exc) from None
+            raise refused_on_loopback(self.base_url, exc) or unreachable(self.base_url, exc) from None
         if _ask_identity(response):
             self._identify(call, response.status_code)
         return parse(response)
@@ -398,7 +428,8 @@ class PlaneClient:
             try:
                 return self.send(call)
             except TenantGuardError as exc:
-                if not retryable(exc) or time.monotonic() + delay > deadline:
+                next_replica = isinstance(exc, PlaneRefused) and len(self.base_urls) > 1
+                if not (retryable(exc) or next_replica) or time.monotonic() + delay > deadline:
                     raise
                 if delay == FIRST_RETRY_DELAY and self.on_retry is not None:
                     self.on_retry(exc, max(0.0, deadline - time.monotonic()))

@@ -1,9 +1,9 @@
-"""``tenantguard bundle``: test, build, sign, verify, inspect and evaluate policy bundles.
+"""``tenantguard bundle`` authoring commands, which need no plane: test, build, sign, verify,
+inspect, eval and the offline impact replay.
 
-Exit codes, for every command: 0 success; 1 the bundle, a key or a test failed (a typed
-error is printed as ``error <code>: ...``); 2 bad usage (click's own code), also used by
-``push``/``publish`` until the policy plane API exists. ``eval`` exits 1 when the query
-is undefined (it prints ``undefined``); a defined ``false`` or a deny decision exits 0.
+Exit codes: 0 success; 1 the bundle, a key or a test failed (a typed error is printed as
+``error <code>: ...``); 2 bad usage (click's own code). ``eval`` exits 1 when the query is
+undefined (it prints ``undefined``); a defined ``false`` or a deny decision exits 0.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,34 +30,12 @@ from tenantguard.bundle import (
     verify_bundle,
 )
 from tenantguard.bundle.content import parse_contents
-from tenantguard.cli.common import (
-    PlaneCaOpt,
-    PlaneClientCertOpt,
-    PlaneClientKeyOpt,
-    PlaneOpt,
-    TokenFileOpt,
-    console,
-    console_err,
-    plane_tls,
-    print_json,
-    shown_message,
-)
+from tenantguard.cli.common import console, console_err, print_json, shown_message
 from tenantguard.errors import BundleRejected
 from tenantguard.identity.keys import SigningKey, TrustSet, load_public_key_file
 
-app = typer.Typer(
-    help=(
-        "Build, sign, verify, test and inspect OPA-compatible policy bundles.\n\n"
-        "A bundle directory holds *.rego modules, data.json files and an optional .manifest "
-        "(see bundles/tenantguard). Typical flow: `bundle test DIR`, then "
-        "`bundle build DIR -o bundle.tar.gz --signing-key KEY`, then "
-        "`bundle verify bundle.tar.gz --key KEY.pub`."
-    ),
-    no_args_is_help=True,
-    rich_markup_mode="markdown",
-)
-
-PLANE_UNAVAILABLE = "the policy plane API is not yet available in this build"
+from .group import app
+from .shared import SkipTestsOpt, gate_on_tests, line, manifest_revision
 
 # The local keys given with --key go into an ad hoc trust set under this issuer name.
 _LOCAL_ISSUER = "tenantguard-cli"
@@ -85,11 +62,7 @@ TrustOpt = Annotated[
         help="Trust file (JWKS with 'iss' per key); the key is picked by the bundle's kid", exists=True, dir_okay=False
     ),
 ]
-SkipTestsOpt = Annotated[bool, typer.Option(
-    "--skip-tests", help="Do not run the bundle's Rego tests first (said on stderr; the plane's audit log "
-    "records tests_skipped)")]
 IssuerOpt = Annotated[str | None, typer.Option(help="With --trust: only accept keys trusted for this issuer")]
-
 
 # --------------------------------------------------------------------------- test
 
@@ -131,26 +104,26 @@ def test_cmd(
         where = f"{result.file}:{result.line}: " if result.file else ""
         status = f"[{colours[result.outcome]}]{result.outcome.upper()}[/]"
         millis = result.duration_ns / 1e6
-        _line(f"{escape(where + result.full_name)}: {status} ({millis:.3f}ms)")
+        line(f"{escape(where + result.full_name)}: {status} ({millis:.3f}ms)")
         for printed in result.prints:
-            _line(f"  {escape(printed)}")
+            line(f"  {escape(printed)}")
         for error_line in (result.error or "").splitlines():
-            _line(f"  {escape(error_line)}")
+            line(f"  {escape(error_line)}")
     if report.coverage is not None:
-        _line("")
+        line("")
         for file in report.coverage.files:
             missing = _ranges(file.not_covered)
-            _line(
+            line(
                 f"coverage {escape(file.path)}: {file.percent:.1f}%" + (f" (not covered: {missing})" if missing else "")
             )
-        _line(f"coverage total: {report.coverage.percent:.1f}%")
+        line(f"coverage total: {report.coverage.percent:.1f}%")
     summary = f"{report.passed} passed, {report.failed} failed"
     if report.errors:
         summary += f", {report.errors} error{'s' if report.errors > 1 else ''}"
     if not report.results:
-        _line("[red]no tests found[/]" + (f" matching --run {escape(run)}" if run else ""))
+        line("[red]no tests found[/]" + (f" matching --run {escape(run)}" if run else ""))
         raise typer.Exit(1)
-    _line(f"[{'green' if report.ok else 'red'}]{summary}[/]")
+    line(f"[{'green' if report.ok else 'red'}]{summary}[/]")
     if not report.ok:
         raise typer.Exit(1)
 
@@ -189,8 +162,8 @@ def build(
     from tenantguard.policy.testrunner import load_bundle_dir
 
     key = SigningKey.load(signing_key) if signing_key is not None else None
-    revision = revision or _manifest_revision(directory)
-    _gate_on_tests(*load_bundle_dir(directory), skip=skip_tests, what="nothing was written")
+    revision = revision or manifest_revision(directory)
+    gate_on_tests(*load_bundle_dir(directory), skip=skip_tests, what="nothing was written")
     archive = build_bundle(directory, revision, signing_key=key, serial=serial)
     _check_compiles(archive)
     _write(out, archive)
@@ -273,7 +246,7 @@ def inspect_cmd(
     console.print(f"  files:    {len(summary['files'])} (size, sha256, name)", soft_wrap=True)
     width = max((len(str(entry["size"])) for entry in summary["files"]), default=1)
     for entry in summary["files"]:
-        _line(f"    {entry['size']:>{width}}  {entry['sha256']}  {escape(entry['name'])}")
+        line(f"    {entry['size']:>{width}}  {entry['sha256']}  {escape(entry['name'])}")
     signature = summary["signature"]
     if signature is None:
         console.print("  signer:   [yellow]unsigned[/]")
@@ -400,240 +373,10 @@ def impact_cmd(
     if as_json:
         print_json({**report.to_wire(), "ok": report.ok(max_undeclared)})
     else:
-        _line(escape(report.render()))
+        line(escape(report.render()))
     if not report.ok(max_undeclared):
         raise typer.Exit(1)
 
-
-# --------------------------------------------------------------------------- plane
-
-StagesOpt = Annotated[str | None, typer.Option(
-    help="Staged rollout: scopes per stage, stages separated by ';' (e.g. 'billing;orders,reports;all'); only "
-         "the first stage is announced now; `bundle rollout advance ID` announces the next")]
-class ImpactMode(StrEnum):
-    off = "off"
-    report = "report"
-    enforce = "enforce"
-
-
-class RolloutAction(StrEnum):
-    status = "status"
-    advance = "advance"
-    halt = "halt"
-    resume = "resume"
-    abort = "abort"
-
-
-ImpactOpt = Annotated[ImpactMode | None, typer.Option(
-    help="Have the plane replay its decision sample against the bundle first: report the flips, or enforce "
-         "(refused with impact_undeclared_flips when undeclared flips exceed --max-undeclared)")]
-MaxUndeclaredOpt = Annotated[int | None, typer.Option(min=0, help="With --impact enforce: flips tolerated")]
-ShadowOpt = Annotated[bool, typer.Option(
-    "--shadow", help="Announce as a shadow: sidecars evaluate it beside the active bundle (never activating it) "
-    "and report disagreements (`bundle rollout status`); end it with `bundle shadow-stop`")]
-SampleRateOpt = Annotated[float | None, typer.Option(min=0.0, max=1.0, help="With --shadow: share of decisions "
-                                                     "judged (default 1)")]
-MaxPerSecondOpt = Annotated[int | None, typer.Option(min=1, max=1000, help="With --shadow: judged decisions "
-                                                       "per second and sidecar, at most (default 50)")]
-
-
-def _check_step_options(*, shadow: bool, sample_rate: float | None, max_per_second: int | None,
-                        impact: ImpactMode | None, max_undeclared: int | None) -> None:
-    """Options that only mean something beside another one are refused without it: a
-    ``--sample-rate 0.5`` meant for a shadow, given without ``--shadow``, used to be dropped and the
-    bundle published to every sidecar as the active one."""
-    if not shadow and (sample_rate is not None or max_per_second is not None):
-        given = "--sample-rate" if sample_rate is not None else "--max-per-second"
-        raise typer.BadParameter(f"{given} sets how a shadow is judged: add --shadow (without it the bundle "
-                                 "would be published as the active one)", param_hint=given)
-    if max_undeclared is not None and impact is not ImpactMode.enforce:
-        raise typer.BadParameter("--max-undeclared is the tolerance of --impact enforce: add it",
-                                 param_hint="--max-undeclared")
-
-
-@app.command()
-def push(
-    archive: Annotated[Path, typer.Argument(help="A built bundle archive (signed, or unsigned for the plane to sign)",
-                                            metavar="FILE", exists=True, dir_okay=False, readable=True)],
-    plane: PlaneOpt,
-    token_file: TokenFileOpt,
-    stages: StagesOpt = None,
-    impact: ImpactOpt = None,
-    max_undeclared: MaxUndeclaredOpt = None,
-    shadow: ShadowOpt = False,
-    sample_rate: SampleRateOpt = None,
-    max_per_second: MaxPerSecondOpt = None,
-    skip_tests: SkipTestsOpt = False,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
-) -> None:
-    """Test a bundle archive, then upload it to the policy plane, which announces it to the sidecars.
-
-    Runs the Rego tests the archive carries first and uploads nothing when one fails or errors,
-    or when there are none (error policy_tests_failed). The plane runs them again before it
-    publishes. --skip-tests skips both, and the plane's audit log records tests_skipped.
-    A signed archive must verify against the plane's bundle key.
-    An unsigned one is compiled, tested and signed by the plane.
-    The plane refuses an older serial (bundle_rollback, HTTP 409).
-    Prints the plane's answer as JSON (revision, serial, scopes); exit 1 on refusal,
-    3 when it was committed but a scope's announce failed (named on stderr).
-    """
-    from tenantguard.cli.relation import read_token
-    from tenantguard.client.plane import PlaneClient
-
-    _check_step_options(shadow=shadow, sample_rate=sample_rate, max_per_second=max_per_second, impact=impact,
-                        max_undeclared=max_undeclared)
-    token = read_token(token_file)
-    content = archive.read_bytes()
-    files = read_archive(content)  # as it is, unverified: only its tests run here, the plane verifies
-    files.pop(SIGNATURES_FILE, None)
-    carried = parse_contents(files)
-    _gate_on_tests(dict(carried.modules), dict(carried.data), skip=skip_tests, what="nothing was uploaded")
-    with PlaneClient(plane, token=token, **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
-        _print_step(client.push_bundle(content, stages=stages, impact=impact and impact.value,
-                                       max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
-                                       max_per_second=max_per_second, skip_tests=skip_tests))
-
-
-@app.command()
-def publish(
-    directory: Annotated[Path, typer.Argument(help="A bundle source directory", metavar="DIR", exists=True,
-                                              file_okay=False, readable=True)],
-    plane: PlaneOpt,
-    token_file: TokenFileOpt,
-    revision: Annotated[
-        str | None, typer.Option(help="Manifest revision; default: the revision in DIR/.manifest")
-    ] = None,
-    stages: StagesOpt = None,
-    impact: ImpactOpt = None,
-    max_undeclared: MaxUndeclaredOpt = None,
-    shadow: ShadowOpt = False,
-    sample_rate: SampleRateOpt = None,
-    max_per_second: MaxPerSecondOpt = None,
-    skip_tests: SkipTestsOpt = False,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
-) -> None:
-    """Test DIR locally, build it unsigned and upload it for the plane to test again and sign.
-
-    Stops before uploading when a Rego test fails or errors (listing them), or when none exist.
-    --skip-tests skips both runs, and the plane's audit log records tests_skipped.
-    metadata.serial is set to now in ms, so a newer publish always orders after an older one.
-    Prints the plane's answer as JSON; exit 1 on any failure, 3 when the plane committed it
-    but a scope's announce failed (named on stderr).
-    """
-    from tenantguard.cli.relation import read_token
-    from tenantguard.client.plane import PlaneClient
-    from tenantguard.policy.testrunner import load_bundle_dir
-
-    _check_step_options(shadow=shadow, sample_rate=sample_rate, max_per_second=max_per_second, impact=impact,
-                        max_undeclared=max_undeclared)
-    token = read_token(token_file)
-    revision = revision or _manifest_revision(directory)
-    _gate_on_tests(*load_bundle_dir(directory), skip=skip_tests, what="nothing was uploaded")
-    archive = build_bundle(directory, revision)
-    with PlaneClient(plane, token=token, **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
-        _print_step(client.push_bundle(archive, stages=stages, impact=impact and impact.value,
-                                       max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
-                                       max_per_second=max_per_second, skip_tests=skip_tests))
-
-
-@app.command()
-def rollback(
-    scope: Annotated[str, typer.Option(help="The scope to roll back: 'all' or a service name")],
-    plane: PlaneOpt,
-    token_file: TokenFileOpt,
-    to: Annotated[str | None, typer.Option(
-        help="The revision to return to (one published to SCOPE); default: the one the active revision replaced")
-    ] = None,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
-) -> None:
-    """Return SCOPE to an earlier revision in one step.
-
-    The plane announces the old content again as a NEW revision (<old>.rollback.<serial>)
-    with a newer serial, signed again: sidecars activate it like any publish, and still
-    refuse any replayed old announce. Prints the plane's answer; exit 1 when there is
-    nothing to return to (rollback_target_missing) or on any other refusal.
-    """
-    from tenantguard.cli.relation import read_token
-    from tenantguard.client.plane import PlaneClient
-
-    with PlaneClient(plane, token=read_token(token_file),
-                     **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
-        print_json(client.rollback_bundle(scope, to))
-
-
-@app.command("shadow-stop")
-def shadow_stop(
-    scope: Annotated[str, typer.Option(help="The scope whose shadow ends: 'all' or a service name")],
-    plane: PlaneOpt,
-    token_file: TokenFileOpt,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
-) -> None:
-    """End a scope's shadow evaluation (announced with `publish --shadow`)."""
-    from tenantguard.cli.relation import read_token
-    from tenantguard.client.plane import PlaneClient
-
-    with PlaneClient(plane, token=read_token(token_file),
-                     **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
-        print_json(client.stop_shadow(scope))
-
-
-@app.command()
-def rollout(
-    plane: PlaneOpt,
-    token_file: TokenFileOpt,
-    action: Annotated[RolloutAction, typer.Argument(metavar="ACTION", help="status (default), or a step of the "
-                                                    "current rollout")] = RolloutAction.status,
-    rollout_id: Annotated[str | None, typer.Argument(metavar="ID", help="The rollout (from status); "
-                                                     "needed for every step")] = None,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
-) -> None:
-    """Show or drive the staged rollout started by `publish --stages` / `push --stages`.
-
-    status: the rollout, the active revision of every scope and which sidecar runs which revision.
-    advance: announce the next stage; halt: stop advancing until resume; abort: end it where it is.
-    Exit 3 when a step was committed but a scope's announce failed (named on stderr).
-    """
-    from tenantguard.cli.relation import read_token
-    from tenantguard.client.plane import PlaneClient
-
-    step = action.value
-    if step != "status" and rollout_id is None:
-        raise typer.BadParameter(f"{step} needs the rollout ID (see `bundle rollout status`)", param_hint="ID")
-    with PlaneClient(plane, token=read_token(token_file),
-                     **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
-        _print_step(client.rollout(None if step == "status" else rollout_id, None if step == "status" else step))
-
-
-# --------------------------------------------------------------------------- helpers
-
-UNANNOUNCED_EXIT = 3  # the plane committed the step, but a scope's announce failed (see _print_step)
-
-
-def _print_step(answer: dict[str, Any]) -> None:
-    """Print the plane's answer to a publish or rollout step; exit 3 when it was committed but a
-    scope's announce failed (a scripted rollout must not read that as done), naming each scope and
-    whether the plane's reconciler announces it later (``will_retry``) or never (a newer bundle holds it)."""
-    print_json(answer)
-    scopes = answer.get("scopes")
-    failed = [s for s in scopes if isinstance(s, dict) and "error" in s] if isinstance(scopes, list) else []
-    for entry in failed:
-        error = entry["error"]
-        later = ("the plane retries it" if error.get("will_retry")
-                 else "not retried: the scope keeps the bundle it has")
-        console_err.print(f"[yellow]not announced[/] {escape(str(entry.get('scope')))}: "
-                          f"{escape(str(error.get('code')))}: {escape(str(error.get('message')))} ({later})",
-                          soft_wrap=True, highlight=False)
-    if failed:
-        raise typer.Exit(UNANNOUNCED_EXIT)
-
-
-def _line(markup: str) -> None:
-    console.print(markup, soft_wrap=True, highlight=False)
 
 
 def _ranges(numbers: tuple[int, ...]) -> str:
@@ -646,40 +389,6 @@ def _ranges(numbers: tuple[int, ...]) -> str:
             spans.append([number, number])
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
-
-def _gate_on_tests(modules: dict[str, str], data: dict[str, Any], *, skip: bool, what: str) -> None:
-    """Run the bundle's Rego tests; on a failure, an error or no test at all, list them on stderr
-    and exit 1 (``what``: what did not happen). ``skip``: say on stderr that they were not run."""
-    from tenantguard.policy.testrunner import run_tests
-
-    if skip:
-        console_err.print("[yellow]warning[/] --skip-tests: the bundle's Rego tests were not run", soft_wrap=True)
-        return
-    report = run_tests(modules, data)
-    failed = [r.full_name for r in report.results if r.outcome != "pass"]
-    if failed or not report.results:
-        for name in failed:
-            console_err.print(f"[red]FAIL[/] {escape(name)}", soft_wrap=True, highlight=False)
-        console_err.print(f"[red]error[/] policy_tests_failed: {len(failed)} of {len(report.results)} tests "
-                          f"did not pass; {what} (run `tenantguard bundle test DIR` for details, "
-                          "--skip-tests to go on anyway)", soft_wrap=True)
-        raise typer.Exit(1)
-
-
-def _manifest_revision(directory: Path) -> str:
-    """The revision of DIR/.manifest; a usage error when there is none."""
-    manifest = directory / ".manifest"
-    if not manifest.is_file():
-        raise typer.BadParameter(f"{directory} has no .manifest to take the revision from; pass --revision, or "
-                                 'add a .manifest naming one (bundles/tenantguard/.manifest is an example)',
-                                 param_hint="--revision")
-    try:
-        revision = json.loads(manifest.read_text()).get("revision")
-    except (OSError, ValueError, AttributeError):
-        revision = None
-    if not isinstance(revision, str) or not revision:
-        raise typer.BadParameter(f"{manifest} names no revision; pass --revision", param_hint="--revision")
-    return revision
 
 
 def _check_compiles(archive: bytes) -> None:
@@ -766,8 +475,3 @@ def _input_document(raw: str) -> Any:
         return json.loads(raw)
     except ValueError as exc:
         raise typer.BadParameter(f"not JSON: {exc}", param_hint="--input") from None
-
-
-def _plane_unavailable(command: str) -> None:
-    console_err.print(f"[yellow]tenantguard bundle {command}: {PLANE_UNAVAILABLE}[/]", soft_wrap=True)
-    raise typer.Exit(2)

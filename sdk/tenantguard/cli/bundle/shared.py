@@ -1,0 +1,58 @@
+"""What authoring and plane commands share: the test gate before a build or an upload, the
+manifest's revision, and plain console lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from tenantguard.cli.common import console, console_err
+
+SkipTestsOpt = Annotated[bool, typer.Option(
+    "--skip-tests", help="Do not run the bundle's Rego tests first (said on stderr; the plane's audit log "
+    "records tests_skipped)")]
+
+
+def line(markup: str) -> None:
+    console.print(markup, soft_wrap=True, highlight=False)
+
+
+
+def gate_on_tests(modules: dict[str, str], data: dict[str, Any], *, skip: bool, what: str) -> None:
+    """Run the bundle's Rego tests; on a failure, an error or no test at all, list them on stderr
+    and exit 1 (``what``: what did not happen). ``skip``: say on stderr that they were not run."""
+    from tenantguard.policy.testrunner import run_tests
+
+    if skip:
+        console_err.print("[yellow]warning[/] --skip-tests: the bundle's Rego tests were not run", soft_wrap=True)
+        return
+    report = run_tests(modules, data)
+    failed = [r.full_name for r in report.results if r.outcome != "pass"]
+    if failed or not report.results:
+        for name in failed:
+            console_err.print(f"[red]FAIL[/] {escape(name)}", soft_wrap=True, highlight=False)
+        console_err.print(f"[red]error[/] policy_tests_failed: {len(failed)} of {len(report.results)} tests "
+                          f"did not pass; {what} (run `tenantguard bundle test DIR` for details, "
+                          "--skip-tests to go on anyway)", soft_wrap=True)
+        raise typer.Exit(1)
+
+
+
+def manifest_revision(directory: Path) -> str:
+    """The revision of DIR/.manifest; a usage error when there is none."""
+    manifest = directory / ".manifest"
+    if not manifest.is_file():
+        raise typer.BadParameter(f"{directory} has no .manifest to take the revision from; pass --revision, or "
+                                 'add a .manifest naming one (bundles/tenantguard/.manifest is an example)',
+                                 param_hint="--revision")
+    try:
+        revision = json.loads(manifest.read_text()).get("revision")
+    except (OSError, ValueError, AttributeError):
+        revision = None
+    if not isinstance(revision, str) or not revision:
+        raise typer.BadParameter(f"{manifest} names no revision; pass --revision", param_hint="--revision")
+    return revision
