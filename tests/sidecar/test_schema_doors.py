@@ -24,8 +24,8 @@ from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 from tenantguard.bundle import build_bundle
 
 from .conftest import RELATIONSHIPS, REPO, World
+from .doors import authzen, envoy_request, invoice, native, opa, token
 from .process import SidecarProcess, start_sidecar
-from .test_doors import authzen, envoy_request, invoice, native, opa, token
 
 SCHEMA = """\
 model
