@@ -97,11 +97,13 @@ class PolicyRevision:
     entrypoint: str = DEFAULT_DECISION_ENTRYPOINT
     activated_at: float = field(default_factory=time.time)
     schema: SchemaEngine | None = None  # the bundle's relationship schema, prepared (decision.permissions)
+    # Whether decisions must compute ``input.permissions`` (a schema, and a policy that can read
+    # it): derived once per revision here, never per decision.
+    asks_permissions: bool = field(init=False, compare=False)
 
-    @property
-    def asks_permissions(self) -> bool:
-        """Whether decisions must compute ``input.permissions`` (a schema, and a policy that can read it)."""
-        return self.schema is not None and reads_permissions(getattr(self.policy, "input_paths", ((),)))
+    def __post_init__(self) -> None:
+        asks = self.schema is not None and reads_permissions(getattr(self.policy, "input_paths", ((),)))
+        object.__setattr__(self, "asks_permissions", asks)
 
     @property
     def act_as_entrypoint(self) -> str:
