@@ -54,7 +54,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--iterations", type=int, default=2000)
     n = ap.parse_args().iterations
-    engine = SchemaEngine(load(MODEL, "bench.fga"))
+    schema = load(MODEL, "bench.fga")
+    engine = SchemaEngine(schema)
+    fresh = SchemaEngine(schema, memo=False)  # every sub-check afresh: what the memo saves
     reads = build(10_000)
     print(f"python {platform.python_version()}, {len(reads)} tuples, {n} iterations; microseconds (median / p99)")
     assert engine.check(reads, "doc:0-0", "viewer", "user:anne").allowed
@@ -63,6 +65,8 @@ def main() -> None:
         ("check, direct tuple", lambda: engine.check(reads, "doc:direct", "viewer", "user:anne")),
         ("check, 3 folders + 2 nested groups", lambda: engine.check(reads, "doc:57-3", "viewer", "user:anne")),
         ("check, denied (same walk)", lambda: engine.check(reads, "doc:57-3", "viewer", "user:zed")),
+        ("check, direct tuple, memo off", lambda: fresh.check(reads, "doc:direct", "viewer", "user:anne")),
+        ("check, hierarchy, memo off", lambda: fresh.check(reads, "doc:57-3", "viewer", "user:anne")),
     ]
     for name, fn in rows:
         med, p99 = measure(fn, n)
@@ -72,6 +76,9 @@ def main() -> None:
     med, p99 = measure(lambda: engine.lookup_resources(reads, "doc", "viewer", "user:anne", page_size=100),
                        max(20, n // 20), warmup=5)
     print(f"{'lookup_resources, first 100 of 10,001':40s} {med:9.1f} / {p99:9.1f}")
+    med, p99 = measure(lambda: fresh.lookup_resources(reads, "doc", "viewer", "user:anne", page_size=100),
+                       max(20, n // 20), warmup=5)
+    print(f"{'lookup_resources, first 100, memo off':40s} {med:9.1f} / {p99:9.1f}")
 
 
 if __name__ == "__main__":

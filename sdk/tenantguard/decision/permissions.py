@@ -49,8 +49,9 @@ def permissions_of(engine: SchemaEngine, reads: RelationReads, resource: Mapping
     moment = time.time() if now is None else now
     granted: list[str] = []
     conditional: dict[str, list[str]] = {}
-    for name in sorted(typedef.relations)[:MAX_NAMES]:
-        answer = engine.check(reads, f"{resource_type}:{resource_id}", name, subject, context=context, now=moment)
+    answers = engine.check_relations(reads, f"{resource_type}:{resource_id}", sorted(typedef.relations)[:MAX_NAMES],
+                                     subject, context=context, now=moment)
+    for name, answer in answers.items():
         if answer.decision is Decision.ALLOWED:
             granted.append(name)
         elif answer.decision is Decision.CONDITIONAL:

@@ -7,13 +7,21 @@ again on the same path is a cycle (false, with the cycle bit), while SpiceDB has
 detection and a cycle runs into its depth limit (an error). Tuples whose shape the relation no
 longer accepts and expired tuples do not exist. Evaluation is sequential and short-circuits:
 a union stops at the first allowed branch, an intersection at the first denied one.
+
+Memo: within one query (one check, or one lookup deciding many candidates), a sub-check's
+outcome is kept and reused, which is what lets a lookup decide 10,000 documents under one
+folder without walking the folder's ancestry again for each. Reuse never changes an answer:
+an entry records the nodes its evaluation touched and how much deeper it went, and is
+reused only where the evaluation would run identically: no touched node on the current path
+(OpenFGA's cycle rule tests exactly those) and the depth limit not reached from here.
+``tests/schema/engine/test_memo.py`` holds memo-on equal to memo-off over random models.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from tenantguard.relations.reads import RelationReads, TupleMeta
 from tenantguard.schema.engine.conditions import CompiledCondition
@@ -33,13 +41,23 @@ from tenantguard.schema.engine.prepared import Prepared
 from tenantguard.schema.engine.subjects import Subject, split
 from tenantguard.schema.model import Arrow, Computed, Direct, Exclusion, Expr, Intersection, Nil, Union
 
+MEMO_MAX_TOUCHED = 64  # an entry touching more nodes than this is not kept (its set costs more than it saves)
+
+Key = tuple[str, str, str]  # (object, relation, subject)
+
+
+class Memo(NamedTuple):
+    outcome: Outcome
+    height: int  # levels below the entry's own depth that its evaluation reached
+    touched: frozenset[Key]  # every node it entered (OpenFGA: the cycle rule's inputs)
+
 
 class Evaluation:
     """One query's state: reads, context, clock, budget, depth limit and the current path."""
 
     def __init__(self, prepared: Prepared, conditions: Mapping[str, CompiledCondition], reads: RelationReads, *,
                  context: Mapping[str, Any] | None, now: float | None, budget: Budget, max_depth: int,
-                 max_context_items: int) -> None:
+                 max_context_items: int, memo: bool = True) -> None:
         self.p = prepared
         self.schema = prepared.schema
         self.openfga = prepared.schema.dialect == "openfga"
@@ -50,7 +68,10 @@ class Evaluation:
         self.budget = budget
         self.max_depth = max_depth
         self.max_context_items = max_context_items
-        self.path: set[tuple[str, str, str]] = set()
+        self.path: set[Key] = set()
+        self.memo: dict[Key, Memo] | None = {} if memo else None
+        self.entered: list[Key] = []  # nodes entered, in order (what a memo entry touched)
+        self.deepest = 0
 
     # -- tuples -------------------------------------------------------------------------
     def valid(self, type_name: str, relation: str, subject: str, meta: TupleMeta | None) -> bool:
@@ -88,15 +109,39 @@ class Evaluation:
         if subject.kind not in self.p.reach[(type_name, relation)]:
             return DENY
         key = (obj, relation, subject.text)
+        if self.memo is None:
+            return self.evaluate(key, type_name, rel.rewrite, subject, depth)
+        hit = self.memo.get(key)
+        if hit is not None and depth + hit.height < self.max_depth and self.path.isdisjoint(hit.touched):
+            if depth:
+                self.entered.extend(hit.touched)
+            self.deepest = max(self.deepest, depth + hit.height)
+            return hit.outcome
+        start, deepest = len(self.entered), self.deepest
+        self.deepest = depth
+        outcome = self.evaluate(key, type_name, rel.rewrite, subject, depth)
+        if len(self.entered) - start <= MEMO_MAX_TOUCHED:
+            seen = frozenset(self.entered[start:])
+            if self.path.isdisjoint(seen):  # nothing it touched was cut by the path above it
+                self.memo[key] = Memo(outcome, self.deepest - depth, seen)
+        self.deepest = max(deepest, self.deepest)
+        if depth == 0:
+            self.entered.clear()  # a top-level question: nothing above it needs the record
+        return outcome
+
+    def evaluate(self, key: Key, type_name: str, rewrite: Expr, subject: Subject, depth: int) -> Outcome:
+        """``key``'s rewrite, with OpenFGA's rule that a node already on the path is a cycle."""
+        obj, relation, _ = key
+        self.entered.append(key)
         if self.openfga:
             if key in self.path:
                 return DENY_CYCLE
             self.path.add(key)
             try:
-                return self.rewrite(obj, type_name, relation, rel.rewrite, subject, depth)
+                return self.rewrite(obj, type_name, relation, rewrite, subject, depth)
             finally:
                 self.path.discard(key)
-        return self.rewrite(obj, type_name, relation, rel.rewrite, subject, depth)
+        return self.rewrite(obj, type_name, relation, rewrite, subject, depth)
 
     def rewrite(self, obj: str, type_name: str, relation: str, expr: Expr, subject: Subject, depth: int) -> Outcome:
         if isinstance(expr, Direct):

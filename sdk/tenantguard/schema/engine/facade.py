@@ -9,7 +9,7 @@ typed ``EngineError`` with a ``rule``: never a partial answer, never an allow.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,8 +44,10 @@ def _result(o: Outcome) -> CheckResult:
 class SchemaEngine:
     """check / lookup_resources / lookup_subjects / expand for one schema."""
 
-    def __init__(self, schema: Schema, limits: Limits | None = None) -> None:
+    def __init__(self, schema: Schema, limits: Limits | None = None, *, memo: bool = True) -> None:
+        """``memo=False`` evaluates every sub-check afresh (the reference the memo is tested against)."""
         self.schema = schema
+        self.memo = memo
         self.limits = limits or Limits()
         self.max_depth = self.limits.depth_for(schema.dialect)
         self._prepared = prepare(schema)
@@ -58,7 +60,7 @@ class SchemaEngine:
             raise InvalidQuery(f"context has over {self.limits.max_context_items} members", rule="context_too_large")
         return Evaluation(self._prepared, self._conditions, reads, context=context, now=now,
                           budget=Budget(self.limits.max_steps), max_depth=self.max_depth,
-                          max_context_items=self.limits.max_context_items)
+                          max_context_items=self.limits.max_context_items, memo=self.memo)
 
     def _known(self, type_name: str, relation: str | None = None) -> None:
         if type_name not in self.schema.types:
@@ -81,6 +83,19 @@ class SchemaEngine:
         self._known(subj.type, subj.relation)
         ev = self._evaluation(reads, context, now)
         return _result(ev.check(object, relation, subj, 0))
+
+    def check_relations(self, reads: RelationReads, object: str, relations: Iterable[str], subject: str, *,
+                        context: Mapping[str, Any] | None = None, now: float | None = None) -> dict[str, CheckResult]:
+        """``check`` for several relations of one object in one evaluation: permissions of a
+        type share their sub-checks (``viewer`` inside ``edit`` and ``view``), walked once."""
+        type_name, _ = parse_object(object)
+        names = list(relations)
+        for name in names:
+            self._known(type_name, name)
+        subj = parse_subject(subject)
+        self._known(subj.type, subj.relation)
+        ev = self._evaluation(reads, context, now)
+        return {name: _result(ev.check(object, name, subj, 0)) for name in names}
 
     def lookup_resources(self, reads: RelationReads, object_type: str, relation: str, subject: str, *,
                          context: Mapping[str, Any] | None = None, now: float | None = None,
