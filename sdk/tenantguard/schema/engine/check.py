@@ -32,6 +32,7 @@ from tenantguard.schema.engine.outcome import (
     DENY,
     DENY_CYCLE,
     AnyOf,
+    Decision,
     Outcome,
     both,
     conditional,
@@ -76,6 +77,10 @@ class Evaluation:
     # -- tuples -------------------------------------------------------------------------
     def valid(self, type_name: str, relation: str, subject: str, meta: TupleMeta | None) -> bool:
         """A tuple exists for the engine: not expired, and of a shape the relation accepts."""
+        if meta is None:
+            obj, _, srel = subject.partition("#")
+            shape = (obj.partition(":")[0], "*" if obj.endswith(":*") else srel or None, None)
+            return shape in self.p.accepts.get((type_name, relation), ())
         condition = None
         if meta is not None:
             if meta.expired(self.now):
@@ -102,15 +107,25 @@ class Evaluation:
         if subject.relation == relation and subject.object == obj:
             return ALLOW
         type_name = obj.partition(":")[0]
-        rel = self.schema.relation(type_name, relation)
-        if rel is None:
+        node = self.p.nodes.get((type_name, relation))
+        if node is None:
             raise UnknownRelation(f"relation {relation!r} undefined for type {type_name!r}",
                                   type=type_name, relation=relation)
-        if subject.kind not in self.p.reach[(type_name, relation)]:
+        rewrite, reach = node
+        if subject.kind not in reach:
             return DENY
         key = (obj, relation, subject.text)
-        if self.memo is None:
-            return self.evaluate(key, type_name, rel.rewrite, subject, depth)
+        if self.memo is None:  # evaluate(), inlined: this is the hot path of a single check
+            if not self.openfga:
+                return self.rewrite(obj, type_name, relation, rewrite, subject, depth)
+            path = self.path
+            if key in path:
+                return DENY_CYCLE
+            path.add(key)
+            try:
+                return self.rewrite(obj, type_name, relation, rewrite, subject, depth)
+            finally:
+                path.discard(key)
         hit = self.memo.get(key)
         if hit is not None and depth + hit.height < self.max_depth and self.path.isdisjoint(hit.touched):
             if depth:
@@ -119,7 +134,7 @@ class Evaluation:
             return hit.outcome
         start, deepest = len(self.entered), self.deepest
         self.deepest = depth
-        outcome = self.evaluate(key, type_name, rel.rewrite, subject, depth)
+        outcome = self.evaluate(key, type_name, rewrite, subject, depth)
         if len(self.entered) - start <= MEMO_MAX_TOUCHED:
             seen = frozenset(self.entered[start:])
             if self.path.isdisjoint(seen):  # nothing it touched was cut by the path above it
@@ -144,18 +159,23 @@ class Evaluation:
         return self.rewrite(obj, type_name, relation, rewrite, subject, depth)
 
     def rewrite(self, obj: str, type_name: str, relation: str, expr: Expr, subject: Subject, depth: int) -> Outcome:
-        if isinstance(expr, Direct):
+        kind = type(expr)
+        if kind is Direct:
             return self.direct(obj, type_name, relation, subject, depth)
-        if isinstance(expr, Computed):
-            return self.check(obj, expr.relation, subject, depth + 1)
-        if isinstance(expr, Arrow):
-            return self.arrow(obj, type_name, expr, subject, depth)
+        if kind is Computed:
+            return self.check(obj, expr.relation, subject, depth + 1)  # type: ignore[attr-defined]
+        if kind is Arrow:
+            return self.arrow(obj, type_name, expr, subject, depth)  # type: ignore[arg-type]
         if isinstance(expr, Union):
-            acc = AnyOf()
+            acc: AnyOf | None = None  # only a conditional or cycle-marked branch needs one
             for child in expr.children:
-                if acc.add(self.rewrite(obj, type_name, relation, child, subject, depth)):
+                o = self.rewrite(obj, type_name, relation, child, subject, depth)
+                if o.decision is Decision.ALLOWED:
                     return ALLOW
-            return acc.result()
+                if o is not DENY:
+                    acc = acc or AnyOf()
+                    acc.add(o)
+            return DENY if acc is None else acc.result()
         if isinstance(expr, Intersection):
             missing: set[str] = set()
             for child in expr.children:
@@ -176,22 +196,26 @@ class Evaluation:
     def direct(self, obj: str, type_name: str, relation: str, subject: Subject, depth: int) -> Outcome:
         acc = AnyOf()
         usersets: list[tuple[str, str, Outcome]] = []
+        budget = self.budget
         for other, meta in self.reads.subjects(obj, relation):
-            self.budget.spend()
+            budget.left -= 1
+            if budget.left < 0:
+                budget.spend(0)  # raises QueryTooBroad
             if not self.valid(type_name, relation, other, meta):
                 continue
             if other == subject.text or (
                     subject.relation is None and other.endswith(":*") and other[:-2] == subject.type):
-                if acc.add(self.condition(meta)):
+                if meta is None or acc.add(self.condition(meta)):
                     return ALLOW
                 continue
             s_obj, _, s_rel = other.partition("#")
             if s_rel:
-                usersets.append((s_obj, s_rel, self.condition(meta)))
+                usersets.append((s_obj, s_rel, ALLOW if meta is None else self.condition(meta)))
         for s_obj, s_rel, cond in usersets:
             if cond.denied:
                 continue
-            if acc.add(both(cond, self.check(s_obj, s_rel, subject, depth + 1))):
+            o = self.check(s_obj, s_rel, subject, depth + 1)
+            if acc.add(o if cond is ALLOW else both(cond, o)):
                 return ALLOW
         return acc.result()
 
@@ -201,9 +225,9 @@ class Evaluation:
             self.budget.spend()
             if "#" in other or other.endswith(":*") or not self.valid(type_name, expr.tupleset, other, meta):
                 continue
-            if self.schema.relation(other.partition(":")[0], expr.computed) is None:
+            if (other.partition(":")[0], expr.computed) not in self.p.nodes:
                 continue
-            parents.append((other, self.condition(meta)))
+            parents.append((other, ALLOW if meta is None else self.condition(meta)))
         if expr.all:
             if not parents:
                 return DENY
@@ -218,6 +242,7 @@ class Evaluation:
         for parent, cond in parents:
             if cond.denied:
                 continue
-            if acc.add(both(cond, self.check(parent, expr.computed, subject, depth + 1))):
+            o = self.check(parent, expr.computed, subject, depth + 1)
+            if acc.add(o if cond is ALLOW else both(cond, o)):
                 return ALLOW
         return acc.result()

@@ -53,14 +53,15 @@ class SchemaEngine:
         self._prepared = prepare(schema)
         self._conditions = compile_all(schema.conditions, max_chars=self.limits.max_expression_chars)
 
-    def _evaluation(self, reads: RelationReads, context: Mapping[str, Any] | None, now: float | None) -> Evaluation:
+    def _evaluation(self, reads: RelationReads, context: Mapping[str, Any] | None, now: float | None, *,
+                    memo: bool = True) -> Evaluation:
         if context is not None and not isinstance(context, Mapping):
             raise InvalidQuery("context must be an object")
         if context is not None and len(context) > self.limits.max_context_items:
             raise InvalidQuery(f"context has over {self.limits.max_context_items} members", rule="context_too_large")
         return Evaluation(self._prepared, self._conditions, reads, context=context, now=now,
                           budget=Budget(self.limits.max_steps), max_depth=self.max_depth,
-                          max_context_items=self.limits.max_context_items, memo=self.memo)
+                          max_context_items=self.limits.max_context_items, memo=self.memo and memo)
 
     def _known(self, type_name: str, relation: str | None = None) -> None:
         if type_name not in self.schema.types:
@@ -81,7 +82,8 @@ class SchemaEngine:
         self._known(type_name, relation)
         subj = parse_subject(subject)
         self._known(subj.type, subj.relation)
-        ev = self._evaluation(reads, context, now)
+        # one question: the memo's bookkeeping costs more than the diamonds it would save (bench_schema.py)
+        ev = self._evaluation(reads, context, now, memo=False)
         return _result(ev.check(object, relation, subj, 0))
 
     def check_relations(self, reads: RelationReads, object: str, relations: Iterable[str], subject: str, *,

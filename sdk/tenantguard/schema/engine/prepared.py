@@ -44,6 +44,8 @@ class Prepared:
     direct_by_kind: dict[tuple[str, str | None], list[Node]] = field(default_factory=lambda: defaultdict(list))
     computed_users: dict[Node, list[str]] = field(default_factory=lambda: defaultdict(list))
     arrow_users: dict[Node, list[tuple[str, str, str]]] = field(default_factory=lambda: defaultdict(list))
+    # (type, relation) -> (its rewrite, the kinds that reach it): check's one lookup per node
+    nodes: dict[Node, tuple[Expr, frozenset[Kind]]] = field(default_factory=dict)
 
 
 def prepare(schema: Schema) -> Prepared:
@@ -100,3 +102,5 @@ def _reach(p: Prepared) -> None:
                     cur |= new
                     changed = True
     p.reach = {node: frozenset(kinds) for node, kinds in reach.items()}
+    p.nodes = {(tname, rname): (rel.rewrite, p.reach[(tname, rname)])
+               for tname, t in schema.types.items() for rname, rel in t.relations.items()}

@@ -16,10 +16,7 @@ class Subject:
     type: str
     relation: str | None
     wildcard: bool
-
-    @property
-    def kind(self) -> tuple[str, str | None]:
-        return (self.type, self.relation)
+    kind: tuple[str, str | None]  # (type, relation): what Prepared.reach is keyed by
 
 
 def split(text: str) -> tuple[str, str, str | None]:
@@ -45,4 +42,4 @@ def parse_subject(text: str) -> Subject:
     t, oid = parse_object(obj, "subject")
     if "#" in text and not rel:
         raise InvalidQuery(f"subject {text!r} has an empty relation")
-    return Subject(text, obj, t, rel or None, oid == "*")
+    return Subject(text, obj, t, rel or None, oid == "*", (t, rel or None))
