@@ -8,6 +8,13 @@ detection and a cycle runs into its depth limit (an error). Tuples whose shape t
 longer accepts and expired tuples do not exist. Evaluation is sequential and short-circuits:
 a union stops at the first allowed branch, an intersection at the first denied one.
 
+A branch that runs into the depth limit does not decide alone (both originals evaluate branches
+side by side): a union is still allowed by another branch, an intersection still denied by
+another, and only when no other branch decides is the error raised. In SpiceDB's dialect,
+where nothing cuts a cycle, a node that failed at some depth fails again at that depth or
+deeper (fewer levels left, same path-free evaluation), so it is not walked again: without
+that, a cycle through two parents per level would be walked 2^depth times before failing.
+
 Memo: within one query (one check, or one lookup deciding many candidates), a sub-check's
 outcome is kept and reused, which is what lets a lookup decide 10,000 documents under one
 folder without walking the folder's ancestry again for each. Reuse never changes an answer:
@@ -20,7 +27,7 @@ reused only where the evaluation would run identically: no touched node on the c
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from tenantguard.relations.reads import RelationReads, TupleMeta
@@ -73,6 +80,8 @@ class Evaluation:
         self.memo: dict[Key, Memo] | None = {} if memo else None
         self.entered: list[Key] = []  # nodes entered, in order (what a memo entry touched)
         self.deepest = 0
+        self.deferred = 0  # depth errors a combinator has set aside so far (no memo entry spans one)
+        self.failed: dict[Key, int] = {}  # SpiceDB dialect: node -> the smallest depth it failed at
 
     # -- tuples -------------------------------------------------------------------------
     def valid(self, type_name: str, relation: str, subject: str, meta: TupleMeta | None) -> bool:
@@ -115,9 +124,13 @@ class Evaluation:
         if subject.kind not in reach:
             return DENY
         key = (obj, relation, subject.text)
+        if not self.openfga:
+            failed_at = self.failed.get(key)
+            if failed_at is not None and depth >= failed_at:
+                raise ResolutionTooComplex(f"resolution deeper than {self.max_depth} levels", limit=self.max_depth)
         if self.memo is None:  # evaluate(), inlined: this is the hot path of a single check
             if not self.openfga:
-                return self.rewrite(obj, type_name, relation, rewrite, subject, depth)
+                return self.spicedb_rewrite(key, type_name, rewrite, subject, depth)
             path = self.path
             if key in path:
                 return DENY_CYCLE
@@ -132,14 +145,16 @@ class Evaluation:
                 self.entered.extend(hit.touched)
             self.deepest = max(self.deepest, depth + hit.height)
             return hit.outcome
-        start, deepest = len(self.entered), self.deepest
+        start, deepest, deferred = len(self.entered), self.deepest, self.deferred
         self.deepest = depth
-        outcome = self.evaluate(key, type_name, rewrite, subject, depth)
-        if len(self.entered) - start <= MEMO_MAX_TOUCHED:
+        try:
+            outcome = self.evaluate(key, type_name, rewrite, subject, depth)
+        finally:
+            reached, self.deepest = self.deepest, max(deepest, self.deepest)
+        if self.deferred == deferred and len(self.entered) - start <= MEMO_MAX_TOUCHED:
             seen = frozenset(self.entered[start:])
             if self.path.isdisjoint(seen):  # nothing it touched was cut by the path above it
-                self.memo[key] = Memo(outcome, self.deepest - depth, seen)
-        self.deepest = max(deepest, self.deepest)
+                self.memo[key] = Memo(outcome, reached - depth, seen)
         if depth == 0:
             self.entered.clear()  # a top-level question: nothing above it needs the record
         return outcome
@@ -156,7 +171,16 @@ class Evaluation:
                 return self.rewrite(obj, type_name, relation, rewrite, subject, depth)
             finally:
                 self.path.discard(key)
-        return self.rewrite(obj, type_name, relation, rewrite, subject, depth)
+        return self.spicedb_rewrite(key, type_name, rewrite, subject, depth)
+
+    def spicedb_rewrite(self, key: Key, type_name: str, rewrite: Expr, subject: Subject, depth: int) -> Outcome:
+        """``key``'s rewrite without a path (SpiceDB), remembering the depth a failure happened at."""
+        try:
+            return self.rewrite(key[0], type_name, key[1], rewrite, subject, depth)
+        except ResolutionTooComplex:
+            if depth < self.failed.get(key, self.max_depth):
+                self.failed[key] = depth
+            raise
 
     def rewrite(self, obj: str, type_name: str, relation: str, expr: Expr, subject: Subject, depth: int) -> Outcome:
         kind = type(expr)
@@ -168,22 +192,24 @@ class Evaluation:
             return self.arrow(obj, type_name, expr, subject, depth)  # type: ignore[arg-type]
         if isinstance(expr, Union):
             acc: AnyOf | None = None  # only a conditional or cycle-marked branch needs one
+            error: ResolutionTooComplex | None = None
             for child in expr.children:
-                o = self.rewrite(obj, type_name, relation, child, subject, depth)
+                try:
+                    o = self.rewrite(obj, type_name, relation, child, subject, depth)
+                except ResolutionTooComplex as e:
+                    error = self.defer(error, e)
+                    continue
                 if o.decision is Decision.ALLOWED:
                     return ALLOW
                 if o is not DENY:
                     acc = acc or AnyOf()
                     acc.add(o)
+            if error is not None:
+                raise error
             return DENY if acc is None else acc.result()
         if isinstance(expr, Intersection):
-            missing: set[str] = set()
-            for child in expr.children:
-                o = self.rewrite(obj, type_name, relation, child, subject, depth)
-                if o.denied:
-                    return o
-                missing |= o.missing
-            return conditional(frozenset(missing)) if missing else ALLOW
+            return self.all_of([lambda c=child: self.rewrite(obj, type_name, relation, c, subject, depth)
+                                for child in expr.children])
         if isinstance(expr, Exclusion):
             base = self.rewrite(obj, type_name, relation, expr.base, subject, depth)
             if base.denied:
@@ -211,12 +237,19 @@ class Evaluation:
             s_obj, _, s_rel = other.partition("#")
             if s_rel:
                 usersets.append((s_obj, s_rel, ALLOW if meta is None else self.condition(meta)))
+        error: ResolutionTooComplex | None = None
         for s_obj, s_rel, cond in usersets:
             if cond.denied:
                 continue
-            o = self.check(s_obj, s_rel, subject, depth + 1)
+            try:
+                o = self.check(s_obj, s_rel, subject, depth + 1)
+            except ResolutionTooComplex as e:
+                error = self.defer(error, e)
+                continue
             if acc.add(o if cond is ALLOW else both(cond, o)):
                 return ALLOW
+        if error is not None:
+            raise error
         return acc.result()
 
     def arrow(self, obj: str, type_name: str, expr: Arrow, subject: Subject, depth: int) -> Outcome:
@@ -231,18 +264,42 @@ class Evaluation:
         if expr.all:
             if not parents:
                 return DENY
-            missing: set[str] = set()
-            for parent, cond in parents:
-                o = both(cond, self.check(parent, expr.computed, subject, depth + 1))
-                if o.denied:
-                    return o
-                missing |= o.missing
-            return conditional(frozenset(missing)) if missing else ALLOW
+            return self.all_of([lambda p=parent, c=cond: both(c, self.check(p, expr.computed, subject, depth + 1))
+                                for parent, cond in parents])
         acc = AnyOf()
+        error: ResolutionTooComplex | None = None
         for parent, cond in parents:
             if cond.denied:
                 continue
-            o = self.check(parent, expr.computed, subject, depth + 1)
+            try:
+                o = self.check(parent, expr.computed, subject, depth + 1)
+            except ResolutionTooComplex as e:
+                error = self.defer(error, e)
+                continue
             if acc.add(o if cond is ALLOW else both(cond, o)):
                 return ALLOW
+        if error is not None:
+            raise error
         return acc.result()
+
+    def all_of(self, branches: list[Callable[[], Outcome]]) -> Outcome:
+        """An intersection: the first denied branch decides, even past a branch that failed."""
+        missing: set[str] = set()
+        error: ResolutionTooComplex | None = None
+        for branch in branches:
+            try:
+                o = branch()
+            except ResolutionTooComplex as e:
+                error = self.defer(error, e)
+                continue
+            if o.denied:
+                return o
+            missing |= o.missing
+        if error is not None:
+            raise error
+        return conditional(frozenset(missing)) if missing else ALLOW
+
+    def defer(self, first: ResolutionTooComplex | None, error: ResolutionTooComplex) -> ResolutionTooComplex:
+        """Sets a branch's depth error aside until the other branches have had their say."""
+        self.deferred += 1
+        return first or error
