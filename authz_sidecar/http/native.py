@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
+from tenantguard.errors import TokenMissing
 
 from ..runtime import Sidecar, question_tenant
 from .models import CheckRequest, CheckResponse, ErrorBody
@@ -20,6 +21,11 @@ async def check_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     require_local_or_credential(scope, claims, None)
     question = parse_json(scope, body, CheckRequest, limit=sidecar.config.max_body_bytes)
     wire = question.model_dump(exclude_none=True, exclude={"at_least"})
+    if claims is None and not wire.get("subject"):
+        # nobody is named: the caller most likely forgot its token (the AuthZEN doors, whose
+        # PEPs always state the subject, keep their 400 for a missing subject)
+        raise TokenMissing("no context token (Authorization: Bearer ...) and no subject in the body: "
+                           "send the caller's token, or state the subject (local callers without tokens)")
     # the tenant whose relations the decision reads (--tenant binds a tokenless caller's)
     tenant = question_tenant(wire, claims, sidecar.config.tenant)
     if question.at_least is not None and not await sidecar.wait_for_seq(question.at_least, tenant):

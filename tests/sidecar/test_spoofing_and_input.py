@@ -176,3 +176,16 @@ def test_tampered_bundle_file_stops_the_sidecar_from_starting(world: World, tmp_
     with pytest.raises(RuntimeError) as info:
         start_sidecar(args, timeout=15)
     assert "bundle" in str(info.value) and "Traceback" not in str(info.value)
+
+
+def test_a_check_naming_nobody_without_a_token_says_the_token_is_missing(sidecar: SidecarProcess) -> None:
+    """The native door: no token and no subject is a forgotten token (401 ``token_missing``),
+    not a malformed body; a local caller stating the subject is still answered. The AuthZEN
+    door keeps its 400: its PEPs always state the subject (interop scenario c-2-4-1)."""
+    r = httpx.post(f"{sidecar.base_url}/v1/check", json=invoice("acme"))
+    assert (r.status_code, r.json()["error"]) == (401, "token_missing"), r.text
+    assert "token" in r.json()["message"] and r.headers["www-authenticate"].startswith("Bearer")
+    stated = {"subject": {"type": "user", "id": "alice", "properties": {"tenant_id": "acme"}}, **invoice("acme")}
+    assert httpx.post(f"{sidecar.base_url}/v1/check", json=stated).status_code == 200
+    r = httpx.post(f"{sidecar.base_url}/access/v1/evaluation", json=invoice("acme"))
+    assert r.status_code == 400, r.text
