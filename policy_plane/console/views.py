@@ -7,6 +7,7 @@ token in the form and, when the browser sends one, an ``Origin`` of this host. O
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import hmac
 import json
@@ -288,7 +289,19 @@ async def tenants(request: Request, session: Signed,
         except TenantGuardError as exc:
             context["error"] = exc.message
         context["tripped"] = tenant in killed
+    else:
+        context["known"], context["more"] = await asyncio.to_thread(tenant_counts, plane.state.index, TENANTS_SHOWN)
     return render(request, "tenants.html", session, **context)
+
+
+TENANTS_SHOWN = 200  # tenants listed before one is chosen (by name; the form finds any other)
+
+
+def tenant_counts(index: Any, limit: int) -> tuple[list[tuple[str, int]], int]:
+    """The first ``limit`` tenants holding tuples, by name, with their tuple counts, and how
+    many more there are: what an operator opening the page wants to pick from."""
+    names = index.view().tenants()
+    return [(name, index.count(name)) for name in names[:limit]], max(0, len(names) - limit)
 
 
 @router.post("/tenants/kill-switch")

@@ -332,3 +332,38 @@ def test_a_tenant_no_tuple_can_have_is_named_not_shown_as_an_empty_list(plane: P
     page = client.get("/console/tenants", params={"tenant": "ACME"})
     assert page.status_code == 200, page.text
     assert "tenant &#39;ACME&#39; must be a lowercase name matching" in page.text, page.text
+
+
+def test_the_tenants_page_lists_tenants_before_one_is_typed(plane: PlaneProcess) -> None:
+    """Opening Tenants shows who holds relationships, with counts and links (it was an empty
+    form until a name was typed)."""
+    with plane.client() as http:
+        for tenant, n in (("listed_a", 2), ("listed_b", 1)):
+            changes = [{"op": "write", "rel": {"tenant": tenant, "object": f"project:p{i}", "relation": "member",
+                                               "subject": "user:alice"}} for i in range(n)]
+            answer = http.post("/v1/relations", json={"changes": changes})
+            assert answer.status_code == 200, answer.text
+    client, _ = sign_in(plane, ADMIN_TOKEN)
+    page = client.get("/console/tenants")
+    assert page.status_code == 200, page.text
+    rows = re.findall(r'<a href="/console/tenants\?tenant=(listed_[ab])"><code>listed_[ab]</code></a></td><td>(\d+)<',
+                      page.text)
+    assert rows == [("listed_a", "2"), ("listed_b", "1")], page.text
+
+
+def test_an_allow_explained_shows_no_empty_rules_heading() -> None:
+    """An allow has no deny reasons: the Rules heading appears only over rules to show."""
+    from policy_plane.console.views import templates
+
+    def rendered(reasons: dict[str, list[dict[str, object]]]) -> str:
+        re_eval = {"allow": not reasons, "reasons": list(reasons), "relations_consulted": {},
+                   "rules": {"available": True, "reasons": reasons}}
+        x = {"builtin_checks": {"tenant": {}, "kill_switch": {}, "revocation": {}, "tenant_match": {}},
+             "reevaluation": re_eval}
+        record = {"decision_id": "d1", "allow": not reasons, "time": 0, "reasons": list(reasons)}
+        return templates.get_template("decision.html").render(
+            record=record, x=x, took=0.1, prefix="/console", session=None, request=None)
+
+    assert "<h3>Rules</h3>" not in rendered({})
+    denied = rendered({"frozen": [{"file": "extra.rego", "line": 3, "text": 'deny contains "frozen" if true'}]})
+    assert "<h3>Rules</h3>" in denied and "extra.rego:3" in denied
