@@ -88,7 +88,9 @@ def check_relationship(schema: Schema, rel: Relationship) -> None:
 
 def refused_at(exc: TupleNotAllowed, index: int, rel: Relationship, **detail: Any) -> TupleNotAllowed:
     """``exc`` for the change at ``index`` of a batch: the message led by ``changes[i]`` (as a
-    batch's other refusals are) and the detail naming the position and the whole tuple."""
+    batch's other refusals are) and the tuple, ending with the rule; the detail names the
+    position and the whole tuple."""
     named = {k: v for k, v in exc.detail.items() if k not in ("rule", "object", "relation", "subject")}
-    return TupleNotAllowed(f"changes[{index}]: {exc.message}", rule=exc.rule, index=index, tuple=rel.to_wire(),
-                           **named, **detail)
+    shown = f"{rel.tenant} / {rel.object}#{rel.relation} @ {rel.subject}"  # the condition's context left out
+    return TupleNotAllowed(f"changes[{index}] ({shown}): {exc.message} (rule {exc.rule})", rule=exc.rule,
+                           index=index, tuple=rel.to_wire(), **named, **detail)
