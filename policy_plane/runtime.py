@@ -28,6 +28,7 @@ from tenantguard.identity.keys import TrustedKey, TrustSet
 from tenantguard.relations import CellsMixed, ChangeBatch, RelationChange
 from tenantguard.rollout import FleetView
 
+from .admission import SchemaAdmission
 from .audit import AuditLog
 from .bundles import BundleService, ImpactGate
 from .config import PlaneConfig
@@ -100,6 +101,7 @@ class Plane:
         self.state = PlaneState(config.event_key, config.bundle_key, max_bundle_bytes=config.max_bundle_bytes,
                                 cells=config.cells)
         self.state.publisher = self.publisher
+        self.admission = SchemaAdmission(self.state)
         self.metrics = PlaneMetrics()
         self.audit = AuditLog(config.audit_kept, config.replica)
         self.decisions = DecisionStore(self.publisher, config.decisions_kept)
@@ -308,7 +310,9 @@ class Plane:
         concurrent writes to that cell (:mod:`.groupcommit`); the batch's sequence is the
         consistency token: the relations sequence of that cell.
 
-        With ``idempotency_key``, a retry of a write that was committed before (an
+        Every write is first checked against the active schema (:mod:`.admission`): one the
+        schema does not admit refuses the whole batch (422 ``tuple_not_allowed``), before anything
+        is published. With ``idempotency_key``, a retry of a write that was committed before (an
         ambiguous outcome: a timeout, a lost connection) returns that first write's
         sequence and publishes nothing, at any replica; the same key with other changes is refused.
         A key is scoped to the tenants the changes touch (:func:`~.idempotency.key_hash`).
@@ -317,12 +321,19 @@ class Plane:
         cell = self.cell_of_changes(changes)
         key = _checked_key(idempotency_key)
         tenants = {c.rel.tenant for c in changes}
+        hashed, legacy = (key_hash(key, tenants), legacy_key_hash(key)) if key else (None, None)
+        if not self._key_committed(hashed, legacy):  # a retry gets its first outcome, whatever the schema says now
+            await self.admission.check(changes)
         written = await self.relations_committer(cell).submit(
-            changes, key=key_hash(key, tenants) if key else None, digest=changes_digest(changes) if key else None,
-            legacy=legacy_key_hash(key) if key else None)
+            changes, key=hashed, digest=changes_digest(changes) if key else None, legacy=legacy)
         if not written.replayed:
             self.metrics.relation_changes.inc(len(changes))
         return Written(written.seq, written.replayed, written.applied, written.payload, cell)
+
+    def _key_committed(self, hashed: str | None, legacy: str | None) -> bool:
+        """Whether a write with this key was committed (the group committer answers it from the window)."""
+        window = self.state.keys
+        return any(k is not None and window.lookup(k) is not None for k in (hashed, legacy))
 
     def relations_committer(self, cell: str) -> GroupCommitter:
         """The group committer of ``cell``'s subject (made on first use)."""

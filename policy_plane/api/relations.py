@@ -22,6 +22,7 @@ from tenantguard.relations import (
 )
 from tenantguard.relations.index import WalkTooBroad
 from tenantguard.relations.model import check_name, meta_from_wire, split_object, split_subject
+from tenantguard.schema.admission import TupleNotAllowed
 from tenantguard.server.asgi import Reply, header
 from tenantguard.util.jsonlimits import loads
 
@@ -112,12 +113,19 @@ def relation_changes(items: Sequence[tuple[str, Mapping[str, str]]]) -> list[Rel
 async def commit_changes(plane: Plane, who: Principal, changes: list[RelationChange],
                          idempotency_key: str | None) -> tuple[dict[str, Any], Written]:
     """Commit validated ``changes`` and audit them: the answer's body and the outcome (the
-    route and its door share it)."""
-    written = await plane.write_relations(changes, idempotency_key=idempotency_key)
+    route and its door share it). A batch the schema refuses is audited as refused
+    (``relations.write_refused``, naming the rule and the change) and nothing of it is applied."""
+    writes = sum(1 for c in changes if c.op == "write")
+    counts = {"writes": writes, "deletes": len(changes) - writes,
+              "tenants": sorted({c.rel.tenant for c in changes})[:20]}
+    try:
+        written = await plane.write_relations(changes, idempotency_key=idempotency_key)
+    except TupleNotAllowed as exc:
+        plane.audit.record(who.actor, "relations.write_refused", code=exc.code, rule=exc.rule,
+                           index=exc.detail.get("index"), revision=exc.detail.get("revision"), **counts)
+        raise
     if not written.replayed:
-        writes = sum(1 for c in changes if c.op == "write")
-        plane.audit.record(who.actor, "relations.write", seq=written.seq, writes=writes,
-                           deletes=len(changes) - writes, tenants=sorted({c.rel.tenant for c in changes})[:20])
+        plane.audit.record(who.actor, "relations.write", seq=written.seq, **counts)
     return {"consistency_token": written.seq, "cell": written.cell}, written
 
 
@@ -126,7 +134,11 @@ async def write(body: ChangesIn, request: Request, response: Response,
                 who: Annotated[Principal, Depends(require_admin)],
                 idempotency_key: IdempotencyKey = None,
                 ) -> dict[str, Any]:
-    """Write and delete tuples as ONE signed batch; returns its sequence (the consistency token)."""
+    """Write and delete tuples as ONE signed batch; returns its sequence (the consistency token).
+
+    With a schema in the active bundle, a write it does not admit refuses the whole batch before
+    anything is published: 422 ``tuple_not_allowed`` with ``detail.rule``, ``detail.index`` (the
+    change's position) and ``detail.tuple``. Deletes are not checked."""
     changes = relation_changes([(c.op, c.rel.model_dump()) for c in body.changes])
     answer, written = await commit_changes(plane_of(request), who, changes, idempotency_key)
     mark_written(response, written)

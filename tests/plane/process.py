@@ -117,6 +117,15 @@ async def _get_object(url: str, bucket: str, name: str) -> bytes:
         await nc.close()
 
 
+async def _put_object(url: str, bucket: str, name: str, data: bytes) -> None:
+    nc = await nats.connect(url, connect_timeout=2, max_reconnect_attempts=1, error_cb=_quiet)
+    try:
+        store = await nc.jetstream(timeout=5).object_store(bucket)
+        await store.put(name, data)
+    finally:
+        await nc.close()
+
+
 async def _publish_core(url: str, subject: str, data: bytes) -> None:
     nc = await nats.connect(url, connect_timeout=2, max_reconnect_attempts=1, error_cb=_quiet)
     try:
@@ -154,6 +163,11 @@ def read_stream(url: str, stream: str) -> list[Stored]:
 
 def get_object(url: str, bucket: str, name: str) -> bytes:
     return asyncio.run(asyncio.wait_for(_get_object(url, bucket, name), 30))
+
+
+def put_object(url: str, bucket: str, name: str, data: bytes) -> None:
+    """Replace an object's bytes, as anyone with NATS write access to the bucket can."""
+    asyncio.run(asyncio.wait_for(_put_object(url, bucket, name, data), 30))
 
 
 def publish_core(url: str, subject: str, data: bytes) -> None:

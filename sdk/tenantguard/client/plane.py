@@ -101,6 +101,7 @@ class NotAPlane(TenantGuardError):
 
 def _error_classes() -> dict[str, type[TenantGuardError]]:
     """Every error class by its stable code (first definition wins), for re-raising remote errors."""
+    import tenantguard.schema.admission  # noqa: F401  # TupleNotAllowed; loaded only once an error needs it
     found: dict[str, type[TenantGuardError]] = {}
     pending: list[type[TenantGuardError]] = [TenantGuardError]
     while pending:
@@ -124,6 +125,8 @@ def raise_for_body(status: int, body: Any) -> None:
         TenantGuardError.__init__(error, message, **detail)
         if isinstance(error, BundleRejected):
             error.file = detail.get("file")
+        if "rule" in detail:  # TupleNotAllowed, SchemaError: the rule broken, as the class sets it
+            vars(error)["rule"] = detail["rule"]
         raise error
     detail = {k: v for k, v in detail.items() if k not in ("code", "status")}  # never collide with our arguments
     raise PlaneError(message, code=code, status=status, **detail)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from tenantguard.errors import InvalidInput
+from tenantguard.relations.model import Relationship
 from tenantguard.schema.model import Schema, SubjectRef
 
 
@@ -76,3 +77,20 @@ def check_tuple(schema: Schema, object: str, relation: str, subject: str, *,
     shown += " with " + " and ".join(traits) if traits else ""
     raise TupleNotAllowed(f"{object_type}#{relation} allows {allowed}; not {shown}", rule="subject_not_allowed",
                           object=object, relation=relation, subject=subject)
+
+
+def check_relationship(schema: Schema, rel: Relationship) -> None:
+    """:func:`check_tuple` for a stored tuple: its condition's name and whether it expires."""
+    meta = rel.meta
+    check_tuple(schema, rel.object, rel.relation, rel.subject, condition=meta.condition if meta else None,
+                expires=meta is not None and meta.expires_at is not None)
+
+
+def refused_at(exc: TupleNotAllowed, index: int, rel: Relationship, **detail: Any) -> TupleNotAllowed:
+    """``exc`` for the change at ``index`` of a batch: the message led by ``changes[i]`` (as a
+    batch's other refusals are) and the tuple, ending with the rule; the detail names the
+    position and the whole tuple."""
+    named = {k: v for k, v in exc.detail.items() if k not in ("rule", "object", "relation", "subject")}
+    shown = f"{rel.tenant} / {rel.object}#{rel.relation} @ {rel.subject}"  # the condition's context left out
+    return TupleNotAllowed(f"changes[{index}] ({shown}): {exc.message} (rule {exc.rule})", rule=exc.rule,
+                           index=index, tuple=rel.to_wire(), **named, **detail)
