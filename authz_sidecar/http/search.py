@@ -248,8 +248,10 @@ _route(SEARCH_RESOURCE_PATH, search_resource_door, ResourceSearchRequest, Search
 _route(SEARCH_ACTION_PATH, search_action_door, ActionSearchRequest, SearchResponse,
        "AuthZEN 1.0 action search: actions (from the bundle's `search_actions`) allowed on `resource`.")
 _route(LOOKUP_RESOURCES_PATH, lookup_resources_door, LookupResourcesRequest, LookupResponse,
-       "Resources of a type the subject may act on (`type:id`), through usersets; `at_least` as for checks.")
+       "Resources of a type the subject may act on (`type:id`), through usersets and the bundle's schema "
+       "(hierarchies); `at_least` as for checks.")
 _route(LOOKUP_SUBJECTS_PATH, lookup_subjects_door, LookupSubjectsRequest, LookupResponse,
-       "Subjects of a type allowed on a resource (`type:id`), through usersets; `at_least` as for checks.")
+       "Subjects of a type allowed on a resource (`type:id`), through usersets and the bundle's schema; "
+       "`at_least` as for checks.")
 _route(LOOKUP_FILTER_PATH, lookup_filter_door, FilterRequest, FilterResponse,
        "The values of `resource.properties[attribute]` the subject may act on: a filter for a list query.")

@@ -250,7 +250,8 @@ def lookup_resources(
     limit: LimitOpt = 100,
     all_: Annotated[bool, typer.Option("--all", help="Follow every page")] = False,
 ) -> None:
-    """Resources of a type the subject may act on (through usersets), as the sidecar's policy decides."""
+    """Resources of a type the subject may act on (through usersets and the bundle's schema), as the sidecar's
+    policy decides."""
     body = {"subject": _subject(*_entity(subject, "--subject", "user:alice"), tenant, role),
             "action": {"name": action},
             "resource": {"type": type_},
@@ -269,7 +270,8 @@ def lookup_subjects(
     limit: LimitOpt = 100,
     all_: Annotated[bool, typer.Option("--all", help="Follow every page")] = False,
 ) -> None:
-    """Subjects of a type that may act on the object (through usersets), as the sidecar's policy decides."""
+    """Subjects of a type that may act on the object (through usersets and the bundle's schema), as the
+    sidecar's policy decides."""
     kind, ident = _entity(object_, "--object", "document:d1")
     body = {"subject": _subject(type_, None, tenant, role), "action": {"name": action},
             "resource": {"type": kind, "id": ident}, "limit": limit}

@@ -6,6 +6,10 @@ subject reaches, the subjects that reach an object, through usersets), and every
 candidate is decided by :meth:`DecisionCore.decide_at` with the same input a check would
 build, at one pinned bundle revision and relations state for the whole page.
 
+With a relationship schema in the bundle (and a policy that reads ``input.permissions``),
+the schema engine's walks propose too (:mod:`.proposals`): objects reached through
+hierarchies such as ``viewer from parent``, which the index walk does not follow.
+
 A probe catches grants the graph cannot see: before walking, one question is decided for
 an object (or subject) of the type that no tuple names. When the policy allows it (a
 tenant admin, a public type), the candidates become every object (subject) of the type
@@ -40,7 +44,9 @@ from tenantguard.identity.tokens import TOKEN_SUBJECT_TYPE, Claims
 from tenantguard.relations import IndexView, OutOfScope
 from tenantguard.relations.index import WalkTooBroad
 from tenantguard.relations.model import NAME_RE
+from tenantguard.schema.engine import QueryTooBroad
 from tenantguard.search.errors import PageTokenExpired, PageTokenInvalid, SearchLimitExceeded, SearchNotSupported
+from tenantguard.search.proposals import with_schema_resources, with_schema_subjects
 
 SEARCH_ACTIONS_RULE = "search_actions"
 _PROBE_PREFIX = "tg-search-probe-"
@@ -323,6 +329,7 @@ class Searcher:
         broadened = self._allowed(pinned, question, {**question.resource, "id": probe})
         walk = view.all_objects(kind, self.limits.max_fanout) if broadened else \
             view.objects_of(subject, kind, self.limits.max_fanout)
+        walk = with_schema_resources(pinned.revision, view, kind, subject, walk, self.limits.max_fanout)
         return self._paged("resource", question, pinned, walk, offset, size, broadened, None,
                            lambda obj: self._request(question, {**question.resource, "id": obj.partition(":")[2]}),
                            seq=seq)
@@ -358,6 +365,7 @@ class Searcher:
         obj = f"{question.resource['type']}:{rid}"
         walk = view.all_subjects(kind, self.limits.max_fanout) if broadened else \
             view.subjects_of(obj, kind, self.limits.max_fanout)
+        walk = with_schema_subjects(pinned.revision, view, obj, kind, walk, self.limits.max_fanout)
         return self._paged("subject", question, pinned, walk, offset, size, broadened, tenant, ask)
 
     def actions(self, question: Question, *, limit: int | None = None, token: str | None = None) -> Page:
@@ -464,10 +472,13 @@ class Searcher:
     def _walk(self, walk: Iterator[str]) -> Iterator[str]:
         try:
             yield from walk
-        except WalkTooBroad as exc:
-            raise SearchLimitExceeded(f"the relations walk visited more than {self.limits.max_fanout} nodes; "
+        except (WalkTooBroad, QueryTooBroad) as exc:  # the index's walk, or the schema's (its step budget)
+            # the schema's budget is max_fanout or the engine's own limit, whichever is smaller
+            bound = exc.detail.get("limit", self.limits.max_fanout) if isinstance(exc, QueryTooBroad) \
+                else self.limits.max_fanout
+            raise SearchLimitExceeded(f"the relations walk visited more than {bound} nodes; "
                                       "ask about a narrower type or subject", limit="max_fanout",
-                                      maximum=self.limits.max_fanout) from exc
+                                      maximum=bound) from exc
 
     def _paged(self, kind: str, question: Question, pinned: Pinned, walk: Iterator[str], offset: int, size: int,
                broadened: bool, tenant: str | None, ask: Callable[[str], DecisionRequest],

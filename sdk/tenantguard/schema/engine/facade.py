@@ -9,7 +9,7 @@ typed ``EngineError`` with a ``rule``: never a partial answer, never an allow.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +37,9 @@ class CheckResult:
         return self.decision is Decision.ALLOWED
 
 
+_NEVER_EXPIRED = float("-inf")  # the clock of a proposal: no tuple has expired yet
+
+
 def _result(o: Outcome) -> CheckResult:
     return CheckResult(o.decision, tuple(sorted(o.missing)))
 
@@ -53,14 +56,14 @@ class SchemaEngine:
         self._prepared = prepare(schema)
         self._conditions = compile_all(schema.conditions, max_chars=self.limits.max_expression_chars)
 
-    def _evaluation(self, reads: RelationReads, context: Mapping[str, Any] | None, now: float | None, *,
-                    memo: bool = True) -> Evaluation:
+    def _evaluation(self, reads: RelationReads, context: Mapping[str, Any] | None, now: float | None,
+                    max_steps: int | None = None, *, memo: bool = True) -> Evaluation:
         if context is not None and not isinstance(context, Mapping):
             raise InvalidQuery("context must be an object")
         if context is not None and len(context) > self.limits.max_context_items:
             raise InvalidQuery(f"context has over {self.limits.max_context_items} members", rule="context_too_large")
         return Evaluation(self._prepared, self._conditions, reads, context=context, now=now,
-                          budget=Budget(self.limits.max_steps), max_depth=self.max_depth,
+                          budget=Budget(self._steps(max_steps)), max_depth=self.max_depth,
                           max_context_items=self.limits.max_context_items, memo=self.memo and memo)
 
     def _known(self, type_name: str, relation: str | None = None) -> None:
@@ -69,6 +72,9 @@ class SchemaEngine:
         if relation is not None and self.schema.relation(type_name, relation) is None:
             raise UnknownRelation(f"relation {relation!r} undefined for type {type_name!r}",
                                   type=type_name, relation=relation)
+
+    def _steps(self, max_steps: int | None) -> int:
+        return self.limits.max_steps if max_steps is None else min(max_steps, self.limits.max_steps)
 
     def _page_size(self, page_size: int) -> int:
         bad = not isinstance(page_size, int) or isinstance(page_size, bool)
@@ -133,6 +139,36 @@ class SchemaEngine:
 
         return paginate(subject_candidates(ev, object, relation, subject_type, subject_relation), decide,
                         offset, size, digest)
+
+    # -- candidates of every relation of a type (search proposes, its policy decides) ----------
+
+    def resource_candidates(self, reads: RelationReads, object_type: str, subject: str, *,
+                            max_steps: int | None = None) -> Iterator[str]:
+        """Objects of ``object_type`` on which ``subject`` may hold any relation or permission,
+        each once, lazily, in an order fixed by ``reads`` (unlike ``lookup_resources`` nothing
+        is decided here: the caller decides every candidate).
+
+        An over-approximation that ignores expiry and conditions, so it is a function of the
+        tuples alone: over one frozen state a re-walk gives the same order (offset cursors).
+        ``max_steps`` narrows the step budget (``QueryTooBroad`` past it, while iterating)."""
+        self._known(object_type)
+        subj = parse_subject(subject)
+        self._known(subj.type, subj.relation)
+        ev = self._evaluation(reads, None, _NEVER_EXPIRED, max_steps)
+        return resource_candidates(ev, object_type, None, subj)
+
+    def subject_candidates(self, reads: RelationReads, object: str, subject_type: str, *,
+                           max_steps: int | None = None) -> Iterator[str]:
+        """Plain subjects of ``subject_type`` that may hold any relation or permission on
+        ``object``, each once, lazily (as :meth:`resource_candidates`); a wildcard tuple's
+        ``type:*`` is left out: it names no subject (a grant to every subject is the
+        caller's to find, e.g. by deciding a subject no tuple names)."""
+        type_name, _ = parse_object(object)
+        self._known(type_name)
+        self._known(subject_type)
+        ev = self._evaluation(reads, None, _NEVER_EXPIRED, max_steps)
+        wildcard = f"{subject_type}:*"
+        return (s for s in subject_candidates(ev, object, None, subject_type, None) if s != wildcard)
 
     def expand(self, reads: RelationReads, object: str, relation: str, *, now: float | None = None) -> dict[str, Any]:
         type_name, _ = parse_object(object)

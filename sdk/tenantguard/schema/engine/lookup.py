@@ -22,11 +22,16 @@ from tenantguard.schema.engine.subjects import Subject, split
 from tenantguard.schema.model import Arrow, Computed, Direct
 
 
-def resource_candidates(ev: Evaluation, object_type: str, relation: str, subject: Subject) -> Iterator[str]:
-    """Objects of ``object_type`` that may have ``relation`` for ``subject``, each once."""
+def resource_candidates(ev: Evaluation, object_type: str, relation: str | None, subject: Subject) -> Iterator[str]:
+    """Objects of ``object_type`` that may have ``relation`` for ``subject``, each once;
+    ``relation`` None: any relation of the type. The nodes visited do not depend on the
+    target (only on what reaches the subject's kind), so one walk gives the union of every
+    relation's walk, in one deterministic order."""
     p = ev.p
     kind = subject.kind
-    target = (object_type, relation)
+
+    def target(type_name: str, rel: str) -> bool:
+        return type_name == object_type and (relation is None or rel == relation)
     seen_nodes: set[tuple[str, str]] = set()  # (object, relation) reached
     emitted: set[str] = set()
     queue: deque[tuple[str, str]] = deque()
@@ -40,7 +45,7 @@ def resource_candidates(ev: Evaluation, object_type: str, relation: str, subject
         ev.budget.spend()
         seen_nodes.add((obj, rel))
         queue.append((obj, rel))
-        if (type_name, rel) == target and obj not in emitted:
+        if target(type_name, rel) and obj not in emitted:
             emitted.add(obj)
             yield obj
 
@@ -70,10 +75,12 @@ def resource_candidates(ev: Evaluation, object_type: str, relation: str, subject
                     yield from reached(parent_obj, r)
 
 
-def subject_candidates(ev: Evaluation, obj: str, relation: str, subject_type: str,
+def subject_candidates(ev: Evaluation, obj: str, relation: str | None, subject_type: str,
                        subject_relation: str | None) -> Iterator[str]:
     """Subjects of ``subject_type`` (``#subject_relation``) that may have ``relation`` on
-    ``obj``, each once; ``type:*`` when a wildcard tuple may grant (plain subjects only)."""
+    ``obj``, each once; ``type:*`` when a wildcard tuple may grant (plain subjects only).
+    ``relation`` None: any relation of ``obj``'s type (one walk from all of them, in the
+    type's sorted relation order: the union of every relation's walk)."""
     p = ev.p
     schema = ev.schema
     want = (subject_type, subject_relation)
@@ -98,7 +105,9 @@ def subject_candidates(ev: Evaluation, obj: str, relation: str, subject_type: st
         if subject_relation is not None and (t, r) == want:
             yield from emit(f"{o}#{r}")
 
-    yield from reach(obj, relation)
+    starts = [relation] if relation is not None else sorted(schema.types[obj.partition(":")[0]].relations)
+    for start in starts:
+        yield from reach(obj, start)
     while queue:
         o, r = queue.popleft()
         t = o.partition(":")[0]
