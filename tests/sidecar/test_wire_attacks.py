@@ -90,7 +90,7 @@ def test_an_authorization_sent_as_a_chunked_trailer_authenticates_nothing(sideca
                b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + _chunked(body) + b"0\r\n" + bearer
                + b"\r\n\r\n")
     [(status, _, answer)] = _responses(rawhttp.exchange(sidecar.http, request))
-    assert status == 400 and json.loads(answer)["error"] == "invalid_request", answer  # no token: no subject
+    assert status == 401 and json.loads(answer)["error"] == "token_missing", answer  # the trailer is no token
     head_token = (b"POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + bearer +
                   b"\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + _chunked(body) + b"0\r\n"
                   b"Authorization: Bearer other\r\n\r\n")  # a different trailer beside the real header: ignored
