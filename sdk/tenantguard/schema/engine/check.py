@@ -10,10 +10,21 @@ a union stops at the first allowed branch, an intersection at the first denied o
 
 A branch that runs into the depth limit does not decide alone (both originals evaluate branches
 side by side): a union is still allowed by another branch, an intersection still denied by
-another, and only when no other branch decides is the error raised. In SpiceDB's dialect,
-where nothing cuts a cycle, a node that failed at some depth fails again at that depth or
-deeper (fewer levels left, same path-free evaluation), so it is not walked again: without
-that, a cycle through two parents per level would be walked 2^depth times before failing.
+another, and only when no other branch decides is the error raised.
+
+SpiceDB's dialect gives the same answers as SpiceDB without walking its cycles to the depth
+limit (which costs seconds of CPU on cyclic data): a node met again on its own path is cut at
+once with the depth error its walk would end in. That never changes an answer. Errors are the
+bottom of a flat order (error below every value) and every combinator is monotone in it (a
+union is allowed by any allowed branch, an intersection denied by any denied one), so a node's
+result only gains definiteness with more levels; the re-entered node sits k levels below
+itself, and if the walk below it decided anything, the same walk from a shallower copy of the
+cycle decided it without the re-entry, so the cut copy contributes nothing the top result
+needs (Bekic's principle over a flat domain). ``tests/schema/engine/test_cycle_cut.py`` holds
+cut equal to uncut over random cyclic models. A node that failed at some depth *without* a cut
+below it fails again at that depth or deeper from anywhere (fewer levels left, and cuts only
+remove answers), so it is not walked again: without that, a chain through two parents per
+level would be walked 2^depth times before failing.
 
 Memo: within one query (one check, or one lookup deciding many candidates), a sub-check's
 outcome is kept and reused, which is what lets a lookup decide 10,000 documents under one
@@ -65,7 +76,7 @@ class Evaluation:
 
     def __init__(self, prepared: Prepared, conditions: Mapping[str, CompiledCondition], reads: RelationReads, *,
                  context: Mapping[str, Any] | None, now: float | None, budget: Budget, max_depth: int,
-                 max_context_items: int, memo: bool = True) -> None:
+                 max_context_items: int, memo: bool = True, cut_cycles: bool = True) -> None:
         self.p = prepared
         self.schema = prepared.schema
         self.openfga = prepared.schema.dialect == "openfga"
@@ -81,7 +92,9 @@ class Evaluation:
         self.entered: list[Key] = []  # nodes entered, in order (what a memo entry touched)
         self.deepest = 0
         self.deferred = 0  # depth errors a combinator has set aside so far (no memo entry spans one)
-        self.failed: dict[Key, int] = {}  # SpiceDB dialect: node -> the smallest depth it failed at
+        self.failed: dict[Key, int] = {}  # SpiceDB dialect: node -> the smallest depth it failed at, no cut below
+        self.cuts = 0  # SpiceDB dialect: re-entries cut so far (a failure after one is path-dependent)
+        self.cut = cut_cycles  # False walks SpiceDB's cycles to the depth limit (the cut's reference)
 
     # -- tuples -------------------------------------------------------------------------
     def valid(self, type_name: str, relation: str, subject: str, meta: TupleMeta | None) -> bool:
@@ -174,13 +187,23 @@ class Evaluation:
         return self.spicedb_rewrite(key, type_name, rewrite, subject, depth)
 
     def spicedb_rewrite(self, key: Key, type_name: str, rewrite: Expr, subject: Subject, depth: int) -> Outcome:
-        """``key``'s rewrite without a path (SpiceDB), remembering the depth a failure happened at."""
+        """``key``'s rewrite under SpiceDB's rule: a re-entry on the path ends in the depth error
+        (cut at once), and a failure with no cut below it is remembered with its depth."""
+        if self.cut:
+            if key in self.path:
+                self.cuts += 1
+                raise ResolutionTooComplex(f"resolution deeper than {self.max_depth} levels", limit=self.max_depth)
+            self.path.add(key)
+        cuts = self.cuts
         try:
             return self.rewrite(key[0], type_name, key[1], rewrite, subject, depth)
         except ResolutionTooComplex:
-            if depth < self.failed.get(key, self.max_depth):
+            if self.cuts == cuts and depth < self.failed.get(key, self.max_depth):
                 self.failed[key] = depth
             raise
+        finally:
+            if self.cut:
+                self.path.discard(key)
 
     def rewrite(self, obj: str, type_name: str, relation: str, expr: Expr, subject: Subject, depth: int) -> Outcome:
         kind = type(expr)

@@ -47,10 +47,13 @@ def _result(o: Outcome) -> CheckResult:
 class SchemaEngine:
     """check / lookup_resources / lookup_subjects / expand for one schema."""
 
-    def __init__(self, schema: Schema, limits: Limits | None = None, *, memo: bool = True) -> None:
-        """``memo=False`` evaluates every sub-check afresh (the reference the memo is tested against)."""
+    def __init__(self, schema: Schema, limits: Limits | None = None, *, memo: bool = True,
+                 cut_cycles: bool = True) -> None:
+        """``memo=False`` evaluates every sub-check afresh, ``cut_cycles=False`` walks SpiceDB's
+        cycles to the depth limit: the references the memo and the cycle cut are tested against."""
         self.schema = schema
         self.memo = memo
+        self.cut_cycles = cut_cycles
         self.limits = limits or Limits()
         self.max_depth = self.limits.depth_for(schema.dialect)
         self._prepared = prepare(schema)
@@ -64,7 +67,8 @@ class SchemaEngine:
             raise InvalidQuery(f"context has over {self.limits.max_context_items} members", rule="context_too_large")
         return Evaluation(self._prepared, self._conditions, reads, context=context, now=now,
                           budget=Budget(self._steps(max_steps)), max_depth=self.max_depth,
-                          max_context_items=self.limits.max_context_items, memo=self.memo and memo)
+                          max_context_items=self.limits.max_context_items, memo=self.memo and memo,
+                          cut_cycles=self.cut_cycles)
 
     def _known(self, type_name: str, relation: str | None = None) -> None:
         if type_name not in self.schema.types:
