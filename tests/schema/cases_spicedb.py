@@ -1,7 +1,8 @@
 """SpiceDB schemas with the verdict SpiceDB's compiler and type system give them: None (valid)
 or our rule name. Written after SpiceDB's parser tests (pkg/schemadsl/parser/tests) and the
-errors of pkg/schema; ``arrow_unreachable`` is the one rule where we are stricter than SpiceDB
-(which only warns)."""
+errors of pkg/schema. We are stricter than SpiceDB in two rules: ``arrow_unreachable`` (SpiceDB
+only warns), and caveat names outside ``[a-z][a-z0-9_]{0,63}`` (SpiceDB takes ``A``, ``_x``,
+``x/y``; a relationship can only name a condition of that shape), the last two cases."""
 
 from __future__ import annotations
 
@@ -272,4 +273,12 @@ definition doc {
 """, "cycle"),
     Case("invalid definition name", "definition User {}", "invalid_name"),
     Case("too short definition name", "definition ab {}", "invalid_name"),
+    Case("one-letter caveat name (SpiceDB takes it)",
+         "caveat c(n int) {\n    n < 3\n}\ndefinition user {}\ndefinition doc {\n    relation viewer: user with c\n}",
+         None),
+    # stricter than SpiceDB from here on (see the module docstring)
+    Case("caveat name with a capital", "caveat Cav(n int) {\n    n < 3\n}\ndefinition user {}\n"
+         "definition doc {\n    relation viewer: user with Cav\n}", "invalid_name"),
+    Case("caveat name with a path", "caveat org/cav(n int) {\n    n < 3\n}\ndefinition user {}\n"
+         "definition doc {\n    relation viewer: user with org/cav\n}", "invalid_name"),
 ]

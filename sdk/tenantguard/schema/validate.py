@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from tenantguard.relations.model import NAME_PATTERN, NAME_RE
 from tenantguard.schema.errors import SchemaError
 from tenantguard.schema.limits import check_counts
 from tenantguard.schema.model import (
@@ -522,8 +523,9 @@ def _spicedb_alias_cycles(t: TypeDef) -> None:
 
 
 def _spicedb_caveat(cond: Condition) -> None:
-    if not SPICEDB_DEFINITION.fullmatch(cond.name):
-        raise _err(f"caveat name '{cond.name}' does not match SpiceDB's naming rule", "invalid_name", cond.pos)
+    if not NAME_RE.fullmatch(cond.name):  # SpiceDB takes more (``A``, ``x/y``); a tuple can only name these
+        raise _err(f"caveat name '{cond.name}' must match {NAME_PATTERN} (the condition names a relationship "
+                   "can carry)", "invalid_name", cond.pos)
     if not cond.params:
         raise _err(f"caveat '{cond.name}' must have at least one parameter defined", "invalid_condition", cond.pos)
     used = cel_identifiers(cond.expression)

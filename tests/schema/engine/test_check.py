@@ -122,6 +122,24 @@ def test_wildcard_does_not_satisfy_a_userset_subject() -> None:
     assert not e.check(r, "doc:p", "viewer", "group:a#member").allowed
 
 
+def test_asking_about_a_wildcard_subject_follows_each_original() -> None:
+    """OpenFGA answers a check for ``user:*`` (is the object public to users? checked against its
+    CLI: true where a ``user:*`` tuple grants, directly or through a group); SpiceDB refuses a
+    wildcard subject in CheckPermission and LookupResources (wildcard not allowed)."""
+    fga, r = engine("openfga"), reads()
+    assert fga.check(r, "doc:p", "viewer", "user:*").allowed  # doc:p viewer user:*
+    assert not fga.check(r, "folder:f1", "viewer", "user:*").allowed
+    assert [i.id for i in fga.lookup_resources(r, "doc", "viewer", "user:*").items] == ["doc:p"]
+    zed = engine("spicedb")
+    for ask in (lambda: zed.check(r, "doc:p", "view", "user:*"),
+                lambda: zed.check_relations(r, "doc:p", ["view"], "user:*"),
+                lambda: zed.lookup_resources(r, "doc", "view", "user:*")):
+        with pytest.raises(InvalidQuery) as caught:
+            ask()
+        assert caught.value.rule == "wildcard_subject"
+    assert zed.check(r, "doc:p", "view", "user:zed").allowed  # the grant itself still works
+
+
 def test_spicedb_all_arrow_and_nil() -> None:
     e, r = engine("spicedb"), reads()
     assert e.check(r, "doc:d", "all_view", "user:anne").allowed

@@ -23,7 +23,7 @@ from tenantguard.schema.engine.lookup import resource_candidates, subject_candid
 from tenantguard.schema.engine.outcome import Decision, Outcome
 from tenantguard.schema.engine.paging import Item, Page, decode, paginate, query_digest
 from tenantguard.schema.engine.prepared import prepare
-from tenantguard.schema.engine.subjects import parse_object, parse_subject
+from tenantguard.schema.engine.subjects import Subject, parse_object, parse_subject
 from tenantguard.schema.model import Schema
 
 
@@ -77,6 +77,17 @@ class SchemaEngine:
             raise UnknownRelation(f"relation {relation!r} undefined for type {type_name!r}",
                                   type=type_name, relation=relation)
 
+    def _subject(self, text: str) -> Subject:
+        """The asked subject, of a known type; a wildcard is a question OpenFGA answers (is the
+        object public to the type?) and SpiceDB refuses ("wildcard not allowed"), so each dialect
+        does what its original does."""
+        subject = parse_subject(text)
+        self._known(subject.type, subject.relation)
+        if subject.wildcard and self.schema.dialect == "spicedb":
+            raise InvalidQuery(f"subject {text!r}: a wildcard cannot be asked about in SpiceDB's dialect "
+                               "(ask about one subject)", rule="wildcard_subject")
+        return subject
+
     def _steps(self, max_steps: int | None) -> int:
         return self.limits.max_steps if max_steps is None else min(max_steps, self.limits.max_steps)
 
@@ -90,8 +101,7 @@ class SchemaEngine:
               context: Mapping[str, Any] | None = None, now: float | None = None) -> CheckResult:
         type_name, _ = parse_object(object)
         self._known(type_name, relation)
-        subj = parse_subject(subject)
-        self._known(subj.type, subj.relation)
+        subj = self._subject(subject)
         # one question: the memo's bookkeeping costs more than the diamonds it would save (bench_schema.py)
         ev = self._evaluation(reads, context, now, memo=False)
         return _result(ev.check(object, relation, subj, 0))
@@ -104,8 +114,7 @@ class SchemaEngine:
         names = list(relations)
         for name in names:
             self._known(type_name, name)
-        subj = parse_subject(subject)
-        self._known(subj.type, subj.relation)
+        subj = self._subject(subject)
         ev = self._evaluation(reads, context, now)
         return {name: _result(ev.check(object, name, subj, 0)) for name in names}
 
@@ -113,8 +122,7 @@ class SchemaEngine:
                          context: Mapping[str, Any] | None = None, now: float | None = None,
                          page_size: int = 100, cursor: str | None = None) -> Page:
         self._known(object_type, relation)
-        subj = parse_subject(subject)
-        self._known(subj.type, subj.relation)
+        subj = self._subject(subject)
         size = self._page_size(page_size)
         digest = query_digest("resources", object_type, relation, subject, dict(context or {}))
         offset = decode(cursor, digest)
@@ -156,8 +164,7 @@ class SchemaEngine:
         tuples alone: over one frozen state a re-walk gives the same order (offset cursors).
         ``max_steps`` narrows the step budget (``QueryTooBroad`` past it, while iterating)."""
         self._known(object_type)
-        subj = parse_subject(subject)
-        self._known(subj.type, subj.relation)
+        subj = self._subject(subject)
         ev = self._evaluation(reads, None, _NEVER_EXPIRED, max_steps)
         return resource_candidates(ev, object_type, None, subj)
 
