@@ -148,8 +148,15 @@ def test_every_implementation_answers_every_read_as_the_reference(history: list[
             reads = impl(history, tenant)
             for obj in _OBJECTS:
                 for relation in ("viewer", "editor", "member"):
-                    assert _as_dict(list(reads.subjects(obj, relation))) == \
-                        _as_dict(list(reference.subjects(obj, relation))), (name, obj, relation)
+                    everyone = _as_dict(list(reference.subjects(obj, relation)))
+                    assert _as_dict(list(reads.subjects(obj, relation))) == everyone, (name, obj, relation)
+                    # the point read and the userset read are views of subjects(), in every implementation
+                    for r in (reads, reference):
+                        assert _as_dict(list(r.usersets(obj, relation))) == \
+                            {s: m for s, m in everyone.items() if "#" in s}, (name, obj, relation)
+                        for subject in _SUBJECTS:
+                            want = (subject, everyone[subject]) if subject in everyone else None
+                            assert r.find(obj, relation, subject) == want, (name, obj, relation, subject)
             for object_type in ("doc", "folder", "group", "user"):
                 for relation in ("viewer", "editor", "member"):
                     for subject in _SUBJECTS:

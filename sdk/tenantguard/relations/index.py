@@ -997,6 +997,41 @@ class TenantRelations:
         if part.meta is not None:
             yield from part.meta.fwd.get((object, relation), {}).items()
 
+    def find(self, object: str, relation: str, subject: str) -> Fact | None:
+        """The tuple ``object#relation@subject``: the side table's, else one probe of the forward
+        key set (a userset subject carries its flag bit)."""
+        part = self._part
+        if part is None:
+            return None
+        if part.meta is not None:
+            meta = part.meta.fwd.get((object, relation), {}).get(subject)
+            if meta is not None:
+                return subject, meta
+        ids = part.ids
+        o, s, r = ids.get(object), ids.get(subject), part.rel_ids.get(relation)
+        if o is None or s is None or r is None:
+            return None
+        if "#" in subject:
+            s |= 1 << part.w
+        return (subject, None) if _has(part.fwd_max, part.fwd, (o << part.rbits | r) << part.sw | s) else None
+
+    def usersets(self, object: str, relation: str) -> Iterator[Fact]:
+        """The userset subjects of ``object#relation``: the flagged tail of its forward range
+        (they sort last), then the side table's."""
+        part = self._part
+        if part is None:
+            return
+        o, r = part.ids.get(object), part.rel_ids.get(relation)
+        if o is not None and r is not None:
+            lo, flag = (o << part.rbits | r) << part.sw, 1 << part.w
+            names, mask = part.names, flag - 1
+            for key in _between(part.fwd_max, part.fwd, lo | flag, lo + (1 << part.sw)):
+                yield names[key & mask], None
+        if part.meta is not None:
+            for subject, meta in part.meta.fwd.get((object, relation), {}).items():
+                if "#" in subject:
+                    yield subject, meta
+
     def objects(self, object_type: str, relation: str, subject: str) -> Iterator[Fact]:
         """Every object of ``object_type`` whose ``relation`` names exactly ``subject``: a range of
         the reverse key set (the subject's), then the side table's."""

@@ -50,6 +50,16 @@ class RelationReads(Protocol):
         """Every subject written directly on ``object#relation`` (objects, usersets, wildcards)."""
         ...
 
+    def find(self, object: str, relation: str, subject: str) -> Fact | None:
+        """The one tuple ``object#relation@subject`` as written (a point read), or None: what a
+        check asks of a relation with thousands of subjects, without reading them."""
+        ...
+
+    def usersets(self, object: str, relation: str) -> Iterator[Fact]:
+        """The subjects of ``object#relation`` that are usersets (``group:eng#member``): the
+        only ones a check follows further."""
+        ...
+
     def objects(self, object_type: str, relation: str, subject: str) -> Iterator[Fact]:
         """Every object of ``object_type`` whose ``relation`` names exactly ``subject``.
 
@@ -80,6 +90,13 @@ class MemoryReads:
 
     def subjects(self, object: str, relation: str) -> Iterator[Fact]:
         yield from list(self._forward.get((object, relation), {}).items())
+
+    def find(self, object: str, relation: str, subject: str) -> Fact | None:
+        subjects = self._forward.get((object, relation), {})
+        return (subject, subjects[subject]) if subject in subjects else None
+
+    def usersets(self, object: str, relation: str) -> Iterator[Fact]:
+        yield from [(s, m) for s, m in self._forward.get((object, relation), {}).items() if "#" in s]
 
     def objects(self, object_type: str, relation: str, subject: str) -> Iterator[Fact]:
         yield from list(self._reverse.get((object_type, relation, subject), {}).items())

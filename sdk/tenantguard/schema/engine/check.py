@@ -243,23 +243,27 @@ class Evaluation:
         raise TypeError(f"unknown rewrite {expr!r}")
 
     def direct(self, obj: str, type_name: str, relation: str, subject: Subject, depth: int) -> Outcome:
+        """The tuples written on ``obj#relation``: the subject's own and its type's wildcard by point
+        reads (a relation may have thousands of subjects; a check never reads them all), then
+        the usersets, followed one level deeper."""
         acc = AnyOf()
+        reads, budget = self.reads, self.budget
+        for named in subject.grantees:
+            budget.spend()
+            found = reads.find(obj, relation, named)
+            if found is None or not self.valid(type_name, relation, named, found[1]):
+                continue
+            if found[1] is None or acc.add(self.condition(found[1])):
+                return ALLOW
         usersets: list[tuple[str, str, Outcome]] = []
-        budget = self.budget
-        for other, meta in self.reads.subjects(obj, relation):
+        for other, meta in reads.usersets(obj, relation):
             budget.left -= 1
             if budget.left < 0:
                 budget.spend(0)  # raises QueryTooBroad
-            if not self.valid(type_name, relation, other, meta):
-                continue
-            if other == subject.text or (
-                    subject.relation is None and other.endswith(":*") and other[:-2] == subject.type):
-                if meta is None or acc.add(self.condition(meta)):
-                    return ALLOW
-                continue
+            if other == subject.text or not self.valid(type_name, relation, other, meta):
+                continue  # the subject itself (a userset asked about) was read above
             s_obj, _, s_rel = other.partition("#")
-            if s_rel:
-                usersets.append((s_obj, s_rel, ALLOW if meta is None else self.condition(meta)))
+            usersets.append((s_obj, s_rel, ALLOW if meta is None else self.condition(meta)))
         error: ResolutionTooComplex | None = None
         for s_obj, s_rel, cond in usersets:
             if cond.denied:

@@ -17,6 +17,7 @@ class Subject:
     relation: str | None
     wildcard: bool
     kind: tuple[str, str | None]  # (type, relation): what Prepared.reach is keyed by
+    grantees: tuple[str, ...]  # the subjects a tuple may name to grant it directly: itself, and type:* for a plain one
 
 
 def split(text: str) -> tuple[str, str, str | None]:
@@ -42,4 +43,5 @@ def parse_subject(text: str) -> Subject:
     t, oid = parse_object(obj, "subject")
     if "#" in text and not rel:
         raise InvalidQuery(f"subject {text!r} has an empty relation")
-    return Subject(text, obj, t, rel or None, oid == "*", (t, rel or None))
+    grantees = (text,) if rel or oid == "*" else (text, f"{t}:*")
+    return Subject(text, obj, t, rel or None, oid == "*", (t, rel or None), grantees)
