@@ -73,6 +73,7 @@ class MemoryReads:
 
     def __init__(self, tuples: Iterable[tuple[str, str, str, TupleMeta | None]] = ()) -> None:
         self._forward: dict[tuple[str, str], dict[str, TupleMeta | None]] = {}
+        self._usersets: dict[tuple[str, str], dict[str, TupleMeta | None]] = {}  # the forward map's usersets
         self._reverse: dict[tuple[str, str, str], dict[str, TupleMeta | None]] = {}
         for obj, relation, subject, meta in tuples:
             self.write(obj, relation, subject, meta)
@@ -80,12 +81,15 @@ class MemoryReads:
     def write(self, object: str, relation: str, subject: str, meta: TupleMeta | None = None) -> None:
         """Add (or replace the meta of) ``object#relation@subject``."""
         self._forward.setdefault((object, relation), {})[subject] = meta
+        if "#" in subject:
+            self._usersets.setdefault((object, relation), {})[subject] = meta
         object_type = object.partition(":")[0]
         self._reverse.setdefault((object_type, relation, subject), {})[object] = meta
 
     def delete(self, object: str, relation: str, subject: str) -> None:
         """Remove ``object#relation@subject`` if present."""
         self._forward.get((object, relation), {}).pop(subject, None)
+        self._usersets.get((object, relation), {}).pop(subject, None)
         self._reverse.get((object.partition(":")[0], relation, subject), {}).pop(object, None)
 
     def subjects(self, object: str, relation: str) -> Iterator[Fact]:
@@ -96,7 +100,7 @@ class MemoryReads:
         return (subject, subjects[subject]) if subject in subjects else None
 
     def usersets(self, object: str, relation: str) -> Iterator[Fact]:
-        yield from [(s, m) for s, m in self._forward.get((object, relation), {}).items() if "#" in s]
+        yield from list(self._usersets.get((object, relation), {}).items())
 
     def objects(self, object_type: str, relation: str, subject: str) -> Iterator[Fact]:
         yield from list(self._reverse.get((object_type, relation, subject), {}).items())

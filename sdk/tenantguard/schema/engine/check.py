@@ -248,7 +248,10 @@ class Evaluation:
         the usersets, followed one level deeper."""
         acc = AnyOf()
         reads, budget = self.reads, self.budget
-        for named in subject.grantees:
+        kinds, follows = self.p.direct_shapes[(type_name, relation)]
+        for named, kind in subject.grantees:
+            if kind not in kinds:
+                continue  # no tuple of that shape can count here: nothing to read
             budget.spend()
             found = reads.find(obj, relation, named)
             if found is None or not self.valid(type_name, relation, named, found[1]):
@@ -256,7 +259,7 @@ class Evaluation:
             if found[1] is None or acc.add(self.condition(found[1])):
                 return ALLOW
         usersets: list[tuple[str, str, Outcome]] = []
-        for other, meta in reads.usersets(obj, relation):
+        for other, meta in reads.usersets(obj, relation) if follows else ():
             budget.left -= 1
             if budget.left < 0:
                 budget.spend(0)  # raises QueryTooBroad

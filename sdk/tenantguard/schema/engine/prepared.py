@@ -46,6 +46,9 @@ class Prepared:
     arrow_users: dict[Node, list[tuple[str, str, str]]] = field(default_factory=lambda: defaultdict(list))
     # (type, relation) -> (its rewrite, the kinds that reach it): check's one lookup per node
     nodes: dict[Node, tuple[Expr, frozenset[Kind]]] = field(default_factory=dict)
+    # (type, relation) -> (the subject kinds a tuple may name, (type, relation | "*" | None); whether
+    # any is a userset): which point reads and userset reads a direct check can skip
+    direct_shapes: dict[Node, tuple[frozenset[Kind], bool]] = field(default_factory=dict)
 
 
 def prepare(schema: Schema) -> Prepared:
@@ -54,6 +57,8 @@ def prepare(schema: Schema) -> Prepared:
         for rname, rel in t.relations.items():
             p.accepts[(tname, rname)] = frozenset(
                 (ref.type, "*" if ref.wildcard else ref.relation, ref.condition) for ref in rel.allowed)
+            kinds = frozenset((ref.type, "*" if ref.wildcard else ref.relation) for ref in rel.allowed)
+            p.direct_shapes[(tname, rname)] = (kinds, any(r not in (None, "*") for _, r in kinds))
             for ref in rel.allowed:
                 key = (ref.type, "*" if ref.wildcard else ref.relation)
                 if (tname, rname) not in p.direct_by_kind[key]:

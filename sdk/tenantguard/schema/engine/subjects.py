@@ -17,7 +17,8 @@ class Subject:
     relation: str | None
     wildcard: bool
     kind: tuple[str, str | None]  # (type, relation): what Prepared.reach is keyed by
-    grantees: tuple[str, ...]  # the subjects a tuple may name to grant it directly: itself, and type:* for a plain one
+    # the subjects a tuple may name to grant it directly, with their kinds: itself, and type:* for a plain one
+    grantees: tuple[tuple[str, tuple[str, str | None]], ...]
 
 
 def split(text: str) -> tuple[str, str, str | None]:
@@ -43,5 +44,6 @@ def parse_subject(text: str) -> Subject:
     t, oid = parse_object(obj, "subject")
     if "#" in text and not rel:
         raise InvalidQuery(f"subject {text!r} has an empty relation")
-    grantees = (text,) if rel or oid == "*" else (text, f"{t}:*")
+    own = (text, (t, "*" if oid == "*" else rel or None))
+    grantees = (own,) if rel or oid == "*" else (own, (f"{t}:*", (t, "*")))
     return Subject(text, obj, t, rel or None, oid == "*", (t, rel or None), grantees)
