@@ -83,9 +83,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tuples", type=int, default=1_000_000)
     parser.add_argument("--decisions", type=int, default=200_000)
-    parser.add_argument("--quick", action="store_true", help="100,000 tuples, 50,000 decisions")
+    parser.add_argument("--quick", action="store_true", help="50,000 tuples, 20,000 decisions")
     ns = parser.parse_args()
-    tuples, decisions = (100_000, 50_000) if ns.quick else (ns.tuples, ns.decisions)
+    tuples, decisions = (50_000, 20_000) if ns.quick else (ns.tuples, ns.decisions)
     with tempfile.TemporaryDirectory() as tmp:
         world = World(Path(tmp))
         token = mint(world.edge, issuer="edge", sub="alice", tenant_id="acme", audience="billing",

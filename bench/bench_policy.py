@@ -499,7 +499,7 @@ def main() -> None:
     parser.add_argument("--core", action="store_true",
                         help="measure decisions through the decision core and its verdict memo instead")
     args = parser.parse_args()
-    iterations = 3_000 if args.quick else ITERATIONS
+    iterations = 1_000 if args.quick else ITERATIONS
     if args.core:
         import tenantguard
 
