@@ -1,9 +1,11 @@
 """``tenantguard dev`` as a user runs it: start, wait for the ready line, ask the sidecar, Ctrl-C;
-then once more on the same folder (keys, store and bundle reused) and stop it with SIGTERM."""
+then once more on the same folder (keys, store and bundle reused) and stop it with SIGTERM; then
+with ``--reset`` (state gone, keys kept)."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -16,9 +18,12 @@ from typing import Any
 
 import httpx
 import pytest
+from tenantguard.client.plane import PlaneClient
 from tenantguard.dev.procwatch import LineWatcher, wait_for_announcement
+from tenantguard.devenv.stack import bundle_revision, default_bundle_dir
 from tenantguard.identity.keys import SigningKey
 from tenantguard.identity.tokens import mint
+from tenantguard.relations import RelationChange, Relationship
 
 from .conftest import processes_mentioning, wait_gone
 
@@ -28,8 +33,8 @@ QUESTION = {"action": {"name": "invoices:read"},
             "resource": {"type": "invoice", "id": "inv-1", "properties": {"project": "p1"}}}
 
 
-def start_dev(run_dir: Path) -> tuple[subprocess.Popen[str], dict[str, Any], LineWatcher]:
-    proc = subprocess.Popen([sys.executable, "-m", "tenantguard.devenv", "dev", "--dir", str(run_dir)],
+def start_dev(run_dir: Path, *args: str) -> tuple[subprocess.Popen[str], dict[str, Any], LineWatcher]:
+    proc = subprocess.Popen([sys.executable, "-m", "tenantguard.devenv", "dev", "--dir", str(run_dir), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     ready, watcher = wait_for_announcement(proc, "ready", 60)
     if ready is None:
@@ -62,7 +67,21 @@ def ask(sidecar: str, run_dir: Path, sub: str) -> dict[str, Any]:
                       timeout=5).json()
 
 
+def plane_admin(ready: dict[str, Any]) -> PlaneClient:
+    return PlaneClient(ready["plane"], token=Path(ready["admin_token_file"]).read_text().strip())
+
+
+def until(probe: Any, what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not probe():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
 def test_dev_runs_until_ctrl_c_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    """One folder, three runs: the first ends with a staged rollout (scope orders on another revision than
+    all, as docs/operations.md does it) and a relationship written, the second (a plain restart) comes up
+    on both, the third (``--reset``) on neither."""
     run_dir = tmp_path / "dev"
     proc, ready, watcher = start_dev(run_dir)
     try:
@@ -79,7 +98,7 @@ def test_dev_runs_until_ctrl_c_and_leaves_nothing_behind(tmp_path: Path) -> None
         exported = re.findall(r"^export (\w+)=", env_before, re.M)
         banner = " ".join(re.sub("[\u2500-\u257f]", " ", watcher.text()).split())  # the panel's box drawing gone
         assert f"({', '.join(exported)})" in banner, banner  # the banner names every variable dev.env exports
-        for second in (["dev"], ["demo", "--no-pg"]):  # the same folder, while this one runs
+        for second in (["dev"], ["demo", "--no-pg"], ["dev", "--reset"]):  # the same folder, while this one runs
             refused = run_devenv(*second, "--dir", str(run_dir))
             assert refused.returncode == 1, refused.stdout + refused.stderr
             assert "error dev_folder_in_use: another tenantguard dev or demo is already running in " \
@@ -87,6 +106,18 @@ def test_dev_runs_until_ctrl_c_and_leaves_nothing_behind(tmp_path: Path) -> None
             assert "Traceback" not in refused.stderr
         assert (run_dir / "dev.env").read_text() == env_before  # not overwritten, and not removed
         assert ask(ready["sidecar_http"], run_dir, "alice")["allow"] is True  # the first run is untouched
+
+        # docs/operations.md's staged rollout: scope orders gets the example bundle's revision, all keeps dev's
+        staged = run_devenv("bundle", "publish", str(default_bundle_dir()), "--stages", "orders;all",
+                            "--plane", ready["plane"], "--token-file", ready["admin_token_file"])
+        assert staged.returncode == 0, staged.stdout + staged.stderr
+        staged_revision = json.loads(staged.stdout)["revision"]
+        with plane_admin(ready) as plane:
+            plane.write([RelationChange("write", Relationship.parse("acme/project:p1#member@user:bob"))])
+            scopes = plane.status()["bundles"]
+        assert scopes["orders"]["revision"] == staged_revision != scopes["all"]["revision"], scopes
+        until(lambda: ask(ready["sidecar_http"], run_dir, "bob").get("allow") is True, "bob's membership")
+        assert ask(ready["sidecar_http"], run_dir, "alice")["bundle_revision"] == staged_revision
     finally:
         code, out = stop_dev(proc, watcher, signal.SIGINT)
     assert code == 0, out
@@ -94,16 +125,61 @@ def test_dev_runs_until_ctrl_c_and_leaves_nothing_behind(tmp_path: Path) -> None
     assert wait_gone(ready["pids"].values()) == []
     assert processes_mentioning(str(run_dir)) == []
 
-    # Second run on the same folder: same keys, the bundle already active, same answers; SIGTERM stops it.
+    # Second run on the same folder: same keys, all's bundle already active, the sidecar on scope orders'
+    # newer one (it used to wait for all's, in vain), bob still a member; SIGTERM stops it.
     proc, again, watcher = start_dev(run_dir)
     try:
         assert "already active" in watcher.text()
-        assert ask(again["sidecar_http"], run_dir, "alice")["allow"] is True
+        assert f"sidecar orders runs revision {staged_revision}: scope orders announces a newer one" \
+            in watcher.text(), watcher.text()
+        answer = ask(again["sidecar_http"], run_dir, "alice")
+        assert answer["allow"] is True and answer["bundle_revision"] == staged_revision
+        assert ask(again["sidecar_http"], run_dir, "bob")["allow"] is True
     finally:
         code, out = stop_dev(proc, watcher, signal.SIGTERM)
     assert code == 0, out
     assert wait_gone(again["pids"].values()) == []
     assert processes_mentioning(str(run_dir)) == []
+
+    # Third run, --reset: the store, sidecar state and logs are gone (no rollout, no bob, the example bundle
+    # published afresh), the keys and admin token are the same files.
+    kept = {name: (run_dir / name).read_bytes() for name in ("plane/admin.token", "plane/event.pem", "dev-issuer.pem")}
+    proc, fresh, watcher = start_dev(run_dir, "--reset")
+    try:
+        assert "removed nats, sidecars, logs, pids.json; kept keys and admin token" in watcher.text()
+        assert "already active" not in watcher.text()
+        example = bundle_revision(default_bundle_dir())
+        with plane_admin(fresh) as plane:
+            status = plane.status()
+        assert {scope: a["revision"] for scope, a in status["bundles"].items()} == {"all": example}
+        assert status["rollout"] is None and status["relations"]["count"] == 2  # dev's two example ones
+        answer = ask(fresh["sidecar_http"], run_dir, "alice")
+        assert answer["allow"] is True and answer["bundle_revision"] == example
+        denied = ask(fresh["sidecar_http"], run_dir, "bob")
+        assert denied["allow"] is False and denied["reasons"] == ["not_project_member"]
+        assert {name: (run_dir / name).read_bytes() for name in kept} == kept
+        assert (run_dir / "logs" / "plane.log").read_text().count('"event": "listening"') == 1  # this run's only
+    finally:
+        code, out = stop_dev(proc, watcher, signal.SIGINT)
+    assert code == 0, out
+    assert wait_gone(fresh["pids"].values()) == []
+    assert processes_mentioning(str(run_dir)) == []
+
+
+def test_reset_refuses_a_folder_that_is_no_dev_folder(tmp_path: Path) -> None:
+    """``--reset --dir`` pointed at a project folder by mistake: refused, every file survives, no dev.lock."""
+    project = tmp_path / "project"
+    (project / "logs").mkdir(parents=True)  # names dev would remove in a dev folder
+    (project / "logs" / "app.log").write_text("kept\n")
+    (project / "pids.json").write_text("{}\n")
+    (project / "README.md").write_text("mine\n")
+    before = {p.relative_to(project): p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    done = run_devenv("dev", "--reset", "--dir", str(project))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"error config_invalid: --reset --dir {project}: not a dev folder (it has no dev.lock" in done.stderr, \
+        done.stderr
+    assert "nothing was removed" in done.stderr and "Traceback" not in done.stderr
+    assert {p.relative_to(project): p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
 
 
 def test_a_taken_port_base_is_refused_before_anything_starts(tmp_path: Path) -> None:

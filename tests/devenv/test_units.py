@@ -1,4 +1,5 @@
-"""The pieces of dev/demo that need no running system: CLI wiring, revisions, the trust switch."""
+"""The pieces of dev/demo that need no running system: CLI wiring, revisions, the trust switch, what a
+sidecar must report to be in step, what ``--reset`` removes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import signal
 import sys
 import threading
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +18,13 @@ import pytest
 from rich.console import Console
 from rich.status import Status
 from tenantguard.devenv.cli import app
-from tenantguard.devenv.dev import _ports
+from tenantguard.devenv.dev import _behind_hint, _ports
 from tenantguard.devenv.procs import ChildFailed, Children, start_child
-from tenantguard.devenv.stack import bundle_revision, default_bundle_dir
+from tenantguard.devenv.reset import check_resettable, reset_folder
+from tenantguard.devenv.stack import SidecarBehind, Stack, SyncTarget, bundle_revision, default_bundle_dir
 from tenantguard.devenv.trust import KeyRegistration
 from tenantguard.devenv.ui import Steps
+from tenantguard.errors import ConfigError
 from typer.testing import CliRunner
 
 
@@ -30,7 +34,7 @@ def test_cli_offers_dev_and_demo_with_their_flags() -> None:
     assert top.exit_code == 0 and "dev" in top.output and "demo" in top.output
     dev = runner.invoke(app, ["dev", "--help"], env={"COLUMNS": "200"})
     assert dev.exit_code == 0
-    assert all(flag in dev.output for flag in ("--nats", "--dir", "--port-base", "--bundle"))
+    assert all(flag in dev.output for flag in ("--nats", "--dir", "--port-base", "--bundle", "--reset"))
     demo = runner.invoke(app, ["demo", "--help"], env={"COLUMNS": "200"})
     assert demo.exit_code == 0
     assert all(flag in demo.output for flag in ("--dir", "--keep", "--pg-dsn", "--no-pg", "--bundle"))
@@ -144,3 +148,95 @@ def test_a_ctrl_c_while_a_step_starts_leaves_no_spinner_drawing(at: str) -> None
         assert not drawing.is_alive(), "the spinner's thread is still drawing"
     shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", console.file.getvalue())  # type: ignore[attr-defined]
     assert "✗ policy plane keys" in shown, shown
+
+
+def _announce(revision: str, serial: int | None, *services: str) -> dict[str, Any]:
+    return {"revision": revision, "serial": serial, "services": list(services)}
+
+
+def _plane(**bundles: dict[str, Any]) -> dict[str, Any]:
+    return {"relations": {"seq": 3}, "trust": {"seq": 2}, "bundles": bundles}
+
+
+def _sidecar(revision: str | None, relations: int = 3, trust: int = 2) -> dict[str, Any]:
+    return {"relations_seq": relations, "feed_detail": {"trust": {"applied_seq": trust}}, "bundle_revision": revision}
+
+
+@pytest.mark.parametrize(("bundles", "expected"), [
+    ({"all": _announce("dev-a", 10, "all")}, ("dev-a",)),
+    # a staged rollout announced to orders (and billing) first: the sidecar keeps the newer serial
+    ({"all": _announce("dev-a", 10, "all"), "orders": _announce("1", 20, "orders"),
+      "billing": _announce("b", 30, "billing")}, ("1",)),
+    # then all moved past it (a later publish or a rollback of all): all's, though orders still names "1"
+    ({"all": _announce("dev-b", 40, "all"), "orders": _announce("1", 20, "orders")}, ("dev-b",)),
+    ({"all": _announce("1", 20, "all"), "orders": _announce("1", 20, "orders")}, ("1",)),  # the rollout completed
+    # serials that cannot order: the sidecar keeps whichever it activated first, so either
+    ({"all": _announce("dev-a", 10, "all"), "orders": _announce("x", 10, "orders")}, ("dev-a", "x")),
+    ({"all": _announce("dev-a", None, "all"), "orders": _announce("x", 20, "orders")}, ("dev-a", "x")),
+    ({"all": _announce("dev-a", 10, "billing")}, (None,)),  # announced for other services only: not followed
+    ({}, (None,)),
+])
+def test_a_sidecar_is_expected_on_the_newest_announce_of_all_and_its_own_scope(
+        bundles: dict[str, Any], expected: tuple[str | None, ...]) -> None:
+    target = SyncTarget.of(_plane(**bundles), "orders")
+    assert target.revisions == expected
+    for revision in expected:
+        assert target.reached_by(_sidecar(revision))
+    assert not target.reached_by(_sidecar("other"))
+    assert not target.reached_by(_sidecar(expected[0], relations=2)) and not target.reached_by(_sidecar(expected[0],
+                                                                                                          trust=1))
+    assert not target.reached_by({})
+
+
+def test_a_sidecar_that_never_catches_up_is_reported_with_what_was_wanted_and_its_log(tmp_path: Path) -> None:
+    stack = Stack(tmp_path)
+    log = tmp_path / "logs" / "sidecar-orders.log"
+    stack.sidecars["orders"] = types.SimpleNamespace(url="http://127.0.0.1:1", log_path=log)  # type: ignore[assignment]
+    target = SyncTarget.of(_plane(all=_announce("dev-a", 10, "all"), orders=_announce("1", 20, "orders")), "orders")
+    with pytest.raises(SidecarBehind) as raised:
+        stack._wait_caught_up("orders", target, timeout=0.05)
+    message = str(raised.value)
+    assert "waiting for sidecar orders to catch up with the plane: wanted relations seq >= 3, trust seq >= 2 and " \
+        "bundle revision '1' (the newer by serial of scopes all 'dev-a' serial 10 and orders '1' serial 20); " \
+        f"it reports nothing (no answer on /v1/status); its log: {log}" in message, message
+    hint = _behind_hint(tmp_path / "dev", raised.value)
+    assert f"tenantguard dev --reset --dir {tmp_path / 'dev'}" in hint and str(log) in hint
+
+
+def _dev_folder(root: Path) -> Path:
+    for name in ("nats/jetstream", "sidecars/orders/feed", "logs", "plane/join-secrets", "nats-auth"):
+        (root / name).mkdir(parents=True)
+    for name in ("dev.lock", "pids.json", "dev.env", "plane/admin.token", "dev-issuer.pem", "logs/plane.log",
+                 "notes.txt"):
+        (root / name).write_text("12\n" if name == "dev.lock" else name)
+    return root
+
+
+def test_reset_removes_the_state_and_keeps_the_keys_and_foreign_files(tmp_path: Path) -> None:
+    root = _dev_folder(tmp_path / "dev")
+    outside = tmp_path / "elsewhere"
+    (outside / "keep").mkdir(parents=True)
+    (root / "sidecars").rename(tmp_path / "sidecars-real")
+    (root / "sidecars").symlink_to(outside)  # a link among the state entries: unlinked, never followed
+    check_resettable(root, external_nats=False)
+    assert reset_folder(root) == ["nats", "sidecars", "logs", "pids.json", "dev.env"]
+    assert sorted(p.name for p in root.iterdir()) == ["dev-issuer.pem", "dev.lock", "nats-auth", "notes.txt", "plane"]
+    assert (root / "plane" / "admin.token").read_text() == "plane/admin.token"
+    assert (outside / "keep").is_dir()
+    assert reset_folder(root) == []
+
+
+def test_reset_refuses_what_is_no_dev_folder_and_accepts_an_empty_or_absent_one(tmp_path: Path) -> None:
+    check_resettable(tmp_path / "absent", external_nats=False)
+    (tmp_path / "empty").mkdir()
+    check_resettable(tmp_path / "empty", external_nats=False)
+    project = tmp_path / "project"
+    (project / "logs").mkdir(parents=True)
+    (project / "dev.lock").write_text("not ours\n")  # a lock of some other tool
+    with pytest.raises(ConfigError, match=r"not a dev folder \(it has no dev.lock.*it holds dev.lock, logs\)"):
+        check_resettable(project, external_nats=False)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ConfigError, match="not a folder"):
+        check_resettable(tmp_path / "file", external_nats=False)
+    with pytest.raises(ConfigError, match="--reset with --nats"):
+        check_resettable(_dev_folder(tmp_path / "dev"), external_nats=True)

@@ -35,12 +35,18 @@ def dev(
         "--port-base", min=1, max=65533, help="Fixed ports: plane N, sidecar HTTP N+1, gRPC N+2 (default: free)")
     ] = None,
     bundle: BundleOption = None,
+    reset: Annotated[bool, typer.Option(
+        "--reset", help="Start fresh: first remove the dev folder's JetStream store (relationships, bundles, "
+        "trust, revocations), sidecar state and logs; keys, admin token and join secrets are kept (delete the "
+        "folder for new ones). Refused while a dev runs there, with --nats, and for a --dir that is no dev folder")
+    ] = False,
 ) -> None:
     """Run NATS, the policy plane and a sidecar (service orders) until Ctrl-C or SIGTERM."""
     from tenantguard.devenv.dev import run_dev
     from tenantguard.devenv.ui import make_console
 
-    raise typer.Exit(run_dev(make_console(), root=directory, nats_url=nats, port_base=port_base, bundle_dir=bundle))
+    raise typer.Exit(run_dev(make_console(), root=directory, nats_url=nats, port_base=port_base, bundle_dir=bundle,
+                             reset=reset))
 
 
 @demo_app.callback(invoke_without_command=True)

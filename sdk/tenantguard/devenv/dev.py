@@ -6,7 +6,9 @@ again only when its content changed. A local token issuer ``dev`` (key in the de
 is trusted through the plane, so the printed example commands work as they are. While it
 runs, ``<dev folder>/dev.env`` holds the addresses as ``export`` lines for other shells
 (:mod:`.envfile`). A second ``dev`` on the same folder is refused before it starts anything
-(:mod:`.folderlock`).
+(:mod:`.folderlock`). ``--reset`` starts from a fresh state: the JetStream store, sidecar state
+and logs are removed first, keys and admin token kept (:mod:`.reset`); it is what to do when a
+sidecar cannot catch up with the plane (state of an earlier run it cannot follow).
 
 Ctrl-C or SIGTERM stops every child by PID and process group, then exits 0; a child that
 dies on its own stops the rest and exits 1.
@@ -21,12 +23,14 @@ from pathlib import Path
 from typing import Final
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 
 from tenantguard.devenv.envfile import remove_env_file, write_env_file
 from tenantguard.devenv.folderlock import folder_lock
 from tenantguard.devenv.procs import ignore_signals, signals_interrupt
-from tenantguard.devenv.stack import SidecarSpec, Stack
+from tenantguard.devenv.reset import check_resettable, reset_folder
+from tenantguard.devenv.stack import SidecarBehind, SidecarSpec, Stack
 from tenantguard.devenv.trust import KeyRegistration, sidecar_registers_itself
 from tenantguard.devenv.ui import Steps, write_pids
 from tenantguard.errors import ConfigError
@@ -42,15 +46,20 @@ EXAMPLE_RELATIONSHIPS: Final = ("acme/project:p1#member@user:alice", "globex/pro
 
 
 def run_dev(console: Console, *, root: Path, nats_url: str | None, port_base: int | None,
-            bundle_dir: Path | None) -> int:
-    """Start everything, print where it is, wait for a signal, stop everything; return the exit status."""
+            bundle_dir: Path | None, reset: bool = False) -> int:
+    """Start everything, print where it is, wait for a signal, stop everything; return the exit status.
+
+    ``reset``: remove the folder's state first (:mod:`.reset`), once the folder lock is held.
+    """
     root = root.resolve()
+    if reset:  # before the lock, which creates dev.lock: a folder that is no dev folder stays as it was
+        check_resettable(root, external_nats=nats_url is not None)
     with folder_lock(root, command="dev"), signals_interrupt():
-        return _run(console, root=root, nats_url=nats_url, port_base=port_base, bundle_dir=bundle_dir)
+        return _run(console, root=root, nats_url=nats_url, port_base=port_base, bundle_dir=bundle_dir, reset=reset)
 
 
 def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int | None,
-         bundle_dir: Path | None) -> int:
+         bundle_dir: Path | None, reset: bool) -> int:
     ports = _ports(port_base)
     if nats_url is not None:
         natsconn.parse_servers(nats_url)  # a malformed server list is refused before anything starts
@@ -59,6 +68,10 @@ def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int |
     stack.check_bundle()
     status = 0
     try:
+        if reset:
+            with steps.step(f"reset {_shown(root)}: JetStream store, sidecar state and logs removed"):
+                removed = reset_folder(root)
+            steps.note(f"removed {', '.join(removed) or 'nothing (no state yet)'}; kept keys and admin token")
         with steps.step("checking how sidecars register their keys"):
             stack.registration = KeyRegistration(sidecar_registers_itself())
         where = f" at {_shown_nats(nats_url)}" if nats_url else " (embedded nats-server, free port)"
@@ -81,7 +94,10 @@ def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int |
             stack.trust_issuer(issuer_key, DEV_ISSUER)
             stack.write(EXAMPLE_RELATIONSHIPS)
         with steps.step("sidecar in step with the plane"):
-            stack.wait_synced()
+            running = stack.wait_synced()[SERVICE]
+        if running != revision:  # e.g. a staged rollout put the service scope on another revision
+            steps.note(f"sidecar {SERVICE} runs revision {running}: scope {SERVICE} announces a newer one than "
+                       "scope all (a staged rollout: tenantguard bundle rollout status)")
         env_path = write_env_file(root, _addresses(stack), pid=os.getpid())
         _announce(console, stack, root, env_path)
         status = _watch(console, stack)
@@ -90,6 +106,8 @@ def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int |
     except Exception as exc:
         console.print(f"[bold red]tenantguard dev failed:[/] {exc}")
         console.print(f"[dim]logs: {root / 'logs'}[/]")
+        if isinstance(exc, SidecarBehind):
+            console.print(_behind_hint(root, exc), soft_wrap=True)
         status = 1
     finally:
         ignore_signals()  # a second Ctrl-C must not cut the cleanup short
@@ -97,6 +115,16 @@ def _run(console: Console, *, root: Path, nats_url: str | None, port_base: int |
         stack.stop()
     console.print("[green]stopped every process[/]")
     return status
+
+
+def _behind_hint(root: Path, exc: SidecarBehind) -> str:
+    """What to do when the sidecar cannot catch up: its log says why; --reset starts fresh."""
+    where = "" if root == (Path.cwd() / ".tenantguard").resolve() else f" --dir {escape(_shown(root))}"
+    return (f"[bold]what to do:[/] read why in {escape(exc.log)}. If this folder holds state the sidecar cannot follow "
+            f"(e.g. its state dir from an earlier run, kept beside a newer or removed JetStream store), start "
+            f"fresh with [cyan]tenantguard dev --reset{where}[/]: it removes the relationships, bundles, trust "
+            "and revocations written through the plane, the sidecar's state and the logs, and keeps the keys "
+            "and admin token.")
 
 
 def _ports(port_base: int | None) -> tuple[int, int, int]:

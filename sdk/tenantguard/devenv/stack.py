@@ -4,7 +4,8 @@ Everything is started the way an operator would: nats-server through
 :class:`~tenantguard.dev.natsserver.NatsServer`, the plane and the sidecars through the
 ``tenantguard`` CLI in subprocesses (this package never imports ``authz_sidecar``), and
 every change through the plane's HTTP API with the admin token. The dev folder holds
-it all, so a second ``dev`` run reuses keys, JetStream store and sidecar state::
+it all, so a second ``dev`` run reuses keys, JetStream store and sidecar state (``dev --reset``
+removes all of it but the keys first: :mod:`.reset`)::
 
     <root>/nats/            JetStream store, config (0600) and log of the local nats-server
     <root>/nats-auth/       one nkey seed per NATS identity (plane, each sidecar; 0600); the
@@ -16,7 +17,6 @@ it all, so a second ``dev`` run reuses keys, JetStream store and sidecar state::
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import secrets
 import subprocess
@@ -80,6 +80,81 @@ class SidecarSpec:
     extra: tuple[str, ...] = ()
     port: int = 0  # 0: any free port
     grpc_port: int = 0
+
+
+class SidecarBehind(ChildFailed):
+    """A sidecar did not reach the plane's state in time; the message says what was wanted and what it
+    reports, ``log`` is where to read why."""
+
+    code = "devenv_sidecar_behind"
+
+    def __init__(self, message: str, *, service: str, log: str) -> None:
+        super().__init__(message)
+        self.service, self.log = service, log
+
+
+@dataclass(frozen=True, slots=True)
+class SyncTarget:
+    """What a sidecar of ``service`` reports once it holds the plane's state.
+
+    Relations and trust: at least the plane's sequences. Bundle: a sidecar follows two scopes,
+    ``all`` and its own service's (a staged rollout announces a revision to service scopes
+    first), and its store keeps whichever announced bundle orders later
+    (:mod:`tenantguard.bundle.store`: the greater ``metadata.serial``; an equal or missing one
+    is refused against the active bundle, so the first one activated stays). So it runs the
+    announce of those two scopes with the greatest serial, on a first start and after a
+    restart alike; when serials cannot tell (missing, or equal with different revisions),
+    any of the candidates will do.
+    """
+
+    service: str
+    relations_seq: int
+    trust_seq: int
+    revisions: tuple[str | None, ...]  # any one of these; one when the serials decide
+    announced: tuple[tuple[str, str | None, int | None], ...] = ()  # (scope, revision, serial) it chose from
+
+    @classmethod
+    def of(cls, plane_status: Mapping[str, Any], service: str) -> SyncTarget:
+        """From the plane's ``/v1/status`` (``bundles``: scope -> its active announce)."""
+        announces = plane_status.get("bundles") or {}
+        announced = tuple((scope, a.get("revision"), a.get("serial")) for scope, a in sorted(announces.items())
+                          if scope in (topology.BUNDLE_SCOPE_ALL, service) and _applies_to(a, service))
+        serials = [serial for _, _, serial in announced]
+        if announced and all(isinstance(s, int) and not isinstance(s, bool) for s in serials):
+            newest = max(serials)
+            running = [revision for _, revision, serial in announced if serial == newest]
+        else:
+            running = [revision for _, revision, _ in announced]
+        return cls(service, plane_status["relations"]["seq"], plane_status["trust"]["seq"],
+                   tuple(dict.fromkeys(running)) or (None,), announced)
+
+    def reached_by(self, sidecar_status: Mapping[str, Any]) -> bool:
+        relations = sidecar_status.get("relations_seq", -1)
+        return (isinstance(relations, int) and relations >= self.relations_seq
+                and _trust_seq(sidecar_status) >= self.trust_seq
+                and sidecar_status.get("bundle_revision") in self.revisions)
+
+    def describe(self) -> str:
+        """E.g. ``relations seq >= 3, trust seq >= 2 and bundle revision '1' (the newer by serial of ...)``."""
+        scopes = [f"{scope} {revision!r} serial {serial}" for scope, revision, serial in self.announced]
+        if not self.announced:
+            bundle = f"no bundle (the plane announces none for scopes {topology.BUNDLE_SCOPE_ALL} and {self.service})"
+        elif len(self.announced) == 1:
+            bundle = f"bundle revision {self.revisions[0]!r} (scope {self.announced[0][0]})"
+        elif len(self.revisions) == 1:
+            bundle = f"bundle revision {self.revisions[0]!r} (the newer by serial of scopes {' and '.join(scopes)})"
+        else:
+            bundle = (f"bundle revision {' or '.join(repr(r) for r in self.revisions)} (scopes {' and '.join(scopes)}:"
+                      " their serials do not say which one the sidecar keeps)")
+        return f"relations seq >= {self.relations_seq}, trust seq >= {self.trust_seq} and {bundle}"
+
+
+def _applies_to(announce: Any, service: str) -> bool:
+    """The sidecar's own filter: an announce naming services is for those (or ``all``) only."""
+    if not isinstance(announce, Mapping):
+        return False
+    named = announce.get("services") or []
+    return not named or bool({service, topology.BUNDLE_SCOPE_ALL} & set(named))
 
 
 class Stack:
@@ -258,18 +333,28 @@ class Stack:
         with self.admin() as plane:
             plane.send(Call("POST", "/v1/trust/issuers", json={"jwk": {**key.public_jwk(), "iss": issuer}}))
 
-    def wait_synced(self, services: Iterable[str] | None = None, timeout: float = SYNC_TIMEOUT) -> float:
-        """Wait until each sidecar holds the plane's bundle, relations and trust set; return seconds waited."""
-        start = time.monotonic()
+    def wait_synced(self, services: Iterable[str] | None = None,
+                    timeout: float = SYNC_TIMEOUT) -> dict[str, str | None]:
+        """Wait until each sidecar holds the plane's relations, trust set and bundle (see
+        :class:`SyncTarget`); return the bundle revision each one runs. Raises :class:`SidecarBehind`
+        naming what was wanted, what the sidecar reports and its log."""
         with self.admin() as plane:
             status = plane.status()
-        want = (status["relations"]["seq"], status["trust"]["seq"], status["bundles"].get("all", {}).get("revision"))
         names = list(services) if services is not None else list(self.sidecars)
-        for name in names:
-            status_url = f"{self.sidecars[name].url}/v1/status"
-            _until(functools.partial(_caught_up, status_url, *want), f"sidecar {name} to catch up with the plane",
-                   timeout=timeout)
-        return time.monotonic() - start
+        return {name: self._wait_caught_up(name, SyncTarget.of(status, name), timeout) for name in names}
+
+    def _wait_caught_up(self, name: str, target: SyncTarget, timeout: float) -> str | None:
+        sidecar = self.sidecars[name]
+        deadline = time.monotonic() + timeout
+        while True:
+            reported = _get(f"{sidecar.url}/v1/status")
+            if target.reached_by(reported):
+                return reported.get("bundle_revision")
+            if time.monotonic() > deadline:
+                raise SidecarBehind(f"timed out after {timeout:.0f} s waiting for sidecar {name} to catch up with "
+                                    f"the plane: wanted {target.describe()}; it reports {_reported(reported)}; "
+                                    f"its log: {sidecar.log_path}", service=name, log=str(sidecar.log_path))
+            time.sleep(_POLL)
 
     # ------------------------------------------------------------------ stopping
 
@@ -286,18 +371,23 @@ class Stack:
 
 def _get(url: str) -> Mapping[str, Any]:
     try:
-        body: Mapping[str, Any] = httpx.get(url, timeout=2).json()
-        return body
+        body = httpx.get(url, timeout=2).json()
     except (httpx.HTTPError, ValueError):
         return {}
+    return body if isinstance(body, Mapping) else {}
 
 
-def _caught_up(status_url: str, relations_seq: int, trust_seq: int, revision: str | None) -> bool:
-    status = _get(status_url)
+def _reported(status: Mapping[str, Any]) -> str:
+    if not status:
+        return "nothing (no answer on /v1/status)"
+    return (f"relations seq {status.get('relations_seq')}, trust seq {_trust_seq(status)}, "
+            f"bundle revision {status.get('bundle_revision')!r}, feed {status.get('feed')}")
+
+
+def _trust_seq(status: Mapping[str, Any]) -> int:
     detail = status.get("feed_detail") or {}
-    trust = (detail.get("trust") or {}).get("applied_seq", 0)
-    return (status.get("relations_seq", -1) >= relations_seq and trust >= trust_seq
-            and status.get("bundle_revision") == revision)
+    seq = (detail.get("trust") or {}).get("applied_seq", 0)
+    return seq if isinstance(seq, int) else 0
 
 
 def _until(predicate: Callable[[], bool], what: str, timeout: float = SYNC_TIMEOUT) -> None:
