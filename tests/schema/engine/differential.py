@@ -15,7 +15,9 @@ its exclusion then denies, but some of its specialised strategies (recursive
 ``r from parent``, userset fast paths, intersections) end a cycle as a plain false, so which
 rule applies depends on which strategy OpenFGA picked. The engine applies the generic rule
 everywhere (seed 161 agrees with it, 113/172/223 do not); stripping the bit for the recursive
-pattern fixed 113 and broke seed 6, so it was not kept. Separately, OpenFGA's ListUsers
+pattern fixed 113 and broke seed 6, so it was not kept. Seeds 0-59 and 300-339 (2026-12-06, with
+point reads in check): 0 and 6 disagreements, the 6 in seed 303, of the same class (``r2: [user]
+but not r3`` with ``r3 from parent`` over a folder that is its own parent). Separately, OpenFGA's ListUsers
 sometimes contradicts OpenFGA's own Check in the same run (a ``user:*`` it lists that Check
 denies, a user Check allows that it leaves out next to ``user:*``); those are counted apart,
 and the engine follows Check.
