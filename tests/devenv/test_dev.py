@@ -16,7 +16,9 @@ from typing import Any
 
 import httpx
 import pytest
+from tenantguard.bundle import content_revision
 from tenantguard.dev.procwatch import LineWatcher, wait_for_announcement
+from tenantguard.devenv.stack import default_bundle_dir
 from tenantguard.identity.keys import SigningKey
 from tenantguard.identity.tokens import mint
 
@@ -75,6 +77,10 @@ def test_dev_runs_until_ctrl_c_and_leaves_nothing_behind(tmp_path: Path) -> None
         assert denied["allow"] is False and denied["reasons"] == ["not_project_member"]
         assert httpx.get(f"{ready['plane']}/ready", timeout=5).status_code == 200
         assert "tenantguard token mint" in watcher.text()
+        revision = content_revision(default_bundle_dir())  # as `bundle publish bundles/tenantguard` names it
+        assert re.fullmatch(r"1-[0-9a-f]{12}", revision)
+        assert f"revision {revision}" in " ".join(watcher.text().split())
+        assert httpx.get(f"{ready['sidecar_http']}/v1/status", timeout=5).json()["bundle_revision"] == revision
         env_before = (run_dir / "dev.env").read_text()
         exported = re.findall(r"^export (\w+)=", env_before, re.M)
         banner = " ".join(re.sub("[\u2500-\u257f]", " ", watcher.text()).split())  # the panel's box drawing gone
@@ -97,7 +103,8 @@ def test_dev_runs_until_ctrl_c_and_leaves_nothing_behind(tmp_path: Path) -> None
     # Second run on the same folder: same keys, the bundle already active, same answers; SIGTERM stops it.
     proc, again, watcher = start_dev(run_dir)
     try:
-        assert "already active" in watcher.text()
+        shown = " ".join(watcher.text().split())
+        assert f"revision {content_revision(default_bundle_dir())} (already active)" in shown, shown
         assert ask(again["sidecar_http"], run_dir, "alice")["allow"] is True
     finally:
         code, out = stop_dev(proc, watcher, signal.SIGTERM)
@@ -128,9 +135,13 @@ def test_a_bundle_option_that_is_no_bundle_is_refused_before_anything_starts(tmp
     not_a_bundle = tmp_path / "policy"
     not_a_bundle.mkdir()
     (not_a_bundle / "p.rego").write_text("package p\n")  # Rego, but no .manifest
+    unnamed = tmp_path / "unnamed"
+    unnamed.mkdir()
+    (unnamed / ".manifest").write_text('{"roots": ["p"]}')  # nothing to name the bundle's revision after
     run_dir = tmp_path / "run"
     for bundle, says in ((tmp_path / "missing", "no such directory"),
-                         (not_a_bundle, "not a bundle source directory, it has no .manifest")):
+                         (not_a_bundle, "not a bundle source directory, it has no .manifest"),
+                         (unnamed, ".manifest names no revision to name the bundle after")):
         extra = ["--no-pg"] if command == "demo" else []
         done = run_devenv(command, "--dir", str(run_dir), "--bundle", str(bundle), *extra)
         assert done.returncode == 1, done.stdout + done.stderr
