@@ -119,8 +119,9 @@ def test_a_content_revision_tells_contents_apart_and_the_same_sources_built_agai
         world: World, plane: PlaneProcess, tmp_path: Path) -> None:
     """Issue 30: without an explicit revision a build is <.manifest revision>-<12 hex of the content>.
     The same sources built again differ only in metadata.serial: the plane reports them unchanged (it
-    refused them as "already active with other content"); other content is another revision; a revision
-    given explicitly that names the active one with other content is still refused."""
+    refused them as "already active with other content"), unless the serial is older (a rollback, as
+    before); other content is another revision; a revision given explicitly that names the active one
+    with other content is still refused."""
     source = bundle_dir(tmp_path / "b")
     revision = content_revision(source)
     assert re.fullmatch(r"r1-[0-9a-f]{12}", revision)
@@ -129,6 +130,8 @@ def test_a_content_revision_tells_contents_apart_and_the_same_sources_built_agai
     status, body = upload(plane, build_bundle(source, serial=101))
     assert status == 200 and body["revision"] == revision and body["scopes"][0]["unchanged"] is True, body
     assert [m.seq for m in read_stream(world.nats.url, topo.STREAM_BUNDLES)] == [1]  # nothing announced
+    status, body = upload(plane, build_bundle(source, serial=50))  # the same sources, an older serial
+    assert status == 409 and body["error"] == "bundle_rollback" and "older" in body["message"], body
     (source / "more.rego").write_text('package demo\n\nextra if input.user == "carol"\n')
     changed = content_revision(source)
     assert re.fullmatch(r"r1-[0-9a-f]{12}", changed) and changed != revision
