@@ -145,6 +145,18 @@ def test_a_content_revision_tells_contents_apart_and_the_same_sources_built_agai
     assert [m.seq for m in read_stream(world.nats.url, topo.STREAM_BUNDLES)] == [2]  # the stream keeps the last
 
 
+def test_a_content_revision_counts_against_the_128_characters_a_revision_may_have(
+        plane: PlaneProcess, tmp_path: Path) -> None:
+    """policy-authoring.md: letters, digits, '.', '_', '-', at most 128 with the suffix (13 characters)."""
+    source = bundle_dir(tmp_path / "b")
+    (source / ".manifest").write_text(json.dumps({"revision": "v" * 116}))
+    status, body = upload(plane, build_bundle(source, serial=1))
+    assert status == 422 and body["error"] == "bundle_malformed" and "1-128 characters" in body["message"], body
+    (source / ".manifest").write_text(json.dumps({"revision": "v" * 115}))
+    status, body = upload(plane, build_bundle(source, serial=2))
+    assert status == 200 and len(body["revision"]) == 128 and body["revision"] == content_revision(source), body
+
+
 def test_failing_rego_test_is_refused_naming_the_test(world: World, plane: PlaneProcess, tmp_path: Path) -> None:
     status, body = upload(plane, build_bundle(bundle_dir(tmp_path / "b", failing=True), "r1", serial=1))
     assert status == 422 and body["error"] == "policy_tests_failed"
