@@ -19,6 +19,7 @@ from tenantguard.bundle import (
     JwtSigner,
     order_key,
     read_archive,
+    revision_digest,
     sign_bundle,
     verify_bundle,
 )
@@ -68,7 +69,10 @@ class BundleCore:
 
 
     def _check_order(self, scope: str, archive: bytes, bundle: Bundle) -> None:
-        """Raise ``BundleRollback`` unless ``archive`` may follow the scope's active bundle."""
+        """Raise ``BundleRollback`` unless ``archive`` may follow the scope's active bundle; ``Unchanged``
+        when it holds the active content, also rebuilt under the same revision with a newer serial (a
+        content revision names the same sources alike, and the serial only orders; an older serial is
+        still a rollback)."""
         announce = self.state.announces.get(scope)
         active = self.state.store(scope).active
         if announce is not None and not announce.loaded:
@@ -78,8 +82,12 @@ class BundleCore:
         if active.digest == bundle.content_digest():
             raise Unchanged
         if active.bundle.revision == bundle.revision:
-            raise BundleRollback(f"revision {bundle.revision!r} is already active in scope {scope} with other "
-                                 "content; publish a new revision", active=bundle.revision)
+            if revision_digest(active.bundle.files) != revision_digest(bundle.files):
+                raise BundleRollback(f"revision {bundle.revision!r} is already active in scope {scope} with other "
+                                     "content; publish a new revision", active=bundle.revision)
+            order = order_key(bundle.manifest)
+            if order is not None and active.order is not None and order > active.order:
+                raise Unchanged  # the same sources built again: only a newer serial differs
         scratch: BundleStore[None] = BundleStore(self.state.bundle_verifier, limits=self.state.bundle_limits)
         scratch.activate(active.archive, force=True)
         scratch.activate(archive)  # BundleStore's ordering rules decide

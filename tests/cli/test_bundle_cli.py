@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import Result
-from tenantguard.bundle import read_archive, write_archive
+from tenantguard.bundle import content_revision, inspect, read_archive, revision_digest, write_archive
 from tenantguard.cli import app
 from tenantguard.identity.keys import SigningKey
 from typer.testing import CliRunner
@@ -152,7 +153,8 @@ def test_build_verify_round_trip(signed_bundle: Path, keys: tuple[Path, Path]) -
     kid = SigningKey.load(keys[0]).kid
     result = invoke("bundle", "verify", signed_bundle, "--key", f"{keys[0]}.pub")
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("OK ") and "revision 1" in result.stdout and kid in result.stdout
+    assert result.stdout.startswith("OK ") and kid in result.stdout
+    assert f" revision {content_revision(TENANTGUARD_BUNDLE)}, " in result.stdout, result.stdout
 
 
 def test_build_reports_revision_files_and_signer(tmp_path: Path, keys: tuple[Path, Path]) -> None:
@@ -227,6 +229,34 @@ def test_bad_signing_key_is_a_typed_error_without_traceback(tmp_path: Path) -> N
     done = run_cli("bundle", "build", TENANTGUARD_BUNDLE, "-o", tmp_path / "b.tar.gz", "--signing-key", not_a_key)
     assert done.returncode == 1 and "error key_invalid:" in done.stderr
     assert not (tmp_path / "b.tar.gz").exists()
+
+
+def _revision(archive: Path) -> str:
+    return str(inspect(archive)["manifest"]["revision"])
+
+
+def test_build_names_the_bundle_after_its_content_unless_a_revision_is_given(tmp_path: Path) -> None:
+    """Issue 30: every build of bundles/tenantguard was revision "1" (its .manifest's), whatever it held.
+    Without --revision the revision is <.manifest revision>-<12 hex of the content's digest>: the same
+    files give the same revision whenever they are built (the serial is not content), any change
+    another one; --revision is taken as given."""
+    source = tmp_path / "b"
+    shutil.copytree(TENANTGUARD_BUNDLE, source)
+    first, again, changed, named = (tmp_path / f"{name}.tar.gz" for name in ("first", "again", "changed", "named"))
+    built = invoke("bundle", "build", source, "-o", first, "--serial", "1")
+    assert built.exit_code == 0, built.output
+    revision = _revision(first)
+    assert re.fullmatch(r"1-[0-9a-f]{12}", revision), revision
+    assert revision == content_revision(source) == "1-" + revision_digest(read_archive(first))[:12]
+    assert f"wrote {first}: revision {revision}, serial 1, " in " ".join(built.stdout.split())
+    assert invoke("bundle", "build", source, "-o", again, "--serial", "2").exit_code == 0
+    assert _revision(again) == revision and read_archive(again) != read_archive(first)  # other serial, same name
+    (source / "note.rego").write_text('package tenantguard.note\n\nimport rego.v1\n\nnote := "a change"\n')
+    assert invoke("bundle", "build", source, "-o", changed).exit_code == 0
+    assert _revision(changed) != revision and _revision(changed) == content_revision(source)
+    assert _revision(changed).startswith("1-")
+    assert invoke("bundle", "build", source, "-o", named, "--revision", "2024.06.1").exit_code == 0
+    assert _revision(named) == "2024.06.1"
 
 
 # --------------------------------------------------------------------------- inspect

@@ -12,10 +12,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer.main
 from tenantguard import cli
+from tenantguard.bundle import content_revision
 from tenantguard.client.plane import PlaneClient
 from tenantguard.dev.natsserver import NatsServer
 from tenantguard.identity.keys import SigningKey
@@ -277,22 +279,64 @@ def test_no_command_summary_is_cut_inside_a_parenthesis() -> None:
 
 
 @pytest.mark.nats
-@pytest.mark.timeout(180)
-def test_publishing_a_changed_bundle_under_the_same_revision_says_how_to_name_a_new_one(
+@pytest.mark.timeout(240)
+def test_published_contents_get_revisions_people_can_tell_apart(
         tmp_path: Path, live_plane: tuple[PlaneProcess, dict[str, str]]) -> None:
-    """policy-authoring.md's steps end "bump revision in .manifest, publish"; forgetting the bump got
-    "publish a new revision" without saying where a revision comes from."""
-    _, env = live_plane
-    folder = bundle_dir(tmp_path / "b")
-    assert run_cli("bundle", "publish", folder, env=env).returncode == 0
+    """Issue 30: every publish of a folder was its .manifest's revision, so a staged bundle and the active
+    one read the same in the plane's listing and in `bundle rollout status`. Without --revision a publish
+    is <.manifest revision>-<12 hex of the content>: other content, another revision; the same content
+    again, the same revision, reported unchanged; --revision is taken as given. Earlier, a changed folder
+    published again was refused as "already active with other content"; an explicit --revision naming
+    the active one still is, and the message says both ways out."""
+    plane, env = live_plane
+    folder = bundle_dir(tmp_path / "b")  # .manifest revision "r1"
+
+    def publish(*extra: str) -> dict[str, Any]:
+        done = run_cli("bundle", "publish", folder, *extra, env=env)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    def listed() -> dict[str, str]:
+        return {s["scope"]: s["revision"] for s in plane.client().get("/v1/bundles").json()["scopes"]}
+
+    first = publish()
+    active = content_revision(folder)
+    assert re.fullmatch(r"r1-[0-9a-f]{12}", active) and first["revision"] == active, first
+    again = publish()  # the same sources, built again with a newer serial
+    assert again["revision"] == active and [s["unchanged"] for s in again["scopes"]] == [True], again
     (folder / "more.rego").write_text("package demo\n\nimport rego.v1\n\nextra if input.user == \"carol\"\n")
-    again = run_cli("bundle", "publish", folder, env=env)
-    assert again.returncode == 1, again
-    assert one_error_line(again) == ("error bundle_rollback: revision 'r1' is already active in scope all with other "
-                                     "content; publish a new revision: bump \"revision\" in DIR/.manifest, or give "
-                                     "`bundle publish --revision NEW`")
-    renamed = run_cli("bundle", "publish", folder, "--revision", "r2", env=env)
-    assert renamed.returncode == 0 and json.loads(renamed.stdout)["revision"] == "r2", renamed
+    staged = content_revision(folder)
+    assert re.fullmatch(r"r1-[0-9a-f]{12}", staged) and staged != active
+    started = publish("--stages", "billing;all")
+    assert started["revision"] == staged and started["rollout"]["revision"] == staged, started
+    assert listed() == {"all": active, "billing": staged}
+
+    table = run_cli("bundle", "rollout", "status", env=env)
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert re.fullmatch(rf"rollout {re.escape(started['rollout']['id'])}: revision {staged}, in_progress, "
+                        r"stage 1 of 2", lines[0]), lines
+    rows = {line.split()[0]: line.split()[1] for line in lines[lines.index("scopes (active revision)") + 2:]
+            if line.startswith("  ") and len(line.split()) == 5}
+    assert rows == {"all": active, "billing": staged}, table.stdout  # whole revisions, never cut
+
+    done = run_cli("bundle", "rollout", "advance", started["rollout"]["id"], env=env)
+    assert done.returncode == 0, done.stderr
+    assert listed() == {"all": staged, "billing": staged}
+    assert publish("--revision", "r2")["revision"] == "r2"  # taken as given, content unchanged or not
+    assert listed()["all"] == "r2"
+    (folder / "more.rego").write_text("package demo\n\nimport rego.v1\n\nextra if input.user == \"dave\"\n")
+    refused = run_cli("bundle", "publish", folder, "--revision", "r2", env=env)
+    assert refused.returncode == 1, refused
+    assert one_error_line(refused) == (
+        "error bundle_rollback: revision 'r2' is already active in scope all with other content; publish a new "
+        "revision: give another --revision, or leave --revision out and the build names the bundle after its content")
+    assert publish()["revision"] == content_revision(folder) != staged  # the way out the message names
+    back = run_cli("bundle", "rollback", "--scope", "all", "--to", active, env=env)  # named as listed
+    assert back.returncode == 0, back.stderr
+    restored = json.loads(back.stdout)
+    assert restored["restored"] == active and re.fullmatch(rf"{re.escape(active)}\.rollback\.\d+", restored["revision"])
+    assert listed()["all"] == restored["revision"]
 
 
 @pytest.mark.parametrize(("args", "says"), [

@@ -12,6 +12,8 @@ import asyncio
 import contextlib
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import threading
@@ -24,6 +26,7 @@ from typing import Any
 import httpx
 import nats
 import pytest
+from tenantguard.bundle import content_revision
 from tenantguard.client.plane import PLANE_TITLE
 from tenantguard.decisionlog.wire import encode_batches
 from tenantguard.dev.natsserver import NatsServer
@@ -172,7 +175,8 @@ def received(cluster: Cluster) -> int:
     return int(cluster.plane_status()["decisions"]["received"])
 
 
-def test_console_in_a_browser(deployment: tuple[Cluster, Relay], page: Any) -> None:
+def test_console_in_a_browser(deployment: tuple[Cluster, Relay], page: Any,
+                              tmp_path_factory: pytest.TempPathFactory) -> None:
     cluster, relay = deployment
     expect = sync_api.expect
     expect.set_options(timeout=15_000)  # a shared 2-core machine: bound a hang, do not race
@@ -260,17 +264,28 @@ def test_console_in_a_browser(deployment: tuple[Cluster, Relay], page: Any) -> N
     page.goto(plane_url(cluster, "/console/decisions?subject=user:alice"))
     expect(page.locator("#decisions tbody tr").first.locator(".result")).to_have_text("allow")
 
-    # -- bundles: a staged rollout of revision 2, billing first
-    done = subprocess.run([TENANTGUARD, "bundle", "publish", str(BUNDLE_DIR), "--plane", plane_url(cluster, ""),
-                           "--token-file", str(cluster.keys / "admin.token"), "--revision", "2",
-                           "--stages", "billing;all"], capture_output=True, text=True, timeout=120)
+    # -- bundles: a staged rollout of a change, billing first. Both are revision "1" in .manifest; issue 30:
+    # the page showed "1" for the active bundle and the staged one alike, now each is 1-<12 hex of its content
+    active = str(cluster.plane_status()["bundles"]["all"]["revision"])
+    changed = tmp_path_factory.mktemp("staged") / "tenantguard"
+    shutil.copytree(BUNDLE_DIR, changed)
+    (changed / "note.rego").write_text('package tenantguard.note\n\nimport rego.v1\n\nnote := "staged"\n')
+    staged = content_revision(changed)
+    assert re.fullmatch(r"1-[0-9a-f]{12}", staged) and active == content_revision(BUNDLE_DIR) != staged
+    done = subprocess.run([TENANTGUARD, "bundle", "publish", str(changed), "--plane", plane_url(cluster, ""),
+                           "--token-file", str(cluster.keys / "admin.token"), "--stages", "billing;all"],
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    eventually(lambda: cluster.status("billing")["bundle_revision"] == "2", "billing on revision 2")
-    eventually(lambda: "2" in cluster.plane_status()["fleet"]["by_service"].get("billing", {}),
-               "the fleet view has billing on 2")
+    eventually(lambda: cluster.status("billing")["bundle_revision"] == staged, "billing on the staged revision")
+    eventually(lambda: staged in cluster.plane_status()["fleet"]["by_service"].get("billing", {}),
+               "the fleet view has billing on the staged revision")
     page.goto(plane_url(cluster, "/console/bundles"))
-    expect(page.locator("#rollout")).to_contain_text("in_progress")
-    expect(page.locator("#running")).to_contain_text("billing/")
+    expect(page.locator("#rollout")).to_contain_text(f"of {staged}: in_progress")
+    scopes = page.locator("#scopes tbody tr")
+    expect(scopes.filter(has_text="billing").locator("td").nth(1)).to_have_text(staged)  # whole, never cut
+    expect(scopes.filter(has=page.locator("td", has_text=re.compile(r"^all$"))).locator("td").nth(1)).to_have_text(
+        active)
+    expect(page.locator("#running tbody tr").filter(has_text=staged)).to_contain_text("billing/")
     shot(page, "bundles")
     page.goto(plane_url(cluster, "/console/revocations"))
     expect(page.locator("#revocations")).to_contain_text("lift_tenant")

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+from tenantguard.bundle import content_revision
+from tenantguard.devenv.stack import default_bundle_dir
 
 from .conftest import broken_bundle, processes_mentioning, wait_gone
 
@@ -44,6 +46,8 @@ def test_demo_plays_every_step_as_expected_and_stops_everything(tmp_path: Path) 
     assert set(STEPS) <= set(rows), rows
     assert all(rows[step] == "✓" or (rows[step] == "-" and "RLS" in step) for step in STEPS), rows
     assert "✗" not in out
+    revision = content_revision(default_bundle_dir())  # as `bundle publish bundles/tenantguard` names it
+    assert f"bundle revision {revision}" in " ".join(out.split()), out[-6000:]
     assert elapsed < 60, f"demo took {elapsed:.1f} s"
     assert set(json.loads((run_dir / "pids.json").read_text())) == {
         "nats-server", "plane", "sidecar-edge", "sidecar-orders", "sidecar-billing",

@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -18,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+from tenantguard.bundle import content_revision
 from tenantguard.client.plane import PlaneClient
 from tenantguard.dev.procwatch import LineWatcher, wait_for_announcement
 from tenantguard.devenv.stack import bundle_revision, default_bundle_dir
@@ -94,6 +96,10 @@ def test_dev_runs_until_ctrl_c_and_leaves_nothing_behind(tmp_path: Path) -> None
         assert denied["allow"] is False and denied["reasons"] == ["not_project_member"]
         assert httpx.get(f"{ready['plane']}/ready", timeout=5).status_code == 200
         assert "tenantguard token mint" in watcher.text()
+        revision = content_revision(default_bundle_dir())  # as `bundle publish bundles/tenantguard` names it
+        assert re.fullmatch(r"1-[0-9a-f]{12}", revision)
+        assert f"revision {revision}" in " ".join(watcher.text().split())
+        assert httpx.get(f"{ready['sidecar_http']}/v1/status", timeout=5).json()["bundle_revision"] == revision
         env_before = (run_dir / "dev.env").read_text()
         exported = re.findall(r"^export (\w+)=", env_before, re.M)
         banner = " ".join(re.sub("[\u2500-\u257f]", " ", watcher.text()).split())  # the panel's box drawing gone
@@ -107,8 +113,11 @@ def test_dev_runs_until_ctrl_c_and_leaves_nothing_behind(tmp_path: Path) -> None
         assert (run_dir / "dev.env").read_text() == env_before  # not overwritten, and not removed
         assert ask(ready["sidecar_http"], run_dir, "alice")["allow"] is True  # the first run is untouched
 
-        # docs/operations.md's staged rollout: scope orders gets the example bundle's revision, all keeps dev's
-        staged = run_devenv("bundle", "publish", str(default_bundle_dir()), "--stages", "orders;all",
+        # docs/operations.md's staged rollout of an edited bundle: scope orders gets its revision, all keeps dev's
+        edited = tmp_path / "edited"
+        shutil.copytree(default_bundle_dir(), edited)
+        (edited / "lib.rego").write_text((edited / "lib.rego").read_text() + "\n# edited for a staged rollout\n")
+        staged = run_devenv("bundle", "publish", str(edited), "--stages", "orders;all",
                             "--plane", ready["plane"], "--token-file", ready["admin_token_file"])
         assert staged.returncode == 0, staged.stdout + staged.stderr
         staged_revision = json.loads(staged.stdout)["revision"]
@@ -129,9 +138,9 @@ def test_dev_runs_until_ctrl_c_and_leaves_nothing_behind(tmp_path: Path) -> None
     # newer one (it used to wait for all's, in vain), bob still a member; SIGTERM stops it.
     proc, again, watcher = start_dev(run_dir)
     try:
-        assert "already active" in watcher.text()
-        assert f"sidecar orders runs revision {staged_revision}: scope orders announces a newer one" \
-            in watcher.text(), watcher.text()
+        shown = " ".join(watcher.text().split())
+        assert f"revision {content_revision(default_bundle_dir())} (already active)" in shown, shown
+        assert f"sidecar orders runs revision {staged_revision}: scope orders announces a newer one" in shown, shown
         answer = ask(again["sidecar_http"], run_dir, "alice")
         assert answer["allow"] is True and answer["bundle_revision"] == staged_revision
         assert ask(again["sidecar_http"], run_dir, "bob")["allow"] is True
@@ -204,9 +213,13 @@ def test_a_bundle_option_that_is_no_bundle_is_refused_before_anything_starts(tmp
     not_a_bundle = tmp_path / "policy"
     not_a_bundle.mkdir()
     (not_a_bundle / "p.rego").write_text("package p\n")  # Rego, but no .manifest
+    unnamed = tmp_path / "unnamed"
+    unnamed.mkdir()
+    (unnamed / ".manifest").write_text('{"roots": ["p"]}')  # nothing to name the bundle's revision after
     run_dir = tmp_path / "run"
     for bundle, says in ((tmp_path / "missing", "no such directory"),
-                         (not_a_bundle, "not a bundle source directory, it has no .manifest")):
+                         (not_a_bundle, "not a bundle source directory, it has no .manifest"),
+                         (unnamed, ".manifest names no revision to name the bundle after")):
         extra = ["--no-pg"] if command == "demo" else []
         done = run_devenv(command, "--dir", str(run_dir), "--bundle", str(bundle), *extra)
         assert done.returncode == 1, done.stdout + done.stderr

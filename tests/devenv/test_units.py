@@ -17,11 +17,19 @@ from typing import Any
 import pytest
 from rich.console import Console
 from rich.status import Status
+from tenantguard.bundle import content_revision
 from tenantguard.devenv.cli import app
 from tenantguard.devenv.dev import _behind_hint, _ports
 from tenantguard.devenv.procs import ChildFailed, Children, start_child
 from tenantguard.devenv.reset import check_resettable, reset_folder
-from tenantguard.devenv.stack import SidecarBehind, Stack, SyncTarget, bundle_revision, default_bundle_dir
+from tenantguard.devenv.stack import (
+    SidecarBehind,
+    Stack,
+    SyncTarget,
+    bundle_revision,
+    check_bundle_dir,
+    default_bundle_dir,
+)
 from tenantguard.devenv.trust import KeyRegistration
 from tenantguard.devenv.ui import Steps
 from tenantguard.errors import ConfigError
@@ -41,15 +49,24 @@ def test_cli_offers_dev_and_demo_with_their_flags() -> None:
 
 
 def test_bundle_revision_follows_content_only(tmp_path: Path) -> None:
+    """dev and demo name the bundle as `bundle publish DIR` does (issue 30: they used dev-<hash of every
+    file in the folder>, the CLI the bare .manifest revision): <.manifest revision>-<12 hex of what the
+    bundle holds>, so a file the bundle leaves out changes nothing."""
     source = tmp_path / "b"
     source.mkdir()
     (source / ".manifest").write_text('{"revision": "1"}')
     (source / "p.rego").write_text("package p\n")
     first = bundle_revision(source)
-    assert first == bundle_revision(source) and first.startswith("dev-")
+    assert first == bundle_revision(source) == content_revision(source) and re.fullmatch(r"1-[0-9a-f]{12}", first)
+    (source / "NOTES.md").write_text("not in the bundle\n")
+    assert bundle_revision(source) == first
     (source / "p.rego").write_text("package p\n\nx := 1\n")
-    assert bundle_revision(source) != first
+    assert bundle_revision(source) != first and bundle_revision(source) == content_revision(source)
     assert (default_bundle_dir() / ".manifest").is_file()
+    assert re.fullmatch(r"1-[0-9a-f]{12}", bundle_revision(default_bundle_dir()))
+    (source / ".manifest").write_text('{"roots": ["p"]}')
+    with pytest.raises(ConfigError, match=r"\.manifest names no revision"):
+        check_bundle_dir(source)
 
 
 def test_key_registration_switch() -> None:

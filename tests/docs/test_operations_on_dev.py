@@ -4,8 +4,9 @@ The page says that, with dev running, its "Trying them on `tenantguard dev`" blo
 examples run as written. This test holds it to that: in a folder laid out like a fresh clone, with
 ``tenantguard dev`` running, it runs that block and then, verbatim, the page's blocks for trusting
 an edge issuer (First start, step 3), retiring its key (Rotating keys) and the kill switch
-(Revoking), plus policy-authoring.md's "publish to the dev plane" sentence; between them it asks
-dev's sidecar what a newcomer would ask, to see each step change the decision.
+(Revoking), plus policy-authoring.md's "publish to the dev plane" sentences (on an edited copy of
+bundles/); between them it asks dev's sidecar what a newcomer would ask, to see each step change
+the decision.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import textwrap
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tenantguard.bundle import content_revision
 from tenantguard.dev.procwatch import wait_for_announcement
 
 from tests.devenv.conftest import processes_mentioning
@@ -114,15 +117,26 @@ def test_operations_day_one_runs_as_written_on_dev(tmp_path: Path) -> None:
         assert isinstance(listed, dict)
         assert [r["kind"] for r in listed["revocations"]] == ["tenant", "subject", "lift_tenant"], listed
 
-        # policy-authoring.md: publishing to the dev plane changes what its sidecar runs
+        # policy-authoring.md: after a change, publishing to the dev plane changes what its sidecar runs;
+        # dev published bundles/tenantguard as `bundle publish` names it, so the change is a new revision
+        started_on = httpx.get(f"{sidecar}/v1/status", timeout=10).json()["bundle_revision"]
+        assert started_on == content_revision(folder / "bundles" / "tenantguard")
+        (folder / "bundles").unlink()  # the clone's own files, to edit (not this checkout's)
+        shutil.copytree(ROOT / "bundles", folder / "bundles")
+        (folder / "bundles" / "tenantguard" / "note.rego").write_text(
+            'package tenantguard.note\n\nimport rego.v1\n\nnote := "an edit"\n')
         published = run_block(folder, env, "tenantguard bundle publish bundles/tenantguard\n")
         revision = json.loads(published)["revision"]
+        assert revision == content_revision(folder / "bundles" / "tenantguard") != started_on
+        assert re.fullmatch(r"1-[0-9a-f]{12}", revision), revision
         deadline = time.monotonic() + 30
         while httpx.get(f"{sidecar}/v1/status", timeout=10).json()["bundle_revision"] != revision:
             assert time.monotonic() < deadline, "the sidecar never ran the published revision"
             time.sleep(0.1)
         carol = mint(folder, env, ".tenantguard/dev-issuer.pem", "dev", sub="carol")  # alice's tokens were cut off
         assert sidecar_says(sidecar, carol).json()["bundle_revision"] == revision
+        again = json.loads(run_block(folder, env, "tenantguard bundle publish bundles/tenantguard\n"))
+        assert again["revision"] == revision and [s["unchanged"] for s in again["scopes"]] == [True], again
     finally:
         os.killpg(dev.pid, signal.SIGINT)
         try:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tenantguard.bundle import content_revision
 from tenantguard.client.plane import Call, NotAPlane, PlaneClient
 from tenantguard.dev.procwatch import wait_for_announcement
 from tenantguard.errors import TenantGuardError
@@ -88,12 +89,19 @@ def _allowed(out: str) -> None:
     body = _json(out)
     assert body["allow"] is True, out
     assert {"reasons", "bundle_revision", "relations_seq"} <= set(body), out
+    assert body["bundle_revision"] == EXAMPLE_REVISION, out
 
 
 def _status(out: str) -> None:
     body = _json(out)
     assert {"bundle_revision", "relations_seq", "staleness_seconds", "feed"} <= set(body), out
-    assert body["bundle_revision"] and body["feed"] == "live", out
+    assert body["bundle_revision"] == EXAMPLE_REVISION and body["feed"] == "live", out
+    assert re.fullmatch(r"1-[0-9a-f]{12}", body["bundle_revision"]), out
+
+
+# "The revision, e.g. 1-3f2a9c0d1e4b, is the .manifest revision of bundles/tenantguard and 12 hex
+# digits of a digest of its content"
+EXAMPLE_REVISION = content_revision(ROOT / "bundles" / "tenantguard")
 
 
 # command prefix -> check of its output (exit 0 is checked for every command)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,12 +18,14 @@ from typing import Any
 
 import nats
 import pytest
+from tenantguard.bundle import content_revision
 from tenantguard.feed import topology
 
 from .cluster import BUNDLE_DIR, SERVICES, TENANTGUARD, Cluster, eventually, get_object, metric, publish_js
 
 pytestmark = pytest.mark.timeout(300)
 ALICE = "acme/project:p1#member@user:alice"
+DECLARED = [{"direction": "allow->deny", "tenant": "acme", "action": "invoices:*"}]  # the staged rollout's flips
 
 
 async def _raw(url: str, action: Any) -> Any:
@@ -131,13 +134,15 @@ def test_the_impact_gate_refuses_a_candidate_that_locks_members_out(cluster: Clu
 
 def test_shadow_evaluation_reports_the_lockout_beside_the_active_bundle(cluster: Cluster, baseline: dict[str, str],
                                                                         tmp_path: Path) -> None:
-    done = cli(cluster, "publish", str(lockout_candidate(tmp_path, "shadow-1")), "--shadow",
-               "--max-per-second", "1000")
+    candidate = lockout_candidate(tmp_path, "shadow-1")
+    shadow_revision = content_revision(candidate)  # as `bundle publish` names it: shadow-1-<12 hex>
+    done = cli(cluster, "publish", str(candidate), "--shadow", "--max-per-second", "1000")
     assert done.returncode == 0, done.stderr
     announced = json.loads(done.stdout)
     assert announced["shadow"] is True and [s["scope"] for s in announced["scopes"]] == ["all"]
-    eventually(lambda: all((cluster.status(s)["shadow"] or {}).get("revision") == "shadow-1" for s in SERVICES),
-               "every sidecar evaluates shadow-1")
+    assert announced["revision"] == shadow_revision and re.fullmatch(r"shadow-1-[0-9a-f]{12}", shadow_revision)
+    eventually(lambda: all((cluster.status(s)["shadow"] or {}).get("revision") == shadow_revision
+                           for s in SERVICES), "every sidecar evaluates shadow-1")
 
     def disagreements() -> bool:  # alice keeps being allowed; the shadow would have denied her
         assert all(cluster.allowed(s, "alice") for s in SERVICES)
@@ -150,7 +155,8 @@ def test_shadow_evaluation_reports_the_lockout_beside_the_active_bundle(cluster:
             example["shadow"]["reasons"]) == ("user:alice", True, False, ["not_project_member"])
 
     def plane_view() -> dict[str, Any] | None:
-        shadow = json.loads(cli(cluster, "rollout", "status", "--json").stdout)["fleet"]["shadow"].get("shadow-1")
+        shadow = json.loads(cli(cluster, "rollout", "status", "--json").stdout)["fleet"]["shadow"].get(
+            shadow_revision)
         ok = shadow and all(shadow["services"].get(s, {}).get("allow->deny", 0) >= 1 for s in SERVICES)
         return shadow if ok else None
 
@@ -171,17 +177,19 @@ def test_shadow_evaluation_reports_the_lockout_beside_the_active_bundle(cluster:
 
 def test_a_staged_rollout_reaches_one_scope_then_more_and_can_be_halted(cluster: Cluster, baseline: dict[str, str],
                                                                         tmp_path: Path) -> None:
-    declared = [{"direction": "allow->deny", "tenant": "acme", "action": "invoices:*"}]
-    done = cli(cluster, "publish", str(lockout_candidate(tmp_path, "staged-1", expected=declared)),
-               "--stages", "billing;orders;all", "--impact", "enforce")
+    candidate = lockout_candidate(tmp_path, "staged-1", expected=DECLARED)
+    staged = content_revision(candidate)
+    done = cli(cluster, "publish", str(candidate), "--stages", "billing;orders;all", "--impact", "enforce")
     assert done.returncode == 0, done.stderr
     started = json.loads(done.stdout)
+    assert started["revision"] == started["rollout"]["revision"] == staged, started
+    assert re.fullmatch(r"staged-1-[0-9a-f]{12}", staged) and baseline["orders"] == content_revision(BUNDLE_DIR)
     assert started["impact"]["undeclared"] == 0 and started["impact"]["declared"] >= 1
     rollout = started["rollout"]
     assert rollout["status"] == "in_progress" and rollout["reached"] == ["billing"]
 
     # stage 0: only billing runs the candidate (and locks alice out); the others keep the baseline
-    eventually(lambda: cluster.status("billing")["bundle_revision"] == "staged-1", "billing on staged-1")
+    eventually(lambda: cluster.status("billing")["bundle_revision"] == staged, "billing on staged-1")
     assert not cluster.allowed("billing", "alice")
     assert cluster.allowed("orders", "alice") and cluster.allowed("reports", "alice")
     assert revisions(cluster)["orders"] == baseline["orders"]
@@ -189,7 +197,7 @@ def test_a_staged_rollout_reaches_one_scope_then_more_and_can_be_halted(cluster:
     def fleet() -> dict[str, Any] | None:
         view = json.loads(cli(cluster, "rollout", "status", "--json").stdout)
         by_service = view["fleet"]["by_service"]
-        ok = by_service.get("billing") == {"staged-1": 1} and by_service.get("orders") == {baseline["orders"]: 1}
+        ok = by_service.get("billing") == {staged: 1} and by_service.get("orders") == {baseline["orders"]: 1}
         return view if ok else None
 
     view = eventually(fleet, "the plane's fleet view shows billing on staged-1 and orders on the baseline")
@@ -213,21 +221,22 @@ def test_a_staged_rollout_reaches_one_scope_then_more_and_can_be_halted(cluster:
     assert cli(cluster, "rollout", "resume", rollout["id"]).returncode == 0
     advanced = json.loads(cli(cluster, "rollout", "advance", rollout["id"]).stdout)
     assert advanced["rollout"]["reached"] == ["billing", "orders"]
-    eventually(lambda: cluster.status("orders")["bundle_revision"] == "staged-1", "orders on staged-1")
+    eventually(lambda: cluster.status("orders")["bundle_revision"] == staged, "orders on staged-1")
     assert cluster.status("reports")["bundle_revision"] == baseline["reports"]
     last = json.loads(cli(cluster, "rollout", "advance", rollout["id"]).stdout)
     assert last["rollout"]["status"] == "completed"
-    eventually(lambda: set(revisions(cluster).values()) == {"staged-1"}, "every sidecar on staged-1")
+    eventually(lambda: set(revisions(cluster).values()) == {staged}, "every sidecar on staged-1")
     assert not any(cluster.allowed(s, "alice") for s in SERVICES)
 
 
 def test_rollback_restores_every_sidecar_and_a_replayed_announce_changes_nothing(
-        cluster: Cluster, baseline: dict[str, str]) -> None:
+        cluster: Cluster, baseline: dict[str, str], tmp_path: Path) -> None:
+    staged = content_revision(lockout_candidate(tmp_path, "staged-1", expected=DECLARED))  # the rollout's revision
     old_announce = get_last_msg(cluster.nats.url, topology.STREAM_BUNDLES, topology.bundle_subject("all"))
     done = cli(cluster, "rollback", "--scope", "all")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert result["restored"] == baseline["orders"] and result["rolled_back_from"] == "staged-1"
+    assert result["restored"] == baseline["orders"] and result["rolled_back_from"] == staged
     restored = result["revision"]
     assert restored.startswith(f"{baseline['orders']}.rollback.")
     # billing and orders also hold staged-1 on their own scopes; the rollback is newer than both
@@ -251,7 +260,7 @@ def test_rollback_restores_every_sidecar_and_a_replayed_announce_changes_nothing
     assert cluster.allowed("reports", "alice")
 
     # the genuine, plane-signed staged-1 archive pushed again: older serial than the rollback, refused
-    signed = get_object(cluster.nats.url, topology.BUCKET_BUNDLES, "bundles/all/staged-1")
+    signed = get_object(cluster.nats.url, topology.BUCKET_BUNDLES, f"bundles/all/{staged}")
     with cluster.plane_http() as client:
         r = client.post("/v1/bundles", content=signed, headers={"Content-Type": "application/gzip"})
         listed = client.get("/v1/bundles").json()["scopes"]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tarfile
 from pathlib import Path
 
 import pytest
-from tenantguard.bundle import PublicKeyVerifier, build_bundle, verify_bundle, write_archive
+from tenantguard.bundle import PublicKeyVerifier, build_bundle, content_revision, verify_bundle, write_archive
 from tenantguard.feed import topology as topo
 from tenantguard.feed.events import BUNDLE_ANNOUNCE, verify_event
 from tenantguard.identity.keys import SigningKey
@@ -112,6 +113,48 @@ def test_older_revision_is_refused_with_409(world: World, plane: PlaneProcess, t
     status, body = upload(plane, build_bundle(source, "r100", serial=100, signing_key=world.bundle_key))
     assert status == 409 and body["error"] == "bundle_rollback"
     assert plane.client().get("/v1/bundles").json()["scopes"][0]["revision"] == "r200"
+
+
+def test_a_content_revision_tells_contents_apart_and_the_same_sources_built_again_are_unchanged(
+        world: World, plane: PlaneProcess, tmp_path: Path) -> None:
+    """Issue 30: without an explicit revision a build is <.manifest revision>-<12 hex of the content>.
+    The same sources built again differ only in metadata.serial: the plane reports them unchanged (it
+    refused them as "already active with other content"), unless the serial is older (a rollback, as
+    before); other content is another revision; a revision given explicitly that names the active one
+    with other content is still refused."""
+    source = bundle_dir(tmp_path / "b")
+    revision = content_revision(source)
+    assert re.fullmatch(r"r1-[0-9a-f]{12}", revision)
+    status, body = upload(plane, build_bundle(source, serial=100))
+    assert status == 200 and body["revision"] == revision, body
+    status, body = upload(plane, build_bundle(source, serial=101))
+    assert status == 200 and body["revision"] == revision and body["scopes"][0]["unchanged"] is True, body
+    assert [m.seq for m in read_stream(world.nats.url, topo.STREAM_BUNDLES)] == [1]  # nothing announced
+    status, body = upload(plane, build_bundle(source, serial=50))  # the same sources, an older serial
+    assert status == 409 and body["error"] == "bundle_rollback" and "older" in body["message"], body
+    (source / "more.rego").write_text('package demo\n\nextra if input.user == "carol"\n')
+    changed = content_revision(source)
+    assert re.fullmatch(r"r1-[0-9a-f]{12}", changed) and changed != revision
+    status, body = upload(plane, build_bundle(source, serial=102))
+    assert status == 200 and body["revision"] == changed and body["scopes"][0]["unchanged"] is False, body
+    assert [(s["scope"], s["revision"]) for s in plane.client().get("/v1/bundles").json()["scopes"]] == [
+        ("all", changed)]
+    (source / "more.rego").write_text('package demo\n\nextra if input.user == "dave"\n')
+    status, body = upload(plane, build_bundle(source, changed, serial=103))  # named, not derived
+    assert status == 409 and body["error"] == "bundle_rollback" and "already active" in body["message"], body
+    assert [m.seq for m in read_stream(world.nats.url, topo.STREAM_BUNDLES)] == [2]  # the stream keeps the last
+
+
+def test_a_content_revision_counts_against_the_128_characters_a_revision_may_have(
+        plane: PlaneProcess, tmp_path: Path) -> None:
+    """policy-authoring.md: letters, digits, '.', '_', '-', at most 128 with the suffix (13 characters)."""
+    source = bundle_dir(tmp_path / "b")
+    (source / ".manifest").write_text(json.dumps({"revision": "v" * 116}))
+    status, body = upload(plane, build_bundle(source, serial=1))
+    assert status == 422 and body["error"] == "bundle_malformed" and "1-128 characters" in body["message"], body
+    (source / ".manifest").write_text(json.dumps({"revision": "v" * 115}))
+    status, body = upload(plane, build_bundle(source, serial=2))
+    assert status == 200 and len(body["revision"]) == 128 and body["revision"] == content_revision(source), body
 
 
 def test_failing_rego_test_is_refused_naming_the_test(world: World, plane: PlaneProcess, tmp_path: Path) -> None:

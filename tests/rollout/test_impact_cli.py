@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
+from tenantguard.bundle import content_revision
 from tenantguard.cli import app
 from tenantguard.identity.keys import SigningKey
 from typer.testing import CliRunner
@@ -91,3 +93,22 @@ def test_a_deny_rule_in_a_new_file_flips_every_allowed_record(tmp_path: Path) ->
     report = json.loads(result.output)
     assert report["undeclared"] == 3 and report["agreed"] == 1, report
     assert {group["direction"] for group in report["groups"]} == {"allow->deny"}
+
+
+def test_the_report_tells_two_versions_of_one_manifest_revision_apart(tmp_path: Path) -> None:
+    """Issue 30 ("revisions people can tell apart"): a candidate directory and its baseline, both with
+    .manifest revision "1", were both reported as "1" ("impact of 1 against 1"); each is now named as
+    `bundle build` names it, <manifest revision>-<12 hex of its content>."""
+    candidate = tmp_path / "frozen"
+    shutil.copytree(BUNDLE_DIR, candidate)
+    (candidate / "frozen.rego").write_text('package tenantguard\n\nimport rego.v1\n\ndeny contains "frozen" if true\n')
+    inputs = jsonl(tmp_path / "recorded.jsonl", record("alice"))
+    result = runner.invoke(app, ["bundle", "impact", str(candidate), "--inputs", str(inputs), "--baseline",
+                                 str(BUNDLE_DIR)], env={"COLUMNS": "300"})
+    assert result.exit_code == 1, result.output
+    new, old = content_revision(candidate), content_revision(BUNDLE_DIR)
+    assert re.fullmatch(r"1-[0-9a-f]{12}", new) and re.fullmatch(r"1-[0-9a-f]{12}", old) and new != old
+    assert result.output.startswith(f"impact of {new} against {old}: 1 decisions replayed"), result.output
+    report = json.loads(runner.invoke(app, ["bundle", "impact", str(candidate), "--inputs", str(inputs),
+                                            "--baseline", str(BUNDLE_DIR), "--json"]).output)
+    assert (report["candidate"], report["baseline"]) == (new, old)

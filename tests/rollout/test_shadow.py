@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from tenantguard.bundle import content_revision
 from tenantguard.decision.core import DecisionCore, DecisionRequest
 from tenantguard.relations import RelationIndex
 from tenantguard.rollout import ShadowEvaluator, ShadowSettings, load_bundle, prepare_revision
@@ -42,7 +43,7 @@ def core(revisions: dict) -> DecisionCore:
 
 
 def test_disagreements_are_counted_by_direction_with_examples_and_the_answer_is_untouched(
-        core: DecisionCore, revisions: dict) -> None:
+        core: DecisionCore, revisions: dict, candidates: dict[str, Path]) -> None:
     shadow = ShadowEvaluator(core, clock=Clock())
     shadow.set_candidate(revisions["lockout"], ShadowSettings(1.0, 100), scope="all")
     core.observer = shadow.offer
@@ -55,7 +56,8 @@ def test_disagreements_are_counted_by_direction_with_examples_and_the_answer_is_
             stats["disagreed"]["deny->allow"]) == (3, 2, 1, 0)
     (example,) = stats["examples"]
     assert example["subject"] == "user:alice" and example["active"]["allow"] and not example["shadow"]["allow"]
-    assert example["shadow"]["reasons"] == ["not_project_member"] and example["shadow"]["revision"] == "lockout"
+    assert example["shadow"]["reasons"] == ["not_project_member"]
+    assert example["shadow"]["revision"] == content_revision(candidates["lockout"])  # lockout-<12 hex>
 
 
 def test_the_rate_limit_the_sample_rate_and_the_queue_bound_what_a_shadow_costs(

@@ -6,7 +6,7 @@ built here loads in OPA and one built by ``opa build --signing-key`` loads here 
 """
 
 from tenantguard.bundle.archive import DEFAULT_LIMITS, ArchiveLimits, read_archive, write_archive
-from tenantguard.bundle.build import build_bundle, sign_bundle
+from tenantguard.bundle.build import build_bundle, content_revision, revision_digest, sign_bundle
 from tenantguard.bundle.errors import BundlePersistError, BundleUnsigned
 from tenantguard.bundle.hashing import canonical_json, file_digest
 from tenantguard.bundle.inspection import inspect
@@ -45,10 +45,12 @@ __all__ = [
     "Verifier",
     "build_bundle",
     "canonical_json",
+    "content_revision",
     "file_digest",
     "inspect",
     "order_key",
     "read_archive",
+    "revision_digest",
     "sign_bundle",
     "verify_bundle",
     "write_archive",

@@ -155,7 +155,8 @@ def shown_message(exc: TenantGuardError) -> str:
     if exc.code == "forbidden" and message.startswith("the credential is"):  # the plane's word on a bearer token
         message += WRONG_TOKEN_HINT
     if exc.code == "bundle_rollback" and " is already active in scope " in message:  # a changed bundle, same name
-        message += ": bump \"revision\" in DIR/.manifest, or give `bundle publish --revision NEW`"
+        message += (": give another --revision, or leave --revision out and the build names the bundle after "
+                    "its content")
     return message + CODE_HINTS.get(exc.code, "")
 
 

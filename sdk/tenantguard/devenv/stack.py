@@ -17,7 +17,6 @@ removes all of it but the keys first: :mod:`.reset`)::
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import subprocess
 import threading
@@ -30,7 +29,7 @@ from typing import Any, Final
 
 import httpx
 
-from tenantguard.bundle import build_bundle
+from tenantguard.bundle import build_bundle, content_revision, inspect
 from tenantguard.client.plane import Call, PlaneClient
 from tenantguard.dev.natsserver import NatsServer
 from tenantguard.devenv.procs import Child, ChildFailed, Children, start_child, tenantguard_command
@@ -62,14 +61,16 @@ def check_bundle_dir(source: Path) -> None:
         raise ConfigError(f"--bundle {source}: not a bundle source directory, it has no .manifest (a bundle "
                           "holds *.rego modules, data.json files and a .manifest naming its revision and roots; "
                           "see bundles/tenantguard)")
+    bundle_revision(source)  # a manifest that names no revision is refused here too
 
 
 def bundle_revision(source: Path) -> str:
-    """A revision named after the bundle's content, so re-running ``dev`` republishes only on change."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in source.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(source).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return f"dev-{digest.hexdigest()[:12]}"
+    """The revision ``tenantguard bundle publish DIR`` gives the bundle (``content_revision``:
+    ``<.manifest revision>-<12 hex of the content>``), so re-running ``dev`` republishes only on change."""
+    try:
+        return content_revision(source)
+    except TenantGuardError as exc:
+        raise ConfigError(f"--bundle {source}: {exc.message}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,12 +282,13 @@ class Stack:
     def publish_bundle(self) -> tuple[str, bool]:
         """Publish the example bundle (unsigned: the plane tests and signs it); ``(revision, published)``."""
         self.check_bundle()
-        revision = bundle_revision(self.bundle_dir)
+        archive = build_bundle(self.bundle_dir)  # named after its content, as `bundle publish DIR` names it
+        revision = inspect(archive)["manifest"]["revision"]
         with self.admin() as plane:
             active = plane.status()["bundles"].get("all", {})
             if active.get("revision") == revision:
                 return revision, False
-            plane.push_bundle(build_bundle(self.bundle_dir, revision))
+            plane.push_bundle(archive)
         return revision, True
 
     def start_sidecars(self, specs: Sequence[SidecarSpec]) -> dict[str, Child]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from tenantguard.bundle import Bundle, Verifier, build_bundle, verify_bundle
+from tenantguard.bundle import Bundle, Verifier, build_bundle, content_revision, verify_bundle
 from tenantguard.decision.core import DEFAULT_DECISION_ENTRYPOINT, RELATED_EXTENSION, PolicyRevision, evaluate_input
 from tenantguard.decision.permissions import schema_engine, with_permissions_of
 from tenantguard.decision.verdicts import Verdict
@@ -115,10 +115,15 @@ def prepare_revision(bundle: Bundle, decision: str | None = None) -> PolicyRevis
 
 
 def load_bundle(path: str | Path, verifier: Verifier | None = None) -> Bundle:
-    """A bundle directory (built unsigned in memory) or an archive (verified when ``verifier``)."""
+    """A bundle directory (built unsigned in memory) or an archive (verified when ``verifier``).
+
+    A directory gets the revision ``bundle build DIR`` would give it (``content_revision``), so a
+    report tells two versions of one source apart; ``candidate-<12 hex>`` when its ``.manifest``
+    names no revision.
+    """
     path = Path(path)
     if path.is_dir():
-        archive = build_bundle(path, _dir_revision(path), serial=0)
+        archive = build_bundle(path, content_revision(path, base=_dir_revision(path)), serial=0)
         return verify_bundle(archive, None, require_signature=False)
     return verify_bundle(path, verifier, require_signature=verifier is not None)
 

@@ -35,7 +35,7 @@ from tenantguard.errors import BundleRejected
 from tenantguard.identity.keys import SigningKey, TrustSet, load_public_key_file
 
 from .group import app
-from .shared import SkipTestsOpt, gate_on_tests, line, manifest_revision
+from .shared import RevisionOpt, SkipTestsOpt, gate_on_tests, given_revision, line
 
 # The local keys given with --key go into an ad hoc trust set under this issuer name.
 _LOCAL_ISSUER = "tenantguard-cli"
@@ -135,9 +135,7 @@ def test_cmd(
 def build(
     directory: DirArg,
     out: Annotated[Path, typer.Option("--output", "-o", help="Archive to write (overwritten if it exists)")],
-    revision: Annotated[
-        str | None, typer.Option(help="Manifest revision; default: the revision in DIR/.manifest")
-    ] = None,
+    revision: RevisionOpt = None,
     signing_key: Annotated[
         Path | None, typer.Option(help="Private key (PEM) to sign with; unsigned when omitted", dir_okay=False)
     ] = None,
@@ -157,12 +155,15 @@ def build(
     The policy is compiled as a sidecar compiles it on load (with the manifest's
     metadata.decision, when it names one).
     Nothing is written when it does not compile (error policy_compile_error).
+    The revision is --revision as given, else DIR/.manifest's revision and 12 hex digits of
+    the content's digest (e.g. 1-3f2a9c0d1e4b): the same files always give the same revision,
+    any change another one.
     Prints the revision, serial, file count and signer kid.
     """
     from tenantguard.policy.testrunner import load_bundle_dir
 
     key = SigningKey.load(signing_key) if signing_key is not None else None
-    revision = revision or manifest_revision(directory)
+    revision = given_revision(directory, revision)
     gate_on_tests(*load_bundle_dir(directory), skip=skip_tests, what="nothing was written")
     archive = build_bundle(directory, revision, signing_key=key, serial=serial)
     _check_compiles(archive)

@@ -29,7 +29,7 @@ from tenantguard.cli.common import (
 )
 
 from .group import app
-from .shared import SkipTestsOpt, gate_on_tests, manifest_revision
+from .shared import RevisionOpt, SkipTestsOpt, gate_on_tests, given_revision
 from .status import render_status
 
 StagesOpt = Annotated[str | None, typer.Option(
@@ -126,9 +126,7 @@ def publish(
                                               file_okay=False, readable=True)],
     plane: PlaneOpt,
     token_file: TokenFileOpt,
-    revision: Annotated[
-        str | None, typer.Option(help="Manifest revision; default: the revision in DIR/.manifest")
-    ] = None,
+    revision: RevisionOpt = None,
     stages: StagesOpt = None,
     impact: ImpactOpt = None,
     max_undeclared: MaxUndeclaredOpt = None,
@@ -144,6 +142,9 @@ def publish(
     Stops before uploading when a Rego test fails or errors (listing them), or when none exist.
     --skip-tests skips both runs, and the plane's audit log records tests_skipped.
     metadata.serial is set to now in ms, so a newer publish always orders after an older one.
+    The revision is --revision as given, else DIR/.manifest's revision and 12 hex digits of the
+    content's digest, as `bundle build` names it: changed content is a new revision, and the same
+    content published again is reported unchanged.
     Prints the plane's answer as JSON; exit 1 on any failure, 3 when the plane committed it
     but a scope's announce failed (named on stderr).
     """
@@ -154,7 +155,7 @@ def publish(
     _check_step_options(shadow=shadow, sample_rate=sample_rate, max_per_second=max_per_second, impact=impact,
                         max_undeclared=max_undeclared)
     token = read_token(token_file)
-    revision = revision or manifest_revision(directory)
+    revision = given_revision(directory, revision)
     gate_on_tests(*load_bundle_dir(directory), skip=skip_tests, what="nothing was uploaded")
     archive = build_bundle(directory, revision)
     with PlaneClient(plane, token=token, **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:

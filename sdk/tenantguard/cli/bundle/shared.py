@@ -1,5 +1,5 @@
 """What authoring and plane commands share: the test gate before a build or an upload, the
-manifest's revision, and plain console lines."""
+revision a bundle built from a directory gets, and plain console lines."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from rich.markup import escape
 
 from tenantguard.cli.common import console, console_err
 
+RevisionOpt = Annotated[str | None, typer.Option(
+    help="Revision, taken as given; default: DIR/.manifest's revision and 12 hex digits of the content's digest, "
+    "e.g. 1-3f2a9c0d1e4b (the same files give the same revision, any change another)")]
 SkipTestsOpt = Annotated[bool, typer.Option(
     "--skip-tests", help="Do not run the bundle's Rego tests first (said on stderr; the plane's audit log "
     "records tests_skipped)")]
@@ -40,6 +43,16 @@ def gate_on_tests(modules: dict[str, str], data: dict[str, Any], *, skip: bool, 
                           "--skip-tests to go on anyway)", soft_wrap=True)
         raise typer.Exit(1)
 
+
+
+def given_revision(directory: Path, given: str | None) -> str | None:
+    """What ``build_bundle(DIR, ...)`` is given: ``--revision`` as given, else ``None``, for the build to
+    name the bundle after the content it packs, ``<DIR/.manifest revision>-<12 hex>`` (in the same
+    pass, so the revision always describes the files built); a usage error when DIR/.manifest names none."""
+    if given:
+        return given
+    manifest_revision(directory)
+    return None
 
 
 def manifest_revision(directory: Path) -> str:
