@@ -21,7 +21,11 @@ result only gains definiteness with more levels; the re-entered node sits k leve
 itself, and if the walk below it decided anything, the same walk from a shallower copy of the
 cycle decided it without the re-entry, so the cut copy contributes nothing the top result
 needs (Bekic's principle over a flat domain). ``tests/schema/engine/test_cycle_cut.py`` holds
-cut equal to uncut over random cyclic models. A node that failed at some depth *without* a cut
+cut equal to uncut over random cyclic models. Tracking the path costs ~15% of a check,
+so a SpiceDB-dialect question is first walked untracked; only a walk that gets ``TRACK_FROM``
+levels deep (where real hierarchies rarely go and cycles always do) is asked again from the top
+with its path tracked (cutting any subset of re-entries gives the same answer, so it does not
+matter where tracking starts). A node that failed at some depth *without* a cut
 below it fails again at that depth or deeper from anywhere (fewer levels left, and cuts only
 remove answers), so it is not walked again: without that, a chain through two parents per
 level would be walked 2^depth times before failing.
@@ -60,9 +64,14 @@ from tenantguard.schema.engine.prepared import Prepared
 from tenantguard.schema.engine.subjects import Subject, split
 from tenantguard.schema.model import Arrow, Computed, Direct, Exclusion, Expr, Intersection, Nil, Union
 
+TRACK_FROM = 12  # SpiceDB dialect: a walk this deep is asked again with its path tracked (cycles cut)
 MEMO_MAX_TOUCHED = 64  # an entry touching more nodes than this is not kept (its set costs more than it saves)
 
 Key = tuple[str, str, str]  # (object, relation, subject)
+
+
+class Retrack(Exception):
+    """A SpiceDB-dialect walk got ``TRACK_FROM`` levels deep untracked: ask again, tracking the path."""
 
 
 class Memo(NamedTuple):
@@ -76,7 +85,8 @@ class Evaluation:
 
     def __init__(self, prepared: Prepared, conditions: Mapping[str, CompiledCondition], reads: RelationReads, *,
                  context: Mapping[str, Any] | None, now: float | None, budget: Budget, max_depth: int,
-                 max_context_items: int, memo: bool = True, cut_cycles: bool = True) -> None:
+                 max_context_items: int, memo: bool = True, cut_cycles: bool = True,
+                 track_from: int = TRACK_FROM) -> None:
         self.p = prepared
         self.schema = prepared.schema
         self.openfga = prepared.schema.dialect == "openfga"
@@ -95,6 +105,8 @@ class Evaluation:
         self.failed: dict[Key, int] = {}  # SpiceDB dialect: node -> the smallest depth it failed at, no cut below
         self.cuts = 0  # SpiceDB dialect: re-entries cut so far (a failure after one is path-dependent)
         self.cut = cut_cycles  # False walks SpiceDB's cycles to the depth limit (the cut's reference)
+        self.track_from = track_from if cut_cycles else max_depth  # untracked below this depth
+        self.tracking = False  # SpiceDB dialect: the path is kept and re-entries cut (see ask)
 
     # -- tuples -------------------------------------------------------------------------
     def valid(self, type_name: str, relation: str, subject: str, meta: TupleMeta | None) -> bool:
@@ -122,6 +134,15 @@ class Evaluation:
         return compiled.evaluate(meta.context, self.context, self.max_context_items)
 
     # -- check ----------------------------------------------------------------------------
+    def ask(self, obj: str, relation: str, subject: Subject) -> Outcome:
+        """A top-level question (see the module docstring on when the path is tracked)."""
+        try:
+            return self.check(obj, relation, subject, 0)
+        except Retrack:
+            self.tracking = True  # for the rest of this query too: it met a deep walk once
+            self.entered.clear()
+            return self.check(obj, relation, subject, 0)
+
     def check(self, obj: str, relation: str, subject: Subject, depth: int) -> Outcome:
         if depth >= self.max_depth:
             raise ResolutionTooComplex(f"resolution deeper than {self.max_depth} levels", limit=self.max_depth)
@@ -141,6 +162,8 @@ class Evaluation:
             failed_at = self.failed.get(key)
             if failed_at is not None and depth >= failed_at:
                 raise ResolutionTooComplex(f"resolution deeper than {self.max_depth} levels", limit=self.max_depth)
+            if depth >= self.track_from and not self.tracking:
+                raise Retrack
         if self.memo is None:  # evaluate(), inlined: this is the hot path of a single check
             if not self.openfga:
                 return self.spicedb_rewrite(key, type_name, rewrite, subject, depth)
@@ -189,7 +212,7 @@ class Evaluation:
     def spicedb_rewrite(self, key: Key, type_name: str, rewrite: Expr, subject: Subject, depth: int) -> Outcome:
         """``key``'s rewrite under SpiceDB's rule: a re-entry on the path ends in the depth error
         (cut at once), and a failure with no cut below it is remembered with its depth."""
-        if self.cut:
+        if self.tracking:
             if key in self.path:
                 self.cuts += 1
                 raise ResolutionTooComplex(f"resolution deeper than {self.max_depth} levels", limit=self.max_depth)
@@ -202,7 +225,7 @@ class Evaluation:
                 self.failed[key] = depth
             raise
         finally:
-            if self.cut:
+            if self.tracking:
                 self.path.discard(key)
 
     def rewrite(self, obj: str, type_name: str, relation: str, expr: Expr, subject: Subject, depth: int) -> Outcome:

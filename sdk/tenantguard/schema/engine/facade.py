@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tenantguard.relations.reads import RelationReads
-from tenantguard.schema.engine.check import Evaluation
+from tenantguard.schema.engine.check import TRACK_FROM, Evaluation
 from tenantguard.schema.engine.conditions import compile_all
 from tenantguard.schema.engine.errors import InvalidQuery, UnknownRelation
 from tenantguard.schema.engine.expand import expand
@@ -48,12 +48,15 @@ class SchemaEngine:
     """check / lookup_resources / lookup_subjects / expand for one schema."""
 
     def __init__(self, schema: Schema, limits: Limits | None = None, *, memo: bool = True,
-                 cut_cycles: bool = True) -> None:
+                 cut_cycles: bool = True, track_from: int = TRACK_FROM) -> None:
         """``memo=False`` evaluates every sub-check afresh, ``cut_cycles=False`` walks SpiceDB's
-        cycles to the depth limit: the references the memo and the cycle cut are tested against."""
+        cycles to the depth limit: the references the memo and the cycle cut are tested against.
+        ``track_from`` is the depth at which a SpiceDB-dialect walk starts again with its path
+        tracked (tests lower it to exercise the cut under small depth limits)."""
         self.schema = schema
         self.memo = memo
         self.cut_cycles = cut_cycles
+        self.track_from = track_from
         self.limits = limits or Limits()
         self.max_depth = self.limits.depth_for(schema.dialect)
         self._prepared = prepare(schema)
@@ -68,7 +71,7 @@ class SchemaEngine:
         return Evaluation(self._prepared, self._conditions, reads, context=context, now=now,
                           budget=Budget(self._steps(max_steps)), max_depth=self.max_depth,
                           max_context_items=self.limits.max_context_items, memo=self.memo and memo,
-                          cut_cycles=self.cut_cycles)
+                          cut_cycles=self.cut_cycles, track_from=self.track_from)
 
     def _known(self, type_name: str, relation: str | None = None) -> None:
         if type_name not in self.schema.types:
@@ -104,7 +107,7 @@ class SchemaEngine:
         subj = self._subject(subject)
         # one question: the memo's bookkeeping costs more than the diamonds it would save (bench_schema.py)
         ev = self._evaluation(reads, context, now, memo=False)
-        return _result(ev.check(object, relation, subj, 0))
+        return _result(ev.ask(object, relation, subj))
 
     def check_relations(self, reads: RelationReads, object: str, relations: Iterable[str], subject: str, *,
                         context: Mapping[str, Any] | None = None, now: float | None = None) -> dict[str, CheckResult]:
@@ -116,7 +119,7 @@ class SchemaEngine:
             self._known(type_name, name)
         subj = self._subject(subject)
         ev = self._evaluation(reads, context, now)
-        return {name: _result(ev.check(object, name, subj, 0)) for name in names}
+        return {name: _result(ev.ask(object, name, subj)) for name in names}
 
     def lookup_resources(self, reads: RelationReads, object_type: str, relation: str, subject: str, *,
                          context: Mapping[str, Any] | None = None, now: float | None = None,
@@ -129,7 +132,7 @@ class SchemaEngine:
         ev = self._evaluation(reads, context, now)
 
         def decide(obj: str) -> Item | None:
-            o = ev.check(obj, relation, subj, 0)
+            o = ev.ask(obj, relation, subj)
             return None if o.denied else Item(obj, o.decision, tuple(sorted(o.missing)))
 
         return paginate(resource_candidates(ev, object_type, relation, subj), decide, offset, size, digest)
@@ -146,7 +149,7 @@ class SchemaEngine:
         ev = self._evaluation(reads, context, now)
 
         def decide(text: str) -> Item | None:
-            o = ev.check(object, relation, parse_subject(text), 0)
+            o = ev.ask(object, relation, parse_subject(text))
             return None if o.denied else Item(text, o.decision, tuple(sorted(o.missing)))
 
         return paginate(subject_candidates(ev, object, relation, subject_type, subject_relation), decide,
