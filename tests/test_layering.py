@@ -312,62 +312,9 @@ def _test_module_imports() -> set[tuple[str, str]]:
     return found
 
 
-# Test modules still imported by other test modules when this check was added (shared fixtures and
-# helpers not yet moved to non-test modules such as tests/harness/). The list may only shrink: a new
-# import of a test module fails, and so does an entry that no longer exists (delete it).
-KNOWN_TEST_MODULE_IMPORTS = {
-    ("tests/cli/test_keys_tls.py", "tests.sdk.test_serving_tls"),
-    ("tests/cli/test_operator_day.py", "tests.plane.test_bundles"),
-    ("tests/cli/test_operator_day.py", "tests.sdk.test_serving_tls"),
-    ("tests/cli/test_operator_day.py", "tests.docs.test_docs"),
-    ("tests/cluster/test_lame_duck.py", "tests.cluster.test_replicas"),
-    ("tests/cluster/test_step_down.py", "tests.cluster.test_lame_duck"),
-    ("tests/cluster/test_step_down.py", "tests.cluster.test_replicas"),
-    ("tests/console/test_console_attacks.py", "tests.console.test_console_http"),
-    ("tests/decision/test_verdict_memo.py", "tests.decision.test_core"),
-    ("tests/docs/test_operations_on_dev.py", "tests.docs.test_readme_tour"),
-    ("tests/exchange/test_abuse_classes.py", "tests.exchange.test_exchanger"),
-    ("tests/exchange/test_kill_switch_semantics.py", "tests.exchange.test_revocation_reach"),
-    ("tests/exchange/test_token_doors.py", "tests.exchange.test_attacks"),
-    ("tests/feed/test_envoy_health_check.py", "tests.proxy_envoy.test_real_envoy"),
-    ("tests/natsio/test_status_permissions.py", "tests.natsio.test_secure"),
-    ("tests/plane/test_config_and_cli.py", "tests.plane.test_bundles"),
-    ("tests/plane/test_decision_query_attacks.py", "tests.plane.test_bundles"),
-    ("tests/plane/test_decision_query_attacks.py", "tests.plane.test_decisions"),
-    ("tests/plane/test_decision_store_bounds.py", "tests.plane.test_decisions"),
-    ("tests/plane/test_handover_reads.py", "tests.plane.test_writer_races"),
-    ("tests/plane/test_hot_writes_attacks.py", "tests.plane.test_hot_writes"),
-    ("tests/plane/test_rollback.py", "tests.plane.test_bundles"),
-    ("tests/plane/test_rollout_attacks.py", "tests.plane.test_bundles"),
-    ("tests/plane/test_rollout_reconcile.py", "tests.plane.test_bundles"),
-    ("tests/plane/test_secret_rotation.py", "tests.console.test_console_http"),
-    ("tests/plane/test_snapshot_reads.py", "tests.plane.test_migrate"),
-    ("tests/proxy_envoy/test_envoy_check_settings.py", "tests.proxy_envoy.test_envoy_failure_modes"),
-    ("tests/proxy_envoy/test_envoy_check_settings.py", "tests.proxy_envoy.test_real_envoy"),
-    ("tests/proxy_envoy/test_envoy_failure_modes.py", "tests.sidecar.test_doors"),
-    ("tests/proxy_envoy/test_envoy_failure_modes.py", "tests.proxy_envoy.test_real_envoy"),
-    ("tests/proxy_envoy/test_envoy_grpc_age.py", "tests.sidecar.test_doors"),
-    ("tests/proxy_envoy/test_envoy_grpc_age.py", "tests.proxy_envoy.test_real_envoy"),
-    ("tests/proxy_envoy/test_envoy_health_checks.py", "tests.proxy_envoy.test_real_envoy"),
-    ("tests/proxy_envoy/test_real_envoy.py", "tests.sidecar.test_doors"),
-    ("tests/search/test_search_attacks.py", "tests.search.test_sidecar_search"),
-    ("tests/sidecar/test_door_attacks.py", "tests.sidecar.test_doors"),
-    ("tests/sidecar/test_door_attacks.py", "tests.sidecar.test_envoy_doors"),
-    ("tests/sidecar/test_door_attacks.py", "tests.sidecar.test_hot_doors"),
-    ("tests/sidecar/test_envoy_doors.py", "tests.sidecar.test_doors"),
-    ("tests/sidecar/test_envoy_doors.py", "tests.sidecar.test_hot_doors"),
-    ("tests/sidecar/test_grpc_limits.py", "tests.sidecar.test_envoy_doors"),
-    ("tests/sidecar/test_hot_doors.py", "tests.sidecar.test_doors"),
-    ("tests/sidecar/test_input_classes.py", "tests.sidecar.test_doors"),
-    ("tests/sidecar/test_memo.py", "tests.sidecar.test_doors"),
-    ("tests/sidecar/test_opa_client.py", "tests.sidecar.test_doors"),
-    ("tests/sidecar/test_opa_rest.py", "tests.sidecar.test_doors"),
-    ("tests/sidecar/test_ops_listener.py", "tests.sidecar.test_doors"),
-    ("tests/sidecar/test_policy_extension.py", "tests.sidecar.test_doors"),
-    ("tests/sidecar/test_spoofing_and_input.py", "tests.sidecar.test_doors"),
-    ("tests/sidecar/test_wire_attacks.py", "tests.sidecar.test_doors"),
-    ("tests/sidecar/test_wire_attacks.py", "tests.sidecar.test_envoy_doors"),
-}
+# Test modules still imported by other test modules (none since tests/harness/ holds what they shared).
+# The list may only shrink: a new import of a test module fails.
+KNOWN_TEST_MODULE_IMPORTS: set[tuple[str, str]] = set()
 
 
 def test_test_modules_are_not_imported_by_other_test_modules() -> None:

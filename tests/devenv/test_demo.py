@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import broken_bundle, processes_mentioning, wait_gone
+from tests.harness.leftovers import processes_mentioning, wait_gone
+
+from .conftest import broken_bundle
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(180)]
 

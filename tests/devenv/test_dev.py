@@ -20,7 +20,7 @@ from tenantguard.dev.procwatch import LineWatcher, wait_for_announcement
 from tenantguard.identity.keys import SigningKey
 from tenantguard.identity.tokens import mint
 
-from .conftest import processes_mentioning, wait_gone
+from tests.harness.leftovers import processes_mentioning, wait_gone
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
 

@@ -25,9 +25,8 @@ from tenantguard.relations import ChangeBatch, RelationChange, Relationship, sna
 
 from authz_sidecar.app import create_app
 from authz_sidecar.envoy_authz import EnvoyRequest, authorize
-
-from .conftest import Fleet, decide, eventually, make_bundle, question, rejected
-from .plane import TestPlane
+from tests.harness.fleet import Fleet, decide, eventually, make_bundle, question, rejected
+from tests.harness.stand_in_plane import TestPlane
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 

@@ -15,8 +15,7 @@ from tenantguard.identity.tokens import mint
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.registration import PlaneRegistrar
 from authz_sidecar.runtime import Sidecar
-
-from .conftest import World
+from tests.harness.sidecar_world import World
 
 
 def exchanged_kid(sidecar: Sidecar, world: World) -> str:
