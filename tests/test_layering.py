@@ -287,39 +287,3 @@ def test_no_private_name_is_imported_across_modules() -> None:
 def test_the_private_import_check_sees_one(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("from x.y import _hidden, shown, __version__\n")
     assert [line.split(":", 1)[1] for line in _private_imports([tmp_path])] == ["1 imports _hidden from x.y"]
-
-
-TESTS = REPO / "tests"
-
-
-def _test_module_imports() -> set[tuple[str, str]]:
-    """(importing file, imported test module) for every import of a ``test_*`` module in tests/."""
-    found = set()
-    for path in sorted(TESTS.rglob("*.py")):
-        parts = path.relative_to(REPO).parent.parts
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            names: list[str] = []
-            if isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    base = ".".join(parts[:len(parts) - (node.level - 1)]) + (f".{node.module}" if node.module else "")
-                names = [base, *(f"{base}.{a.name}" for a in node.names)]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            for name in names:
-                if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_"):
-                    found.add((str(path.relative_to(REPO)), name))
-    return found
-
-
-# Test modules still imported by other test modules (none since tests/harness/ holds what they shared).
-# The list may only shrink: a new import of a test module fails.
-KNOWN_TEST_MODULE_IMPORTS: set[tuple[str, str]] = set()
-
-
-def test_test_modules_are_not_imported_by_other_test_modules() -> None:
-    """Importing a test module runs its collection twice and ties two suites together; shared
-    helpers belong in a non-test module (``tests/harness/``, ``tests/relations/strategies.py``)."""
-    found = _test_module_imports()
-    assert found - KNOWN_TEST_MODULE_IMPORTS == set(), "new imports of test modules"
-    assert KNOWN_TEST_MODULE_IMPORTS - found == set(), "fixed: remove these from KNOWN_TEST_MODULE_IMPORTS"
