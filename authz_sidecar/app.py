@@ -63,7 +63,7 @@ def create_api(sidecar: Sidecar) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         sidecar.decision_log.start()
-        shadow = asyncio.get_running_loop().create_task(sidecar.shadow.run(), name="shadow-evaluation")
+        shadow = asyncio.get_running_loop().create_task(sidecar.policy.shadow.run(), name="shadow-evaluation")
         try:
             yield
         finally:

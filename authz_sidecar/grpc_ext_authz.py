@@ -160,13 +160,13 @@ class GrpcDoor:
     async def follow_readiness(self, sidecar: Sidecar, poll: float = READINESS_POLL) -> None:
         """Mirror ``sidecar.ready`` into the health service until cancelled.
 
-        Woken by ``sidecar.readiness_changed`` (set on every bundle swap); the bounded
+        Woken by ``sidecar.readiness.changed`` (set on every bundle swap); the bounded
         ``poll`` catches any change made without the signal. The flag is cleared before
         readiness is read, so a change between the two is never lost.
         """
         shown: bool | None = None
         while True:
-            sidecar.readiness_changed.clear()
+            sidecar.readiness.changed.clear()
             ready = sidecar.ready
             if ready != shown:
                 try:
@@ -177,7 +177,7 @@ class GrpcDoor:
                     shown = ready
                     log.info("gRPC health: %s", "SERVING" if ready else "NOT_SERVING")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(sidecar.readiness_changed.wait(), poll)
+                await asyncio.wait_for(sidecar.readiness.changed.wait(), poll)
 
     async def stop(self, grace: float) -> None:
         """Report NOT_SERVING for good, then drain the server."""

@@ -1,43 +1,31 @@
-"""The sidecar's state: verifier, decision core, bundle store, relations, log, metrics.
+"""The sidecar's state: verifier, decision core, policy slot, relations, log, metrics.
 
 Every door holds one :class:`Sidecar` and calls :meth:`Sidecar.authenticate` then
-:meth:`Sidecar.decide`. Loading a bundle goes through :meth:`Sidecar.activate_bundle`
-(startup, files, tests) or :meth:`Sidecar.activate_bundle_async` (bundles from NATS,
-on the serving event loop): both verify, compile and only then swap.
+:meth:`Sidecar.decide`; both stay here, on the one object the doors hold, so a decision
+pays for no extra layer of calls. The other concerns live in modules of their own, which
+:class:`Sidecar` composes:
 
-Token trust (what :meth:`Sidecar.replace_trust` implements):
-
-* the sidecar's own exchange key is always in its own trust set (issuer
-  ``sidecar:<service>``), unless the plane withdraws it (see below);
-* without NATS, the ``--trust`` file is the whole token trust set;
-* with NATS, the plane's trust set is authoritative: the ``--trust`` file (if any) is
-  only the bootstrap used until the first ``trust.update`` is applied (from NATS, or
-  the one persisted under ``--state-dir``); from then on the set is exactly the
-  plane's (plus the own key), and keys found only in the file are dropped. A key
-  removed at the plane must stop being trusted everywhere, which a local file that
-  kept it alive would defeat. Once the plane's set has listed the own key, a later
-  set without it means the plane withdrew it, and the sidecar stops trusting it too.
+* :mod:`.policy_slot`: which verified bundle revision decides, activation (sync and on
+  the serving loop), shadows;
+* :mod:`.readiness`: whether the sidecar can decide, and why not;
+* :mod:`.exchange_keys`: the own exchange key and the token trust merge rules;
+* :mod:`.status`: ``/v1/status``, the fleet report, metrics read at scrape time;
+* :mod:`.tenancy`: who asks, and in which tenant.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
-import hashlib
 import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from tenantguard.bundle import Bundle, BundleStore, TrustSetVerifier, verify_bundle
 from tenantguard.decision.core import (
-    DEFAULT_DECISION_ENTRYPOINT,
-    RELATED_EXTENSION,
     Decision,
     DecisionCore,
     DecisionRecord,
@@ -45,58 +33,34 @@ from tenantguard.decision.core import (
     PolicyRevision,
     tenant_seq,
 )
-from tenantguard.decision.permissions import schema_engine
 from tenantguard.decision.verdicts import VerdictMemo
 from tenantguard.decisionlog import LogPolicy
-from tenantguard.errors import (
-    BundleRejected,
-    ConfigError,
-    TenantGuardError,
-    TokenError,
-    TokenMissing,
-)
-from tenantguard.exchange import (
-    KeyRegistrar,
-    LocalTrustOnly,
-    PropagationMode,
-    TokenExchanger,
-    propagation_mode,
-    replace_signing_key,
-)
-from tenantguard.feed.topology import DEFAULT_CELL, sidecar_issuer
+from tenantguard.errors import BundleRejected, ConfigError, TokenError, TokenMissing
+from tenantguard.exchange import TokenExchanger
+from tenantguard.feed.topology import DEFAULT_CELL
 from tenantguard.identity.keys import SigningKey, TrustedKey, TrustSet, load_public_key_file
 from tenantguard.identity.oidc import EdgeConfig, EdgeVerifier
 from tenantguard.identity.revocations import RevocationList
 from tenantguard.identity.tokens import Claims, TokenVerifier, VerifyOptions
-from tenantguard.policy.engine import RegorusEngine
 from tenantguard.relations import CellRelations, RelationIndex
-from tenantguard.rollout import ShadowEvaluator, ShadowSettings, SidecarStatus
-from tenantguard.rollout.shadow import REPORTED_EXAMPLES
+from tenantguard.rollout import SidecarStatus
 from tenantguard.search import Searcher, SearchRunner
 
 from .config import SidecarConfig
 from .decision_log import DecisionLog, DecisionSink, MemorySink
+from .exchange_keys import ExchangeKeys
 from .loaders import exchange_settings, load_relations_file, read_bundle_file
 from .metrics import SidecarMetrics
 from .pep import PepKeys
+from .policy_slot import PolicySlot
+from .readiness import Readiness
 from .registration import PlaneRegistrar
+from .status import fleet_report, read_metrics, report
+from .tenancy import Caller, bind_tenant, question_tenant
 
 log = logging.getLogger(__name__)
 
 BUNDLE_ISSUER = "plane"
-
-
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """Who asks: a verified token's claims, or (without one) the tenant the caller is bound to.
-
-    ``tenant`` comes from the caller's PEP key or the sidecar's ``--tenant``, never from the
-    request; ``pep`` names the PEP key used, for logs.
-    """
-
-    claims: Claims | None
-    tenant: str | None = None
-    pep: str | None = None
 
 
 class Sidecar:
@@ -128,10 +92,6 @@ class Sidecar:
             if not self.relations.scope.unscoped or config.cells != 1:
                 raise ConfigError("a given relations index holds every tenant: it needs one cell and no scope")
             self.relations.replace(DEFAULT_CELL, relations)
-        # cells whose relations are loaded (persisted state or a feed bootstrap); readiness of a
-        # scoped sidecar waits for all of them. A sidecar without a feed holds what it was given.
-        self.cells_bootstrapped: set[str] = set() if config.nats_url is not None else set(self.relations.indexes)
-        self.scope_problem: str | None = None  # e.g. the plane runs another cell count (the feed sets it)
         self.metrics = SidecarMetrics()
         self.decision_log = DecisionLog(
             log_sink or MemorySink(), maxsize=config.decision_log_queue,
@@ -146,42 +106,29 @@ class Sidecar:
         self.memo = VerdictMemo(config.decision_memo_size) if config.decision_memo_size else None
         self.core = DecisionCore(config.service, self.relations, revocations=self.revocations,
                                  on_decision=self.decision_log.submit, memo=self.memo)
-        self.shadow = ShadowEvaluator(self.core)  # idle (and off the core's path) until a shadow is announced
+        self.readiness = Readiness(self.core, self.relations, config.cells, fed=config.nats_url is not None)
+        # Set on every bundle swap and shadow change: the feed reports it on tg.status.<service> at once.
+        self.status_changed = asyncio.Event()
+        self.policy = PolicySlot(config, self.core, self.metrics,
+                                 bundle_trust if bundle_trust is not None else TrustSet(),
+                                 on_swap=self._policy_swapped, on_shadow=self.status_changed.set)
         self.search_runner = SearchRunner()  # search pages run on its workers, never on the serving loop
         # reads core.relations and core.active live; pins per search
         self.searcher = Searcher(self.core, between=self.search_runner.breathe)
         self.metrics.search_in_flight.set_function(lambda: self.search_runner.in_flight)
         self.exchange = self._build_exchange(exchange_key, edge_config, client_secret)
-        self.own_key = TrustedKey.of(self.exchange.key.public_key, sidecar_issuer(config.service))
-        if self.own_key.kid not in self.trust:
-            self.trust.add(self.own_key)
-        self.trust_source = "local"  # "plane" once a trust update from the plane is applied
+        self.exchange_keys = ExchangeKeys(config.service, config.state_dir, self.exchange, self.trust,
+                                          self.verifier, self.revocations)
         self.trust_seq = 0  # the plane's trust set sequence applied (set by the feed)
         self.revocations_seq = 0  # the last revocation applied (set by the feed)
-        self._own_key_in_plane = False  # whether the plane's last trust set listed the own key
-        self._own_key_withdrawn = False
-        self.registrar: PlaneRegistrar | None = None  # set by from_config with --plane-url
-        self._bundle_verifier = TrustSetVerifier(bundle_trust if bundle_trust is not None else TrustSet())
-        self.bundles: BundleStore[PolicyRevision] = BundleStore(
-            self._bundle_verifier,
-            persist_dir=config.state_dir / "bundles" if config.state_dir else None,
-        )
-        self._activation_lock = asyncio.Lock()
-        self.engine = RegorusEngine()
         self.started_at = time.time()
         self.last_update = self.started_at
         self.feed_state = "file" if config.nats_url is None else "connecting"
         self.feed_status: Callable[[], dict[str, Any]] | None = None  # set by authz_sidecar.feed
         self._seq_changed = asyncio.Condition()
-        # Set whenever readiness may have changed (a bundle swap), so the gRPC health
-        # service follows it at once; set on the serving loop's thread only.
-        self.readiness_changed = asyncio.Event()
-        # Set on every bundle swap: the feed reports the new revision on tg.status.<service> at once.
-        self.status_changed = asyncio.Event()
         self.instance = f"{socket.gethostname()[:64]}-{os.getpid()}"
-        self._bundle_sha: tuple[object, str] | None = None
         self.settle_heap_on_reload = False  # set when serving: see settle_heap()
-        self._register_metric_callbacks()
+        read_metrics(self)
 
     # -- assembly from configuration ---------------------------------------------------
 
@@ -196,13 +143,14 @@ class Sidecar:
         pep_keys = PepKeys.load(config.pep_keys_file) if config.pep_keys_file is not None else None
         sidecar = cls(config, trust=trust, bundle_trust=bundle_trust, relations=relations, log_sink=log_sink,
                       pep_keys=pep_keys, **exchange_settings(config))
+        keys = sidecar.exchange_keys
         if config.plane_url is not None and config.join_secret_file is not None:
-            sidecar.registrar = PlaneRegistrar.from_files(config.plane_url, config.join_secret_file,
-                                                         tls=config.plane_tls)
-            sidecar.registrar.on_revoked = sidecar.rotate_exchange_key  # the plane knew before our feed did
-        sidecar.register_exchange_key(sidecar.registrar)
+            keys.registrar = PlaneRegistrar.from_files(config.plane_url, config.join_secret_file,
+                                                       tls=config.plane_tls)
+            keys.registrar.on_revoked = keys.rotate  # the plane knew before our feed did
+        keys.register(keys.registrar)
         if config.state_dir is not None:
-            sidecar._load_persisted()
+            sidecar.policy.load_persisted()
         if config.bundle_file is not None:
             try:
                 sidecar.activate_bundle(read_bundle_file(config.bundle_file))
@@ -213,168 +161,42 @@ class Sidecar:
                           sidecar.bundle_revision)
         return sidecar
 
-    def _load_persisted(self) -> None:
-        try:
-            activation = self.bundles.load_persisted(prepare=self._prepare)
-        except BundleRejected as exc:
-            log.error("persisted bundle rejected (%s); waiting for a fresh one", exc)
-            self.metrics.bundles_rejected.labels(exc.code).inc()
-            return
-        if activation is not None and activation.prepared is not None:
-            self._swap(activation.prepared)
+    def _build_exchange(self, key: SigningKey | None, edge_config: EdgeConfig | None,
+                        client_secret: bytes | None) -> TokenExchanger:
+        """This sidecar's exchange service: its own key, its verifier, the active policy."""
+        edge = EdgeVerifier(edge_config, revocations=self.revocations) if edge_config is not None else None
+        return TokenExchanger(
+            self.config.service, key or SigningKey.generate(), self.verifier, lambda: self.core.active,
+            lifetime=self.config.exchange_lifetime, max_act_depth=self.config.exchange_max_act_depth,
+            edge=edge, client_secret=client_secret, tenant=self.config.tenant,
+            holds_tenant=self.relations.scope.holds_tenant,
+        )
 
-    # -- bundles -------------------------------------------------------------------------
+    # -- bundles (the policy slot's entry points) -------------------------------------------
 
     def activate_bundle(self, archive: bytes, *, force: bool = False) -> PolicyRevision:
         """Verify, compile and swap in a bundle; a rejected one leaves the active one serving."""
-        with self._counting_rejections():
-            activation = self.bundles.activate(archive, force=force, prepare=self._prepare)
-        return self._adopt(activation.prepared)
+        return self.policy.activate(archive, force=force)
 
     async def activate_bundle_async(self, archive: bytes, *, force: bool = False) -> PolicyRevision:
-        """:meth:`activate_bundle` for the serving event loop (bundles from NATS): no stall.
-
-        The policy is compiled with :meth:`RegorusEngine.prepare_steps`, one step per loop
-        iteration, so decisions keep being answered on the active revision meanwhile;
-        verifying and persisting (fsync) run in a worker thread. The verdict is still
-        :class:`BundleStore`'s alone: ``activate`` re-verifies the archive, applies the
-        ordering (rollback) rules, persists and swaps, exactly as on the synchronous path;
-        the first verification here only yields the parsed bundle to compile. Activations
-        are serialised, so two announces cannot interleave.
-        """
-        async with self._activation_lock:
-            with self._counting_rejections():
-                bundle = await asyncio.to_thread(verify_bundle, archive, self._bundle_verifier)
-                active = self.bundles.active
-                if active is not None and active.digest == bundle.content_digest() and active.prepared is not None:
-                    return active.prepared  # already serving this content (BundleStore would say the same)
-                revision = await self._prepare_async(bundle)
-                activation = await asyncio.to_thread(self.bundles.activate, archive, force=force,
-                                                     prepare=lambda _bundle: revision)
-            return self._adopt(activation.prepared)
-
-    async def set_shadow(self, archive: bytes, settings: ShadowSettings, scope: str) -> PolicyRevision:
-        """Verify and compile a shadow candidate (as a bundle, never through the bundle store) and judge
-        decisions with it from now on; the decision path only gains an O(1) hand-off."""
-        with self._counting_rejections():
-            bundle = await asyncio.to_thread(verify_bundle, archive, self._bundle_verifier)
-            revision = await self._prepare_async(bundle)
-        self.shadow.set_candidate(revision, settings, scope)
-        self.core.observer = self.shadow.offer
-        self.status_changed.set()
-        log.info("shadow revision %s (scope %s) evaluated beside %s", revision.revision, scope, self.bundle_revision)
-        return revision
-
-    def stop_shadow(self, scope: str) -> None:
-        """End the shadow announced on ``scope`` (a shadow from the other scope keeps running)."""
-        if self.shadow.candidate is None or self.shadow.scope != scope:
-            return
-        self.core.observer = None
-        self.shadow.set_candidate(None)
-        self.status_changed.set()
-        log.info("shadow on scope %s stopped", scope)
-
-    @contextlib.contextmanager
-    def _counting_rejections(self) -> Iterator[None]:
-        """Count and log a rejected bundle by its code, then let the typed error through."""
-        try:
-            yield
-        except BundleRejected as exc:
-            self.metrics.bundles_rejected.labels(exc.code).inc()
-            log.warning("bundle rejected: %s", exc)
-            raise
-
-    def _adopt(self, revision: PolicyRevision | None) -> PolicyRevision:
-        """Swap in an activated revision unless it is already the one deciding."""
-        assert revision is not None  # both paths always prepare one
-        if self.core.active is not revision:
-            self._swap(revision)
-        return revision
-
-    async def _prepare_async(self, bundle: Bundle) -> PolicyRevision:
-        """Drive :meth:`_prepare_steps` one ``next()`` per event-loop iteration.
-
-        Failures are typed as on the synchronous path (``BundleStore``'s ``prepare``):
-        tenantguard errors as they are, anything else as ``BundleRejected``.
-        """
-        steps = self._prepare_steps(bundle)
-        try:
-            while True:
-                try:
-                    next(steps)
-                except StopIteration as done:
-                    revision: PolicyRevision = done.value
-                    return revision
-                await asyncio.sleep(0)
-        except TenantGuardError:
-            raise
-        except Exception as exc:
-            raise BundleRejected(f"bundle {bundle.revision!r} failed to prepare: {exc}") from exc
-        finally:
-            steps.close()
-
-    def _prepare_steps(self, bundle: Bundle) -> Generator[None, None, PolicyRevision]:
-        entrypoint = self._entrypoint_for(bundle)
-        policy = yield from self.engine.prepare_steps(bundle.modules, bundle.data, extensions=RELATED_EXTENSION,
-                                                      entrypoints=(entrypoint,))
-        return PolicyRevision(revision=bundle.revision, policy=policy, entrypoint=entrypoint,
-        schema=schema_engine(bundle.schema))
-
-    def _prepare(self, bundle: Bundle) -> PolicyRevision:
-        entrypoint = self._entrypoint_for(bundle)
-        policy = self.engine.prepare(bundle.modules, bundle.data, extensions=RELATED_EXTENSION,
-                                     entrypoints=(entrypoint,))
-        return PolicyRevision(revision=bundle.revision, policy=policy, entrypoint=entrypoint,
-        schema=schema_engine(bundle.schema))
-
-    def _entrypoint_for(self, bundle: Bundle) -> str:
-        return self.config.decision or _manifest_decision(bundle) or DEFAULT_DECISION_ENTRYPOINT
-
-    def _swap(self, revision: PolicyRevision) -> None:
-        self.core.activate(revision)
-        self.readiness_changed.set()
-        self.status_changed.set()
-        self.last_update = time.time()
-        self.metrics.bundles_activated.inc()
-        self.metrics.set_revision(revision.revision)
-        log.info("bundle revision %s active (decision %s)", revision.revision, revision.entrypoint)
-
-    @property
-    def ready(self) -> bool:
-        """Whether this sidecar can decide: a verified bundle is active (``/ready``, gRPC health),
-        the plane runs the same cell count, and (scoped sidecars) every cell in scope is loaded."""
-        return self.core.ready and self.scope_problem is None and not self._cells_pending()
-
-    def not_ready_reason(self) -> str | None:
-        """Why :attr:`ready` is False, for ``/ready`` and the status; None when ready."""
-        if self.scope_problem is not None:
-            return self.scope_problem
-        if not self.core.ready:
-            return "no verified bundle is active"
-        pending = self._cells_pending()
-        if pending:
-            return f"relations of cells {', '.join(pending[:8])} not bootstrapped yet"
-        return None
-
-    def _cells_pending(self) -> list[str]:
-        if self.relations.scope.unscoped and self.config.cells == 1:
-            return []  # unscoped single-cell sidecars keep their behaviour: ready with a bundle
-        return [c for c in self.relations.indexes if c not in self.cells_bootstrapped]
-
-    def cell_bootstrapped(self, cell: str) -> None:
-        """The feed loaded ``cell`` (snapshot, stream or persisted state)."""
-        if cell not in self.cells_bootstrapped:
-            self.cells_bootstrapped.add(cell)
-            self.readiness_changed.set()
+        """:meth:`activate_bundle` for the serving event loop (bundles from NATS): no stall
+        (:meth:`PolicySlot.activate_async`)."""
+        return await self.policy.activate_async(archive, force=force)
 
     @property
     def bundle_revision(self) -> str | None:
-        return self.core.active.revision if self.core.active else None
+        return self.policy.bundle_revision
 
     @property
-    def decision_entrypoint(self) -> str:
-        active = self.core.active
-        return active.entrypoint if active else (self.config.decision or DEFAULT_DECISION_ENTRYPOINT)
+    def ready(self) -> bool:
+        """Whether this sidecar can decide (:attr:`Readiness.ready`)."""
+        return self.readiness.ready
+
+    def _policy_swapped(self) -> None:
+        """A new revision decides: readiness and the fleet report follow it, and the local state is fresh."""
+        self.readiness.changed.set()
+        self.status_changed.set()
+        self.last_update = time.time()
 
     # -- decisions -----------------------------------------------------------------------
 
@@ -498,6 +320,8 @@ class Sidecar:
             return False
         return True
 
+    # -- what the feed hands over ----------------------------------------------------------
+
     def replace_relations(self, index: RelationIndex, cell: str = DEFAULT_CELL) -> None:
         """Swap in a resynchronised index of ``cell`` (snapshot or cold start); the core reads the
         same composite, so this is one reference assignment: a decision in flight keeps the
@@ -508,33 +332,17 @@ class Sidecar:
         if self.settle_heap_on_reload:
             settle_heap()
 
-    def replace_trust(self, keys: Iterable[TrustedKey]) -> None:
-        """Adopt the plane's token trust set and forget every cached verification.
-
-        The plane's set is authoritative (module docstring): it replaces whatever the
-        ``--trust`` file bootstrapped. The own exchange key is kept trusted unless the
-        plane, having listed it before, no longer does (withdrawn at the plane).
-        """
-        plane_keys = list(keys)
-        listed = any(k.kid == self.own_key.kid for k in plane_keys)
-        if self._own_key_in_plane and not listed and not self._own_key_withdrawn:
-            self._own_key_withdrawn = True
-            log.warning("the plane withdrew this sidecar's exchange key %s; no longer trusting it", self.own_key.kid)
-        if listed:
-            self._own_key_withdrawn = False
-        self._own_key_in_plane = listed
-        if not listed and not self._own_key_withdrawn:
-            plane_keys.append(self.own_key)
-        self.trust.replace_all(plane_keys)
-        self.trust_source = "plane"
-        self.verifier.invalidate()
-        self.last_update = time.time()
-
     async def relations_advanced(self) -> None:
         """Called by the feed after applying a batch: wakes checks waiting on ``at_least``."""
         self.last_update = time.time()
         async with self._seq_changed:
             self._seq_changed.notify_all()
+
+    def replace_trust(self, keys: Iterable[TrustedKey]) -> None:
+        """Adopt the plane's token trust set (merged around the own key: :meth:`ExchangeKeys.replace_trust`)
+        and forget every cached verification."""
+        self.exchange_keys.replace_trust(keys)
+        self.last_update = time.time()
 
     # -- status --------------------------------------------------------------------------
 
@@ -542,134 +350,12 @@ class Sidecar:
         return max(0.0, time.time() - self.last_update)
 
     def status(self) -> dict[str, Any]:
-        return {
-            "service": self.config.service,
-            "ready": self.core.ready,
-            "bundle_revision": self.bundle_revision,
-            "decision_entrypoint": self.decision_entrypoint,
-            "relations_seq": self.relations.applied_seq,
-            "relations_count": self.relations.count(),
-            "relations": {**self.relations.scope.to_wire(), "cell_seqs": self.relations.seqs(),
-                          "bootstrapped": sorted(self.cells_bootstrapped, key=lambda c: int(c[1:]))},
-            "not_ready": self.not_ready_reason(),
-            "staleness_seconds": round(self.staleness(), 3),
-            "feed": self.feed_state,
-            "feed_detail": self.feed_status() if self.feed_status is not None else None,
-            "trusted_keys": len(self.trust),
-            "trust": {"source": self.trust_source, "keys": len(self.trust), "issuers": self._trusted_issuers(),
-                      "own_kid": self.own_key.kid, "own_key_trusted": self.own_key.kid in self.trust,
-                      "own_key_in_plane_set": self._own_key_in_plane},
-            "registration": self.registrar.status() if self.registrar is not None else None,
-            "tenancy": {"tenant": self.config.tenant, "pep_keys": len(self.pep_keys.keys) if self.pep_keys else 0,
-                        "require_token": self.config.require_token},
-            "token_cache": {"hits": self.verifier.cache_hits, "misses": self.verifier.cache_misses},
-            "decision_memo": self._memo_status(),
-            "decision_log": self.decision_log.stats(),
-            "shadow": self.shadow.stats(),
-            "uptime_seconds": round(time.time() - self.started_at, 3),
-        }
+        """``GET /v1/status`` (:func:`authz_sidecar.status.report`)."""
+        return report(self)
 
     def fleet_status(self) -> SidecarStatus:
-        """What this instance reports on ``tg.status.<service>`` (``tenantguard.rollout.fleet``)."""
-        active = self.bundles.active
-        digest = None
-        if active is not None:
-            cached = self._bundle_sha
-            if cached is None or cached[0] is not active:
-                cached = self._bundle_sha = (active, hashlib.sha256(active.archive).hexdigest())
-            digest = cached[1]
-        return SidecarStatus(service=self.config.service, instance=self.instance, bundle_revision=self.bundle_revision,
-                             bundle_serial=active.order if active is not None else None, bundle_sha256=digest,
-                             relations_seq=self.relations.applied_seq, ready=self.core.ready, sent_at=time.time(),
-                             shadow=self.shadow.stats(examples=REPORTED_EXAMPLES),
-                             staleness_seconds=round(self.staleness(), 3), trust_seq=self.trust_seq,
-                             revocations_seq=self.revocations_seq, decisions=self.metrics.decided)
-
-    def _memo_status(self) -> dict[str, Any]:
-        """Verdict memo counters, and whether the active policy may use it at all."""
-        if self.memo is None:
-            return {"enabled": False, "reason": "disabled (--decision-memo 0)"}
-        active = self.core.active
-        if active is not None and not getattr(active.policy, "pure", False):
-            return {"enabled": False, "reason": "the policy reads the clock, chance or the network",
-                    "impure_builtins": list(getattr(active.policy, "impure_builtins", ())), **self.memo.stats()}
-        return {"enabled": True, **self.memo.stats()}
-
-    def _trusted_issuers(self) -> dict[str, int]:
-        """How many keys are trusted per issuer (kids stay out of the status: a set may hold hundreds)."""
-        counts: dict[str, int] = {}
-        for key in self.trust:
-            counts[key.issuer] = counts.get(key.issuer, 0) + 1
-        return dict(sorted(counts.items()))
-
-    def _register_metric_callbacks(self) -> None:
-        self.metrics.read_from(
-            counters={
-                "tg_token_cache_hits": ("Verified-token cache hits", lambda: self.verifier.cache_hits),
-                "tg_token_cache_misses": ("Verified-token cache misses", lambda: self.verifier.cache_misses),
-                "tg_decision_log_dropped": ("Decision log records dropped (queue full, NATS down, not acked)",
-                                            lambda: self.decision_log.dropped),
-                "tg_decision_log_sampled_out": ("Decisions not logged by sampling",
-                                                lambda: self.decision_log.sampled_out),
-                "tg_decision_memo_hits": ("Decisions that reused a memoized policy verdict",
-                                          lambda: self.memo.hits if self.memo else 0),
-                "tg_decision_memo_misses": ("Memoizable decisions that evaluated the policy",
-                                            lambda: self.memo.misses if self.memo else 0),
-            },
-            gauges={
-                "tg_staleness_seconds": ("Seconds since the last bundle or relations update", self.staleness),
-                "tg_relations_seq": ("Applied relations sequence", lambda: self.relations.applied_seq),
-                "tg_ready": ("1 when a verified bundle is active", lambda: 1.0 if self.core.ready else 0.0),
-            },
-        )
-
-    # -- token exchange (RFC 8693) --------------------------------------------------------
-
-    def _build_exchange(self, key: SigningKey | None, edge_config: EdgeConfig | None,
-                        client_secret: bytes | None) -> TokenExchanger:
-        """This sidecar's exchange service: its own key, its verifier, the active policy."""
-        edge = EdgeVerifier(edge_config, revocations=self.revocations) if edge_config is not None else None
-        return TokenExchanger(
-            self.config.service, key or SigningKey.generate(), self.verifier, lambda: self.core.active,
-            lifetime=self.config.exchange_lifetime, max_act_depth=self.config.exchange_max_act_depth,
-            edge=edge, client_secret=client_secret, tenant=self.config.tenant,
-            holds_tenant=self.relations.scope.holds_tenant,
-        )
-
-    def register_exchange_key(self, registrar: KeyRegistrar | None = None) -> None:
-        """Hand the public key to the trust publisher; the plane's registrar plugs in here."""
-        (registrar or LocalTrustOnly()).register(self.config.service, self.exchange.jwks()["keys"][0])
-
-    def rotate_exchange_key_if_revoked(self) -> bool:
-        """Replace the exchange key when its kid is revoked; True when it did.
-
-        Every verifier refuses tokens signed by a revoked kid, so the sidecar would
-        otherwise mint only refused tokens until an operator deleted its key file. The
-        new key is persisted, trusted locally and registered with the plane (which
-        refuses to register a revoked kid again).
-        """
-        if self.own_key.kid not in self.revocations.kids:
-            return False
-        self.rotate_exchange_key()
-        return True
-
-    def rotate_exchange_key(self) -> None:
-        """A new exchange key: persisted, trusted locally instead of the old one, registered."""
-        old = self.own_key
-        key = replace_signing_key(self.config.state_dir, self.exchange.key.alg)
-        self.exchange.key = key
-        self.own_key = TrustedKey.of(key.public_key, sidecar_issuer(self.config.service))
-        if old.kid in self.trust:
-            self.trust.remove(old.kid)
-        self.trust.add(self.own_key)
-        self._own_key_in_plane = self._own_key_withdrawn = False
-        self.verifier.invalidate()
-        self.register_exchange_key(self.registrar)
-        log.warning("exchange key %s replaced; now signing with %s", old.kid, key.kid)
-
-    def propagation_mode(self, target: str) -> PropagationMode:
-        """forward / exchange / deny for an outbound call from this service to ``target``."""
-        return propagation_mode(self.core.active, self.config.service, target)
+        """What this instance reports on ``tg.status.<service>`` (:func:`authz_sidecar.status.fleet_report`)."""
+        return fleet_report(self)
 
 
 def settle_heap() -> None:
@@ -686,52 +372,13 @@ def settle_heap() -> None:
     gc.freeze()
 
 
-def bind_tenant(wire: Mapping[str, Any], tenant: str) -> tuple[Mapping[str, Any], bool]:
-    """``wire`` with ``subject.properties.tenant_id`` set to the caller's bound ``tenant``,
-    and whether the body agreed (named no tenant, or this one). Copies, never mutates."""
-    subject = wire.get("subject")
-    if not isinstance(subject, Mapping):
-        return wire, True  # the shape check that follows answers 400
-    props = subject.get("properties")
-    if props is None:
-        props = {}
-    if not isinstance(props, Mapping):
-        return wire, True
-    stated = props.get("tenant_id")
-    if stated is not None and stated != tenant:
-        return wire, False
-    return {**wire, "subject": {**subject, "properties": {**props, "tenant_id": tenant}}}, True
-
-
 def _sidecar_id(config: SidecarConfig) -> str:
     """``<service>-<host>-<4 random bytes>``: tells replicas and restarts apart in decision records."""
     host = "".join(c for c in socket.gethostname()[:40] if c.isalnum() or c in "-_.") or "host"
     return f"{config.service}-{host}-{os.urandom(4).hex()}"
 
 
-def _manifest_decision(bundle: Bundle) -> str | None:
-    value = bundle.manifest.metadata.get("decision")
-    return value if isinstance(value, str) and value else None
-
-
 def _new_id() -> str:
     import uuid
 
     return uuid.uuid4().hex
-
-
-def question_tenant(wire: Mapping[str, Any], claims: Claims | None, bound: str | None = None) -> str | None:
-    """The tenant whose relations a decision on ``wire`` reads, as far as it can be told
-    before deciding: the token's, else the caller's bound one (PEP key, ``--tenant``), else
-    the subject's stated ``tenant_id`` (None: not stated; such a question is denied
-    ``tenant_unknown``). Never the resource's: an act-as decision reads the subject's
-    tenant's relations, so an ``at_least`` waited for in the resource's cell would promise
-    a state the decision never read."""
-    if claims is not None:
-        return claims.tenant_id
-    if bound is not None:
-        return bound
-    entity = wire.get("subject")
-    props = entity.get("properties") if isinstance(entity, Mapping) else None
-    tenant = props.get("tenant_id") if isinstance(props, Mapping) else None
-    return tenant if isinstance(tenant, str) and tenant else None

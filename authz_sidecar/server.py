@@ -74,14 +74,15 @@ async def serve(sidecar: Sidecar, stop: asyncio.Event | None = None) -> None:
     sidecar.settle_heap_on_reload = True
     if feed is not None:
         await feed.start()
-    if sidecar.registrar is not None:  # --plane-url: register the exchange key, in the background
-        await sidecar.registrar.start()
+    registrar = sidecar.exchange_keys.registrar
+    if registrar is not None:  # --plane-url: register the exchange key, in the background
+        await registrar.start()
     try:
         await _serve_doors(sidecar, stop, on_stop=feed.persist if feed is not None else None)
     finally:
         sidecar.search_runner.close()
-        if sidecar.registrar is not None:
-            await sidecar.registrar.stop()
+        if registrar is not None:
+            await registrar.stop()
         if feed is not None:
             await feed.stop()
 

@@ -34,8 +34,8 @@ from tenantguard.identity.tokens import mint  # noqa: E402
 
 from authz_sidecar.config import SidecarConfig  # noqa: E402
 from authz_sidecar.runtime import Sidecar  # noqa: E402
-from tests.sidecar.conftest import World  # noqa: E402  (the world the integration tests use)
-from tests.sidecar.process import start_sidecar  # noqa: E402
+from tests.harness.sidecar_process import start_sidecar  # noqa: E402
+from tests.harness.sidecar_world import World  # noqa: E402  (the world the integration tests use)
 
 
 def percentiles(samples: list[int]) -> tuple[float, float]:

@@ -21,16 +21,16 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from bench_sidecar import QUESTION  # noqa: E402
-from sidecar.conftest import World  # noqa: E402
 from tenantguard.identity.tokens import mint  # noqa: E402
 from tenantguard.relations import ChangeBatch, RelationIndex  # noqa: E402
 
 from authz_sidecar.config import SidecarConfig  # noqa: E402
 from authz_sidecar.runtime import Sidecar, settle_heap  # noqa: E402
+from tests.harness.sidecar_world import World  # noqa: E402
 
 TENANTS = 10_000
 

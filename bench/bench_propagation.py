@@ -44,8 +44,8 @@ from tenantguard.relations import RelationIndex, snapshot_bytes  # noqa: E402
 from authz_sidecar.config import SidecarConfig  # noqa: E402
 from authz_sidecar.feed import Feed, FeedOptions  # noqa: E402
 from authz_sidecar.runtime import Sidecar  # noqa: E402
-from tests.feed.conftest import make_bundle, question  # noqa: E402  (the same tiny policy as the tests)
-from tests.feed.plane import TestPlane  # noqa: E402
+from tests.harness.fleet import make_bundle, question  # noqa: E402  (the same tiny policy as the tests)
+from tests.harness.stand_in_plane import TestPlane  # noqa: E402
 
 OPTIONS = FeedOptions(persist_interval=3600.0)
 

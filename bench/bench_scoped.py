@@ -159,8 +159,8 @@ def fmt_bytes(n: float) -> str:
 
 async def parent(opts: argparse.Namespace) -> None:
     from policy_plane.publisher import stream_configs
-    from tests.feed.conftest import make_bundle
-    from tests.feed.plane import TestPlane
+    from tests.harness.fleet import make_bundle
+    from tests.harness.stand_in_plane import TestPlane
 
     rng = random.Random(7)
     plane_key, bundle_key = SigningKey.generate("EdDSA"), SigningKey.generate("EdDSA")

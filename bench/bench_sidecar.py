@@ -42,10 +42,11 @@ from envoy.service.auth.v3 import external_auth_pb2 as pb
 from grpc_health.v1 import health_pb2
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
 
-from sidecar.conftest import World  # noqa: E402  (the same world the integration tests use)
 from tenantguard.identity.tokens import mint  # noqa: E402
+
+from tests.harness.sidecar_world import World  # noqa: E402  (the same world the integration tests use)
 
 QUESTION = {
     "action": {"name": "invoices:read"},

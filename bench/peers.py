@@ -183,12 +183,13 @@ def start_sidecar(world_dir: Path, *, memo: bool, core: str | None = SERVER_CORE
 
 
 class World:
-    """The sidecar world of bench_sidecar.py (tests/sidecar/conftest.py) and a token."""
+    """The sidecar world of bench_sidecar.py (tests/harness/sidecar_world.py) and a token."""
 
     def __init__(self, root: Path) -> None:
-        sys.path.append(str(REPO / "tests"))  # appended: tests/envoy must not shadow the envoy package
-        from sidecar.conftest import World as TestWorld
+        sys.path.append(str(REPO))  # appended: nothing of the repository shadows an installed module
         from tenantguard.identity.tokens import mint
+
+        from tests.harness.sidecar_world import World as TestWorld
 
         self.root = root
         self.world = TestWorld(root)
@@ -856,8 +857,8 @@ def embedded_decider(world: World) -> Decide:
     from tenantguard.client.embedded import EmbeddedAuthorizer
     from tenantguard.relations import RelationIndex, Relationship
 
-    sys.path.append(str(REPO / "tests"))  # appended: tests/envoy must not shadow the envoy package
-    from sidecar.conftest import RELATIONSHIPS
+    sys.path.append(str(REPO))  # appended: nothing of the repository shadows an installed module
+    from tests.harness.sidecar_world import RELATIONSHIPS
 
     index = RelationIndex.from_trusted(7, [_parts(Relationship.parse(r)) for r in RELATIONSHIPS])
     authorizer = EmbeddedAuthorizer.from_files("billing", bundle=world.world.bundle_file,

@@ -197,7 +197,7 @@ class RevocationsFollower:
         self.kept.append(_Kept(data.decode("ascii"), forget_after))
         self._ctx.metrics.events_applied.labels(self.kind).inc()
         if event.payload.get("kind") == "kid":
-            self._ctx.sidecar.rotate_exchange_key_if_revoked()  # our own key revoked: stop signing with it
+            self._ctx.sidecar.exchange_keys.rotate_if_revoked()  # our own key revoked: stop signing with it
         return True
 
     def to_keep(self, now: float) -> list[str]:
@@ -366,7 +366,7 @@ class BundleFollower(_ScopedFollower):
     """``tg.bundles.<scope>`` for one scope (``all`` or this service): fetch, check, activate.
 
     Activation (signature, file hashes, rollback refusal, keep-last-good) is the sidecar's
-    :meth:`~authz_sidecar.runtime.Sidecar.activate_bundle`; this only makes sure the bytes
+    :meth:`~authz_sidecar.policy_slot.PolicySlot.activate`; this only makes sure the bytes
     are the ones the plane announced before handing them over.
     """
 
@@ -385,7 +385,7 @@ class BundleFollower(_ScopedFollower):
         service = sidecar.config.service
         if announce.services and not {service, topology.BUNDLE_SCOPE_ALL} & set(announce.services):
             return True  # announced for other services only
-        active = sidecar.bundles.active
+        active = sidecar.policy.bundles.active
         if active is not None and hashlib.sha256(active.archive).hexdigest() == announce.sha256:
             return True  # already serving exactly these bytes (e.g. from the persisted copy)
         try:
@@ -425,14 +425,14 @@ class ShadowFollower(_ScopedFollower):
     async def act(self, js: JetStreamContext, event: Event) -> bool:
         sidecar = self._ctx.sidecar
         if event.payload.get("stop") is True:
-            sidecar.stop_shadow(self.scope)
+            sidecar.policy.stop_shadow(self.scope)
             return True
         announce = Announce.from_event(event)
         try:
             archive = await fetch_object(js, topology.BUCKET_BUNDLES, announce.object, size=announce.size,
                                          sha256=announce.sha256, limit=self._ctx.options.max_bundle_bytes,
                                          timeout=self._ctx.options.fetch_timeout)
-            await sidecar.set_shadow(archive, ShadowSettings.from_wire(event.payload), self.scope)
+            await sidecar.policy.set_shadow(archive, ShadowSettings.from_wire(event.payload), self.scope)
         except (EventRejected, BundleRejected) as exc:
             log.warning("shadow %s (%s) refused: %s", announce.revision, self.subject, exc)
             return True  # a shadow only observes: nothing to lag behind

@@ -94,7 +94,7 @@ class RelationsFollower:
             if start is None:
                 raise FeedStuck("the snapshot's successor batches are gone too", applied=self.applied)
         self._ctx.sidecar.feed_state = "live"
-        self._ctx.sidecar.cell_bootstrapped(self.cell)
+        self._ctx.sidecar.readiness.cell_bootstrapped(self.cell)
         log.info("relations: applied %d, following %s from stream seq %d", self.applied, self.subject, start)
         return ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=start)
 

@@ -166,7 +166,7 @@ class Feed:
         if index is None or index.applied_seq <= self.sidecar.relations.index(cell).applied_seq:
             return
         self.sidecar.replace_relations(index, cell)
-        self.sidecar.cell_bootstrapped(cell)  # decides from it until NATS answers (cold start)
+        self.sidecar.readiness.cell_bootstrapped(cell)  # decides from it until NATS answers (cold start)
         seq, stream_seq = state.relations.get(cell, (0, 0))
         if seq == index.applied_seq:
             follower.stream_seq = stream_seq
@@ -410,11 +410,12 @@ class Feed:
         declared, own = self.plane.cells, self.sidecar.config.cells
         problem = None if declared in (None, own) else (
             f"cell count mismatch: this sidecar is configured for {own} cells, the plane runs {declared}")
-        if problem != self.sidecar.scope_problem:
+        readiness = self.sidecar.readiness
+        if problem != readiness.scope_problem:
             if problem is not None:
                 log.error("%s; not ready until --cells matches", problem)
-            self.sidecar.scope_problem = problem
-            self.sidecar.readiness_changed.set()
+            readiness.scope_problem = problem
+            readiness.changed.set()
 
     def _applied_and_declared(self) -> dict[str, tuple[int, int]]:
         """Per stream: (applied here, newest the plane's last heartbeat declared)."""

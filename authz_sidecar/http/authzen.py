@@ -11,7 +11,8 @@ from tenantguard.errors import InvalidInput, NotFound
 from tenantguard.identity.tokens import Claims
 from tenantguard.server.asgi import header
 
-from ..runtime import Sidecar, question_tenant
+from ..runtime import Sidecar
+from ..tenancy import question_tenant
 from .models import ErrorBody, EvaluationRequest, EvaluationResponse, EvaluationsRequest, EvaluationsResponse
 from .wire import (
     Reply,

@@ -30,6 +30,7 @@ from tenantguard.exchange import (
     InvalidClient,
     InvalidRequest,
     parse_form,
+    propagation_mode,
 )
 from tenantguard.server.asgi import RETRY_AFTER, decoded_body
 
@@ -195,4 +196,5 @@ async def propagation(request: Request, target: Annotated[str, Query(min_length=
     sidecar: Sidecar = request.app.state.sidecar
     if not target.replace("-", "").replace("_", "").isalnum():
         raise InvalidInput("target must be a service name", field="target")
-    return {"mode": sidecar.propagation_mode(target), "source": sidecar.config.service, "target": target}
+    service = sidecar.config.service
+    return {"mode": propagation_mode(sidecar.core.active, service, target), "source": service, "target": target}

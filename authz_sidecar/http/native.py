@@ -6,7 +6,8 @@ from fastapi import APIRouter, Request, Response
 from starlette.types import Scope
 from tenantguard.errors import TokenMissing
 
-from ..runtime import Sidecar, question_tenant
+from ..runtime import Sidecar
+from ..tenancy import question_tenant
 from .models import CheckRequest, CheckResponse, ErrorBody
 from .wire import Reply, as_route, authorization, json_reply, parse_json, request_body_doc, require_local_or_credential
 

@@ -146,7 +146,7 @@ async def policy_modules(sidecar: Sidecar) -> tuple[PolicyModule, ...]:
     Parsing costs a few ms per module (~60 ms for the example bundle), so the first
     call after an activation parses in a worker thread: decisions keep flowing meanwhile.
     """
-    active = sidecar.bundles.active
+    active = sidecar.policy.bundles.active
     if active is None:
         return ()
     cached = _catalog.get(active.digest)
@@ -248,7 +248,7 @@ def write_refusal(sidecar: Sidecar, path: str) -> BundleOwned:
     """OPA's answer to a write under a bundle's roots (``checkPathScope``), for any path:
     outside the roots OPA would accept it, this sidecar still refuses (no unsigned policy)."""
     path = path.strip("/")
-    active = sidecar.bundles.active
+    active = sidecar.policy.bundles.active
     roots = active.bundle.manifest.roots if active is not None else ()
     if not path and roots:
         return BundleOwned("can't write to document root with bundle roots configured")
@@ -344,12 +344,12 @@ async def config(request: Request) -> dict[str, Any]:
     """
     sidecar: Sidecar = request.app.state.sidecar
     cfg = sidecar.config
+    active = sidecar.policy.bundles.active
     bundle: dict[str, Any] = {"resource": "nats" if cfg.nats_url else "file", "persist": cfg.state_dir is not None,
-                              "signing": {"keyid": sidecar.bundles.active.bundle.kid if sidecar.bundles.active
-                                          else None}}
+                              "signing": {"keyid": active.bundle.kid if active else None}}
     return {"result": {
         "labels": {"id": cfg.service, "version": __version__, "service": cfg.service},
-        "default_decision": "/" + sidecar.decision_entrypoint.removeprefix("data.").replace(".", "/"),
+        "default_decision": "/" + sidecar.policy.decision_entrypoint.removeprefix("data.").replace(".", "/"),
         "bundles": {BUNDLE_NAME: bundle},
         "decision_logs": {"subject": cfg.decision_log_subject if cfg.nats_url else None},
         "server": {"loopback_only": cfg.loopback_only, "require_token": cfg.require_token,

@@ -102,7 +102,7 @@ NO_OPTIONS = DataOptions()
 
 def _member(sidecar: Sidecar, path: str) -> str | None:
     """'' for the decision document itself, the member name for ``.../allow``, else None."""
-    entry = sidecar.decision_entrypoint.removeprefix("data.").replace(".", "/")
+    entry = sidecar.policy.decision_entrypoint.removeprefix("data.").replace(".", "/")
     path = path.strip("/")
     if path == entry:
         return ""
@@ -126,7 +126,7 @@ def _answer(sidecar: Sidecar, scope: Scope, input_doc: dict[str, Any] | None, op
         raise InvalidInput("path too long")
     member = _member(sidecar, path)
     if member is None:
-        raise PathNotExposed(f"only the decision document {sidecar.decision_entrypoint} is served here")
+        raise PathNotExposed(f"only the decision document {sidecar.policy.decision_entrypoint} is served here")
     claims = sidecar.authenticate(authorization(scope))
     require_local_or_credential(scope, claims, None)
     start = time.perf_counter_ns() if timers is not None else 0
@@ -259,7 +259,7 @@ async def default_decision_door(sidecar: Sidecar, scope: Scope, body: bytes) -> 
     """OPA's ``POST /`` ("Execute a Simple Query", the OPA SDKs' default-policy call): the input as the
     body, the configured default decision (``/v1/config``: this sidecar's decision document) as the
     answer. It was a 404 while ``/v1/config`` named the decision as the default."""
-    entry = sidecar.decision_entrypoint
+    entry = sidecar.policy.decision_entrypoint
     return _raw_reply(sidecar, scope, body, "/" + entry.removeprefix("data.").replace(".", "/"), entry)
 
 

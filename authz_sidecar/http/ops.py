@@ -71,7 +71,7 @@ async def health_ready(request: Request) -> JSONResponse:
     if sidecar.ready:
         return JSONResponse({})
     return JSONResponse({"error": "health check (ready) failed",
-                         "message": sidecar.not_ready_reason() or "not ready"}, status_code=500)
+                         "message": sidecar.readiness.reason() or "not ready"}, status_code=500)
 
 
 @probes.get("/ready")  # type: ignore[untyped-decorator]
@@ -82,7 +82,7 @@ async def ready(request: Request) -> JSONResponse:
     if sidecar.ready:
         return JSONResponse({"status": "ready", "bundle_revision": sidecar.bundle_revision})
     return JSONResponse({"status": "not_ready", "error": "not_ready",
-                         "message": sidecar.not_ready_reason() or "not ready"}, status_code=503,
+                         "message": sidecar.readiness.reason() or "not ready"}, status_code=503,
                         headers=RETRY_AFTER)
 
 

@@ -19,7 +19,8 @@ from starlette.types import Scope
 from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.search import Page, Question, RelationsStale, entity
 
-from ..runtime import Caller, Sidecar, bind_tenant, question_tenant
+from ..runtime import Sidecar
+from ..tenancy import Caller, bind_tenant, question_tenant
 from .authzen import SEARCH_ACTION_PATH, SEARCH_RESOURCE_PATH, SEARCH_SUBJECT_PATH, request_id_headers
 from .models import (
     ActionSearchRequest,

@@ -15,9 +15,7 @@ from tenantguard.bundle import build_bundle
 from tenantguard.identity.keys import SigningKey, TrustSet
 
 from authz_sidecar.pep import secret_digest
-
-from ..exchange.mesh import drain
-from ..sidecar.process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_process import SidecarProcess, drain, start_sidecar
 
 REPO = Path(__file__).resolve().parents[2]
 TODO_BUNDLE = REPO / "bundles" / "authzen-todo"

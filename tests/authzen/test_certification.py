@@ -18,8 +18,8 @@ import pytest
 from tenantguard.bundle import build_bundle
 from tenantguard.identity.keys import SigningKey
 
-from ..exchange.mesh import drain
-from ..sidecar.process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_process import SidecarProcess, drain, start_sidecar
+
 from .conftest import TENANT, TodoWorld
 
 REPO = Path(__file__).resolve().parents[2]

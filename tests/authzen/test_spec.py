@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from ..exchange.mesh import drain
-from ..sidecar.process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_process import SidecarProcess, drain, start_sidecar
+
 from .conftest import TodoWorld
 
 MORTY = "CiRmZDE2MTRkMy1jMzlhLTQ3ODEtYjdiZC04Yjk2ZjVhNTEwMGQSBWxvY2Fs"

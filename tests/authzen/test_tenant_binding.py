@@ -17,9 +17,8 @@ from tenantguard.identity.tokens import mint
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.pep import PepKeys, secret_digest
 from authz_sidecar.runtime import Sidecar
+from tests.harness.sidecar_process import SidecarProcess, drain, start_sidecar
 
-from ..exchange.mesh import drain
-from ..sidecar.process import SidecarProcess, start_sidecar
 from .conftest import TENANT, TodoWorld
 
 RICK = "CiRmZDA2MTRkMy1jMzlhLTQ3ODEtYjdiZC04Yjk2ZjVhNTEwMGQSBWxvY2Fs"

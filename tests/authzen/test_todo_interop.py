@@ -14,7 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from ..sidecar.process import SidecarProcess
+from tests.harness.sidecar_process import SidecarProcess
+
 from .conftest import TENANT, TodoWorld, decision_table
 
 TABLE = decision_table()
@@ -68,8 +69,7 @@ def test_every_row_through_a_pep_key(pep_keyed: SidecarProcess, todo_world: Todo
 
 def test_without_a_tenant_every_permit_is_a_deny(todo_world: TodoWorld) -> None:
     """Why the modes exist: a multi-tenant sidecar cannot tell whose question this is."""
-    from ..exchange.mesh import drain
-    from ..sidecar.process import start_sidecar
+    from tests.harness.sidecar_process import drain, start_sidecar
 
     proc = start_sidecar(todo_world.args())
     drain(proc)

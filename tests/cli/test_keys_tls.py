@@ -14,7 +14,7 @@ from tenantguard.client.plane import PlaneClient
 from tenantguard.errors import PlaneTlsRefused
 from tenantguard.util.httptls import ServerTls
 
-from tests.sdk.test_serving_tls import Served
+from tests.harness.tls_server import Served
 
 CLI = Path(sys.executable).with_name("tenantguard")
 

@@ -23,10 +23,10 @@ from tenantguard.dev.natsserver import NatsServer
 from tenantguard.identity.keys import SigningKey
 from tenantguard.util.httptls import ServerTls
 
-from tests.plane.conftest import World
-from tests.plane.process import PlaneProcess
-from tests.plane.test_bundles import bundle_dir
-from tests.sdk.test_serving_tls import Served
+from tests.harness.plane_bundles import bundle_dir
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import World
+from tests.harness.tls_server import Served
 
 CLI = Path(sys.executable).with_name("tenantguard")
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("TG_")} | {"COLUMNS": "200", "NO_COLOR": "1"}
@@ -418,7 +418,7 @@ def test_every_command_a_help_text_shows_exists_with_its_flags() -> None:
     """The examples in --help (`bundle rollout advance ID`, `publish --stages`, `tenantguard plane init DIR
     --service NAME`...) are what a newcomer types next: each must name real commands and flags, checked
     as docs/*.md's command lines are (tests/docs/test_docs.py), a group's own sub-commands read in it."""
-    from tests.docs.test_docs import check_command, load_generator
+    from tests.harness.doc_commands import check_command, load_generator
 
     gen = load_generator()
     root = gen.cli_root()

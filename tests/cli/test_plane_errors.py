@@ -20,7 +20,7 @@ from tenantguard.client.sync import AuthzClient
 from tenantguard.errors import PlaneRefused, TenantGuardError, Unavailable
 from tenantguard.util.urls import shown_url
 
-from tests.sidecar.process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
 
 CLI = Path(sys.executable).with_name("tenantguard")
 TUPLE = "acme/project:p1#member@user:alice"

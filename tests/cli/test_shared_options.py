@@ -22,7 +22,7 @@ from tenantguard.errors import ConfigError
 from typer.testing import CliRunner
 
 from tests.cli.helpsnap import BASELINE, root_app, snapshot
-from tests.tlscerts import make_pki
+from tests.harness.tlscerts import make_pki
 
 REPO = Path(__file__).resolve().parents[2]
 BEFORE = json.loads(BASELINE.read_text())

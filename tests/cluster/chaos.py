@@ -50,10 +50,10 @@ from tenantguard.client.plane import PlaneClient
 from tenantguard.errors import TenantGuardError
 from tenantguard.feed import topology as topo
 
-from tests.e2e.cluster import eventually
-
-from .harness import Deployment, kill_proc, signal_proc
-from .workload import Checker, Window, WriteLoad, in_any, summary_ms
+from tests.harness.launch import kill_proc, signal_proc
+from tests.harness.r3_cluster import Deployment
+from tests.harness.r3_workload import Checker, Window, WriteLoad, in_any, summary_ms
+from tests.harness.waiting import eventually
 
 SHORT = ("leader-kill", "nats-pause", "plane-kill", "plane-pause", "sidecar-kill", "sidecar-pause")
 LONG = ("nats-kill", "leader-kill", "nats-pause", "leader-pause", "nats-restart", "plane-kill", "plane-pause",

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .harness import Deployment
+from tests.harness.r3_cluster import Deployment
 
 
 @pytest.fixture(scope="package")

@@ -9,8 +9,9 @@ import json
 
 import pytest
 
+from tests.harness.r3_cluster import Deployment
+
 from .chaos import SHORT, run_on
-from .harness import Deployment
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(400)]
 

@@ -19,11 +19,9 @@ from collections.abc import Callable
 import pytest
 from tenantguard.feed import topology as topo
 
-from tests.e2e.cluster import eventually
-
-from .harness import Deployment
-from .test_replicas import _converge, _stream_is_exact
-from .workload import Checker, WriteLoad
+from tests.harness.r3_cluster import Deployment
+from tests.harness.r3_workload import Checker, WriteLoad, converge, no_error_surfaced
+from tests.harness.waiting import eventually
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(300)]
 
@@ -39,25 +37,10 @@ TARGETS: dict[str, Callable[[Deployment], int | None]] = {
 }
 
 
-def no_error_surfaced(dep: Deployment, load: WriteLoad, checkers: list[Checker],
-                      started: float) -> tuple[dict[str, int], float, int]:
-    """Assert no write attempt was answered anything but 200, no check failed and the stream holds
-    each acknowledged write once; then (stream counts, seconds to converge, publishes sent again)."""
-    attempts = [a for w in load.writes for a in w.attempts]
-    refused = [(round(a.start - started, 2), a.status, a.error, a.message[:100]) for a in attempts if a.status != 200]
-    assert refused == [], refused
-    for checker in checkers:
-        assert checker.failures == [] and checker.alice_denied == [], (checker.service, checker.failures[:3])
-    counts = _stream_is_exact(dep, load)
-    convergence = _converge(dep)
-    republished = sum(dep.plane_status(i)["republished"] for i in range(len(dep.planes)))
-    return counts, convergence, republished
-
-
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_a_node_leaving_in_lame_duck_mode_surfaces_no_error(dep: Deployment, target: str) -> None:
     dep.nats.wait_healthy(streams=[topo.STREAM_RELATIONS, topo.STREAM_REVOCATIONS])
-    _converge(dep)
+    converge(dep)
     (node,) = eventually(lambda: None if (n := TARGETS[target](dep)) is None else (n,), f"the node ({target})")
     sidecars_there = [s for s in dep.sidecars
                       if dep.nats.index_of(dep.sidecar_status(s)["feed_detail"]["server"]) == node]

@@ -17,43 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from tenantguard.feed import topology as topo
 
-from tests.e2e.cluster import eventually
-
-from .harness import Deployment, kill_proc
-from .workload import Checker, Window, WriteLoad, in_any
+from tests.harness.launch import kill_proc
+from tests.harness.r3_cluster import Deployment
+from tests.harness.r3_workload import Checker, Window, WriteLoad, converge, in_any, stream_is_exact
+from tests.harness.waiting import eventually
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(300)]
-
-
-def _stream_is_exact(dep: Deployment, load: WriteLoad) -> dict[str, int]:
-    """Every acknowledged write is in the stream exactly once, at the sequence it was answered
-    with; the stream's batches are gap-free; a write never acknowledged is there at most once."""
-    batches = dep.stored_batches()
-    seqs = [b.seq for _, b in batches]
-    assert seqs == list(range(1, len(seqs) + 1)), "relations batches are not gap-free"
-    where: dict[str, list[int]] = {}
-    for _, batch in batches:
-        for change in batch.changes:
-            where.setdefault(_text(change.rel), []).append(batch.seq)
-    unacked = 0
-    for write in load.writes:
-        found = where.get(write.tuple_, [])
-        if write.token is None:
-            unacked += 1
-            assert len(found) <= 1, f"{write.tuple_} applied {len(found)} times"
-        else:
-            assert found == [write.token], f"{write.tuple_} answered {write.token}, stored at {found}"
-    return {"batches": len(seqs), "unacked": unacked}
-
-
-def _text(rel: object) -> str:
-    return f"{rel.tenant}/{rel.object}#{rel.relation}@{rel.subject}"  # type: ignore[attr-defined]
-
-
-def _converge(dep: Deployment) -> float:
-    start = time.monotonic()
-    eventually(dep.converged, "planes and sidecars hold the same relations", timeout=90)
-    return time.monotonic() - start
 
 
 def test_two_replicas_through_different_nodes_race_without_5xx(dep: Deployment) -> None:
@@ -72,10 +41,10 @@ def test_two_replicas_through_different_nodes_race_without_5xx(dep: Deployment) 
     tokens = sorted(w.token or 0 for w in load.writes)
     # concurrent writes may share a batch (group commit): every token is a batch, none skipped
     assert len(tokens) == 80 and set(tokens) == set(range(tokens[0], tokens[-1] + 1)), tokens
-    _stream_is_exact(dep, load)
+    stream_is_exact(dep, load)
     conflicts = sum(dep.plane_status(i)["conflicts"]["relations"] for i in (0, 1)) - before
     print(f"\nrace: nodes {nodes}, 80 writes, {conflicts} sequence conflicts retried inside the planes")
-    _converge(dep)
+    converge(dep)
 
 
 def _fault_run(dep: Deployment, name: str, pick: Callable[[], int | None]) -> None:
@@ -112,8 +81,8 @@ def _fault_run(dep: Deployment, name: str, pick: Callable[[], int | None]) -> No
         poller.join(10)
         for checker in checkers:
             checker.stop()
-    convergence = _converge(dep)
-    counts = _stream_is_exact(dep, load)
+    convergence = converge(dep)
+    counts = stream_is_exact(dep, load)
 
     attempts = [a for w in load.writes for a in w.attempts]
     refusals = [a for a in attempts if a.status != 200]
@@ -149,7 +118,7 @@ def test_losing_the_relations_stream_leader(dep: Deployment) -> None:
 
 def test_sidecars_follow_every_node_of_the_list(dep: Deployment) -> None:
     """Each sidecar is attached to some node of the list and holds the plane's digest."""
-    _converge(dep)
+    converge(dep)
     with ThreadPoolExecutor(len(dep.sidecars)) as pool:
         servers = list(pool.map(lambda s: dep.sidecar_status(s)["feed_detail"]["server"], dep.sidecars))
     assert all(s is not None and dep.nats.index_of(s) in (0, 1, 2) for s in servers), servers
@@ -221,13 +190,13 @@ def test_a_hung_node_under_a_replica(dep: Deployment) -> None:
     refusals = [a for a in attempts if a.status != 200]
     assert all(a.retryable for a in refusals), [(a.status, a.error) for a in refusals if not a.retryable]
     assert moved_to is not None and moved_to != node
-    _stream_is_exact(dep, load)
+    stream_is_exact(dep, load)
     not_ready = [t for t, ok in ready if not ok]
     print(f"\nhung node n{node} under plane 0: writes resumed {resumed:.1f} s after SIGSTOP on n{moved_to}; "
           f"{len(refusals)} refusals {sorted({(a.status, a.error, a.message[:50]) for a in refusals})}; "
           f"not ready between {min(not_ready, default=0):.1f} and {max(not_ready, default=0):.1f} s")
     dep.nats.wait_healthy(timeout=60, streams=[topo.STREAM_RELATIONS])
-    _converge(dep)
+    converge(dep)
 
 
 def test_a_hung_node_under_a_sidecar(dep: Deployment) -> None:
@@ -235,7 +204,7 @@ def test_a_hung_node_under_a_sidecar(dep: Deployment) -> None:
     TCP connection stays open) and a kill switch written meanwhile through a replica on another
     node must reach it while the node is still hung."""
     dep.nats.wait_healthy(streams=[topo.STREAM_RELATIONS, topo.STREAM_REVOCATIONS])
-    _converge(dep)
+    converge(dep)
     service, node, plane = _sidecar_apart_from_a_replica(dep)
     r = dep.write(plane, "umbrella/project:u1#member@user:una")
     assert r.status_code == 200, r.text
@@ -261,7 +230,7 @@ def test_a_hung_node_under_a_sidecar(dep: Deployment) -> None:
     print(f"\nhung node n{node} under sidecar {service}: the kill switch reached it {reached:.1f} s after "
           f"SIGSTOP, through n{moved_to}")
     dep.nats.wait_healthy(timeout=60, streams=[topo.STREAM_RELATIONS])
-    _converge(dep)
+    converge(dep)
 
 
 def _committed(r: object) -> bool:
@@ -309,7 +278,7 @@ def test_losing_the_whole_nats_cluster(dep: Deployment) -> None:
             checker.stop()
     for checker in checkers:
         assert checker.failures == [] and checker.alice_denied == [], (checker.service, checker.failures[:3])
-    convergence = _converge(dep)
+    convergence = converge(dep)
     stored = [seq for seq, batch in dep.stored_batches()
               if any(c.rel.object == "doc:whole-0" for c in batch.changes)]
     assert len(stored) == 1

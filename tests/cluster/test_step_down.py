@@ -19,12 +19,9 @@ import nats
 import pytest
 from tenantguard.feed import topology as topo
 
-from tests.e2e.cluster import eventually
-
-from .harness import Deployment
-from .test_lame_duck import no_error_surfaced
-from .test_replicas import _converge
-from .workload import Checker, WriteLoad
+from tests.harness.r3_cluster import Deployment
+from tests.harness.r3_workload import Checker, WriteLoad, converge, no_error_surfaced
+from tests.harness.waiting import eventually
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(300)]
 
@@ -52,7 +49,7 @@ def _leader(dep: Deployment, other_than: int | None) -> tuple[int] | None:
 
 def test_the_relations_stream_leader_stepping_down_surfaces_no_error(dep: Deployment) -> None:
     dep.nats.wait_healthy(streams=[topo.STREAM_RELATIONS, topo.STREAM_REVOCATIONS])
-    _converge(dep)
+    converge(dep)
     load = WriteLoad(dep, threads=4, prefix="stepdown").start()
     checkers = [Checker(dep, s).start() for s in dep.sidecars]
     leaders = []

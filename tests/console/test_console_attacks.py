@@ -11,9 +11,9 @@ import pytest
 from tenantguard.dev.natsserver import NatsServer
 from tenantguard.identity.keys import write_private
 
-from tests.console.test_console_http import OPERATOR_TOKEN, browser, csrf_of, sign_in
-from tests.plane.conftest import ADMIN_TOKEN, World
-from tests.plane.process import PlaneProcess
+from tests.harness.console import OPERATOR_TOKEN, browser, csrf_of, sign_in
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import ADMIN_TOKEN, World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
 

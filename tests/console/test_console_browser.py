@@ -32,7 +32,10 @@ from tenantguard.decisionlog.wire import encode_batches
 from tenantguard.dev.natsserver import NatsServer
 from tenantguard.feed import topology as topo
 
-from tests.e2e.cluster import BUNDLE_DIR, REPO, TENANTGUARD, Cluster, eventually, launch
+from tests.harness.cluster import Cluster
+from tests.harness.launch import launch
+from tests.harness.paths import BUNDLE_DIR, REPO, TENANTGUARD
+from tests.harness.waiting import eventually
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(300)]
 

@@ -22,12 +22,12 @@ from policy_plane.config import PlaneConfig
 from policy_plane.console.sessions import SessionStore
 from policy_plane.console.views import LOGIN_COOKIE
 from policy_plane.secrets import SecretChecker
-from tests.plane.conftest import ADMIN_TOKEN, World
-from tests.plane.process import PlaneProcess
+from tests.harness.console import OPERATOR_TOKEN, browser, csrf_of, sign_in
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import ADMIN_TOKEN, World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
 
-OPERATOR_TOKEN = "operator-token-" + "c3" * 16
 EVIL = "<script>alert(1)</script>"
 EXTERNAL = re.compile(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", re.I)
 
@@ -48,29 +48,6 @@ def plane(world: World) -> Iterator[PlaneProcess]:
         yield running
     finally:
         running.stop()
-
-
-def browser(plane: PlaneProcess) -> httpx.Client:
-    """A cookie-keeping client that never sends an Authorization header (like a browser)."""
-    client = httpx.Client(base_url=plane.base_url, timeout=20, follow_redirects=False)
-    plane.clients.append(client)
-    return client
-
-
-def sign_in(plane: PlaneProcess, token: str) -> tuple[httpx.Client, httpx.Response]:
-    client = browser(plane)
-    form = client.get("/console/login")
-    assert form.status_code == 200
-    login_csrf = re.search(r'name="login_csrf" value="([^"]+)"', form.text)
-    assert login_csrf is not None
-    answer = client.post("/console/login", data={"token": token, "login_csrf": login_csrf.group(1)})
-    return client, answer
-
-
-def csrf_of(html: str) -> str:
-    found = re.search(r'name="csrf" value="([^"]+)"', html)
-    assert found is not None, "no CSRF field on the page"
-    return found.group(1)
 
 
 def test_pages_need_a_session(plane: PlaneProcess) -> None:

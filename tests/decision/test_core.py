@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,28 +11,16 @@ from tenantguard.decision.core import (
     RELATED_EXTENSION,
     DecisionCore,
     DecisionRecord,
-    DecisionRequest,
     PolicyRevision,
     interpret,
 )
-from tenantguard.identity.keys import SigningKey
-from tenantguard.identity.tokens import Claims, is_tenant_name
+from tenantguard.identity.tokens import is_tenant_name
 from tenantguard.policy.engine import RegorusEngine
 from tenantguard.relations import RelationIndex
 
+from tests.harness.decision_core import Confirmer, claims, decide, question
+
 REPO = Path(__file__).resolve().parents[2]
-
-
-def claims(sub: str = "alice", tenant: str = "acme", roles: tuple[str, ...] = ("editor",), **kw: Any) -> Claims:
-    now = time.time()
-    return Claims(iss="edge", sub=sub, tenant_id=tenant, aud=("billing",), exp=now + 60, iat=now, nbf=now,
-                  jti="j", roles=roles, kid=SigningKey.generate().kid, raw={"sub": sub, "tenant_id": tenant}, **kw)
-
-
-def question(tenant: str = "acme", action: str = "invoices:read", project: str = "p1", **extra: Any) -> dict[str, Any]:
-    return {"action": {"name": action},
-            "resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": tenant, "project": project}},
-            **extra}
 
 
 @pytest.fixture()
@@ -47,10 +34,6 @@ def core(example_revision: PolicyRevision, index: RelationIndex) -> DecisionCore
     core = DecisionCore("billing", index)
     core.activate(example_revision)
     return core
-
-
-def decide(core: DecisionCore, body: dict[str, Any], c: Claims | None) -> Any:
-    return core.decide(DecisionRequest.from_wire(body, c))
 
 
 def test_allow_carries_revision_sequence_and_id(core: DecisionCore) -> None:
@@ -144,18 +127,6 @@ def test_act_as_requires_the_policy_grant_a_reason_and_a_confirmation(core: Deci
     assert not decide(core, no_reason, support).allow
     not_support = claims(sub="eve", tenant="tg_support", roles=("editor",))
     assert not decide(core, body, not_support).allow
-
-
-class Confirmer:
-    def __init__(self, answer: bool | Exception) -> None:
-        self.answer = answer
-        self.calls = 0
-
-    def confirm(self, request: DecisionRequest, tenant: str) -> bool:
-        self.calls += 1
-        if isinstance(self.answer, Exception):
-            raise self.answer
-        return self.answer
 
 
 @pytest.mark.parametrize(("answer", "allow", "reason"), [

@@ -18,8 +18,9 @@ from tenantguard.policy.engine import RegorusEngine, impure_builtins
 from tenantguard.policy.testrunner import load_bundle_dir
 from tenantguard.relations import ChangeBatch, RelationIndex
 
+from tests.harness.decision_core import Confirmer, claims, decide, question
+
 from .conftest import REPO
-from .test_core import Confirmer, claims, decide, question
 
 MEMBER = {"tenant": "acme", "object": "project:p1", "relation": "member", "subject": "user:alice"}
 

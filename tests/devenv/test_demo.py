@@ -13,7 +13,9 @@ import pytest
 from tenantguard.bundle import content_revision
 from tenantguard.devenv.stack import default_bundle_dir
 
-from .conftest import broken_bundle, processes_mentioning, wait_gone
+from tests.harness.leftovers import processes_mentioning, wait_gone
+
+from .conftest import broken_bundle
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(180)]
 

@@ -16,7 +16,9 @@ from rich.console import Console
 from tenantguard.devenv.demo import run_demo
 from tenantguard.devenv.pgdemo import shown_dsn, strip_password
 
-from .conftest import broken_bundle, processes_mentioning
+from tests.harness.leftovers import processes_mentioning
+
+from .conftest import broken_bundle
 
 DEAD_DSN = "host=127.0.0.1 port=1 user=postgres password=hunter2 dbname=test connect_timeout=2"
 PG_STEP = "PostgreSQL: unique schema, non-superuser role, row-level security (RLS)"

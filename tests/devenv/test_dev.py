@@ -27,7 +27,7 @@ from tenantguard.identity.keys import SigningKey
 from tenantguard.identity.tokens import mint
 from tenantguard.relations import RelationChange, Relationship
 
-from .conftest import processes_mentioning, wait_gone
+from tests.harness.leftovers import processes_mentioning, wait_gone
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
 

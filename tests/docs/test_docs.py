@@ -9,9 +9,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +18,13 @@ from typing import Any
 
 import pytest
 
+from tests.harness.doc_commands import all_flags, check_command, load_generator
+
 ROOT = Path(__file__).resolve().parents[2]
 # Every page a new user follows: the docs, the README and the two READMEs beside the
 # example bundle and the deployment (their commands drifted unchecked before).
 DOCS = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md", ROOT / "bundles" / "README.md",
         ROOT / "deploy" / "README.md"]
-GENERATOR = ROOT / "docs" / "gen_config_reference.py"
 
 FENCE = re.compile(r"^\s*(```|~~~)")
 INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
@@ -34,16 +33,7 @@ INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 # "bundles/tenantguard".
 # "kubectl -n tenantguard ..." names the namespace, not the command.
 COMMAND = re.compile(r"(?:^|(?<=[\s;|&(])|(?<=bin/))(?<!-n )(?<!--namespace )tenantguard\s+(?=[A-Za-z-])")
-SHELL_STOP = {"|", "||", "&", "&&", ";", ">", ">>", "<", "<<", "(", ")", "2>", "2>&1"}
 STANDALONE_FLAG = re.compile(r"--[a-z][a-z0-9-]*")
-
-
-def load_generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_config_reference", GENERATOR)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -117,60 +107,6 @@ def mentions(path: Path) -> tuple[list[Mention], list[Mention]]:
 def _commands_in(text: str) -> Iterator[str]:
     for match in COMMAND.finditer(text):
         yield text[match.start() :].strip()
-
-
-# --------------------------------------------------------------------------- checking
-
-
-def _tokens(command_line: str) -> list[str]:
-    lexer = shlex.shlex(command_line, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        tokens = list(lexer)
-    except ValueError:  # unbalanced quotes in an illustrative line: fall back to plain splitting
-        tokens = command_line.split()
-    out = []
-    for token in tokens[1:]:  # tokens[0] is "tenantguard"
-        if token in SHELL_STOP:
-            break
-        out.append(token.strip("[]"))
-    return out
-
-
-def _option_names(command: Any) -> set[str]:
-    names = {"--help"}
-    for param in command.params:
-        names.update(getattr(param, "opts", ()))
-        names.update(getattr(param, "secondary_opts", ()))
-    return {n for n in names if n.startswith("-")}
-
-
-def check_command(root: Any, gen: ModuleType, command_line: str) -> str | None:
-    """None when the line is valid for the CLI, else what is wrong with it."""
-    command, path = root, ["tenantguard"]
-    for token in _tokens(command_line):
-        if not token or token in {"...", "-", "--"} or re.fullmatch(r"-\d.*", token):
-            continue
-        if token.startswith("-"):
-            flag = token.split("=", 1)[0]
-            if flag not in _option_names(command):
-                return f"{' '.join(path)} has no option {flag}"
-            continue
-        children = gen.subcommands(command)
-        if children:
-            if token not in children:
-                return f"{' '.join(path)} has no subcommand {token!r}"
-            command = children[token]
-            path.append(token)
-    return None
-
-
-def all_flags(root: Any, gen: ModuleType) -> set[str]:
-    flags = set(_option_names(root))
-    for _, command in gen.walk(root):
-        flags |= _option_names(command)
-    return flags
 
 
 # --------------------------------------------------------------------------- tests

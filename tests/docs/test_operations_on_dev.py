@@ -26,8 +26,8 @@ import pytest
 from tenantguard.bundle import content_revision
 from tenantguard.dev.procwatch import wait_for_announcement
 
-from tests.devenv.conftest import processes_mentioning
-from tests.docs.test_readme_tour import clone_like, dev_env, fresh_shell_env
+from tests.harness.leftovers import processes_mentioning
+from tests.harness.user_shell import clone_like, dev_env, fresh_shell_env
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(600)]
 

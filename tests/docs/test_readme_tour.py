@@ -17,10 +17,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import signal
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +29,8 @@ from tenantguard.client.plane import Call, NotAPlane, PlaneClient
 from tenantguard.dev.procwatch import wait_for_announcement
 from tenantguard.errors import TenantGuardError
 
-from tests.devenv.conftest import processes_mentioning
+from tests.harness.leftovers import processes_mentioning
+from tests.harness.user_shell import clone_like, dev_env, fresh_shell_env
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(600)]
 
@@ -157,36 +156,6 @@ def assert_as_documented(commands: list[Command], output: str) -> None:
     for command, status, printed in results(commands, output):
         assert status == 0, f"README command failed (exit {status}): {command.text}\n{printed[-4000:]}"
         expectation(command)(printed)
-
-
-def fresh_shell_env() -> dict[str, str]:
-    """A user's shell: no tenantguard on PATH, no TG_* settings, no venv active."""
-    path = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not (Path(d) / "tenantguard").exists()]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TG_") and k not in {"VIRTUAL_ENV", "PYTHONHOME"}}
-    return {**env, "PATH": os.pathsep.join(path), "COLUMNS": "120"}
-
-
-def clone_like(folder: Path) -> Path:
-    """A folder that looks like the clone the README speaks to: bundles/ and the installed .venv."""
-    folder.mkdir()
-    (folder / "bundles").symlink_to(ROOT / "bundles")
-    venv = Path(sys.prefix)
-    if (venv / "bin" / "activate").is_file():
-        (folder / ".venv").symlink_to(venv)
-    else:  # not a venv: an activate script that does what venv's does for PATH, and nothing else
-        (folder / ".venv" / "bin").mkdir(parents=True)
-        bindir = shlex.quote(str(Path(sys.executable).parent))
-        (folder / ".venv" / "bin" / "activate").write_text(f"export PATH={bindir}:\"$PATH\"\n")
-    return folder
-
-
-def dev_env(folder: Path) -> dict[str, str]:
-    values = {}
-    for line in (folder / ".tenantguard" / "dev.env").read_text().splitlines():
-        if line.startswith("export "):
-            name, _, value = line.removeprefix("export ").partition("=")
-            values[name] = shlex.split(value)[0] if value else ""
-    return values
 
 
 def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from tenantguard.dev.natsserver import NatsServer
 
-from .cluster import SERVICES, Cluster, eventually
+from tests.harness.cluster import SERVICES, Cluster
+from tests.harness.waiting import eventually
 
 PLANE_SERVICES = (*SERVICES, "exports")  # exports: a join secret exists, but a sidecar may present a wrong one
 

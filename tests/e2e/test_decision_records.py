@@ -13,7 +13,9 @@ import httpx
 import pytest
 from tenantguard.dev.natsserver import NatsServer
 
-from .cluster import TENANTGUARD, Cluster, eventually
+from tests.harness.cluster import Cluster
+from tests.harness.paths import TENANTGUARD
+from tests.harness.waiting import eventually
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(240)]
 

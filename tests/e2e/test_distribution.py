@@ -23,8 +23,10 @@ from tenantguard.identity.keys import SigningKey, TrustSet, write_private
 from tenantguard.relations import ChangeBatch, RelationChange, Relationship
 
 from authz_sidecar.feed.store import FeedStore
-
-from .cluster import SERVICES, TENANTGUARD, Cluster, eventually, metric, publish_js
+from tests.harness.cluster import SERVICES, Cluster, metric
+from tests.harness.nats_raw import publish_js
+from tests.harness.paths import TENANTGUARD
+from tests.harness.waiting import eventually
 
 
 def everywhere(cluster: Cluster, sub: str, *, expect: bool, project: str = "p1", tenant: str = "acme") -> None:

@@ -17,17 +17,10 @@ from tenantguard.feed import topology
 from tenantguard.feed.events import BUNDLE_ANNOUNCE, sign_event
 from tenantguard.identity.keys import SigningKey
 
-from .cluster import (
-    BUNDLE_DIR,
-    SERVICES,
-    Cluster,
-    eventually,
-    get_object,
-    metric,
-    publish_js,
-    put_object,
-    tamper,
-)
+from tests.harness.cluster import SERVICES, Cluster, metric, tamper
+from tests.harness.nats_raw import get_object, publish_js, put_object
+from tests.harness.paths import BUNDLE_DIR
+from tests.harness.waiting import eventually
 
 USERS = ("alice", "bob", "carol", "dave")
 

@@ -21,7 +21,10 @@ import pytest
 from tenantguard.bundle import content_revision
 from tenantguard.feed import topology
 
-from .cluster import BUNDLE_DIR, SERVICES, TENANTGUARD, Cluster, eventually, get_object, metric, publish_js
+from tests.harness.cluster import SERVICES, Cluster, metric
+from tests.harness.nats_raw import get_object, publish_js
+from tests.harness.paths import BUNDLE_DIR, TENANTGUARD
+from tests.harness.waiting import eventually
 
 pytestmark = pytest.mark.timeout(300)
 ALICE = "acme/project:p1#member@user:alice"

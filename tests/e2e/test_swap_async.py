@@ -19,8 +19,7 @@ from tenantguard.identity.keys import SigningKey
 
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.runtime import Sidecar
-
-from .cluster import tamper
+from tests.harness.cluster import tamper
 
 POLICY = """package swaptest
 

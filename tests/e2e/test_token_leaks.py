@@ -27,7 +27,9 @@ from tenantguard.dev.natsserver import NatsServer
 from tenantguard.identity.keys import SigningKey
 from tenantguard.identity.tokens import mint
 
-from .cluster import JWT, TENANTGUARD, Cluster, eventually
+from tests.harness.cluster import JWT, Cluster
+from tests.harness.paths import TENANTGUARD
+from tests.harness.waiting import eventually
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(240)]
 

@@ -94,5 +94,5 @@ def test_the_join_secret_never_shows(tmp_path: Path, keys: dict[str, SigningKey]
     config = SidecarConfig(service="billing", grpc_port=None, plane_url="http://127.0.0.1:1",
                            join_secret_file=secret_file)
     sidecar = Sidecar.from_config(config)
-    assert sidecar.registrar is not None and sidecar.registrar.state == "pending"
-    assert secret not in repr(sidecar.registrar) and secret not in str(sidecar.status())
+    assert sidecar.exchange_keys.registrar is not None and sidecar.exchange_keys.registrar.state == "pending"
+    assert secret not in repr(sidecar.exchange_keys.registrar) and secret not in str(sidecar.status())

@@ -1,6 +1,6 @@
 """One mesh of real sidecars for the package: edge (edge mode), orders (client secret),
 billing, reports and exports, each with its own key, trusting each other's; and a real
-local IdP serving JWKS for tenants acme and globex."""
+local IdP serving JWKS for tenants acme and globex; and the example policy for the in-process tests."""
 
 from __future__ import annotations
 
@@ -9,13 +9,25 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tenantguard.decision.core import PolicyRevision
+from tenantguard.policy.engine import RegorusEngine
+from tenantguard.policy.testrunner import load_bundle_dir
 
-from ..sidecar.conftest import World
+from tests.harness.paths import BUNDLE_DIR
+from tests.harness.sidecar_world import World
+
 from .idp import LocalIdP
 from .mesh import Mesh
 
 ORDERS_SECRET = "orders-client-secret-0123456789"
 ORDERS_AUTH = ("orders", ORDERS_SECRET)
+
+
+@pytest.fixture(scope="module")
+def revision() -> PolicyRevision:
+    """The example bundle prepared without its tests (the in-process exchange tests' policy)."""
+    modules, data = load_bundle_dir(BUNDLE_DIR, include_tests=False)
+    return PolicyRevision("test", RegorusEngine().prepare(modules, data))
 
 
 @pytest.fixture(scope="package")

@@ -19,7 +19,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from tenantguard.identity.keys import public_jwk
 
-from ..tokens.attacks import signed_text
+from tests.harness.forged_tokens import signed_text
 
 PrivateKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey
 

@@ -17,8 +17,8 @@ from tenantguard.exchange import load_or_create_signing_key
 from tenantguard.feed.topology import sidecar_issuer
 from tenantguard.identity.keys import SigningKey, TrustSet
 
-from ..sidecar.conftest import World
-from ..sidecar.process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_world import World
 
 TOKEN_URL = "/oauth2/token"
 GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"

@@ -20,8 +20,8 @@ from tenantguard.identity.tokens import TokenVerifier, VerifyOptions
 from tenantguard.policy.engine import RegorusEngine
 from tenantguard.policy.testrunner import load_bundle_dir
 
-from ..sidecar.conftest import REPO
-from .test_exchanger import Setup
+from tests.harness.exchangers import Setup
+from tests.harness.paths import REPO
 
 
 @pytest.fixture(scope="module")

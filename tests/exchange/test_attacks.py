@@ -17,7 +17,9 @@ import pytest
 from tenantguard.identity.keys import SigningKey
 from tenantguard.identity.tokens import mint
 
-from ..tokens.attacks import b64, signed_text, split, with_payload
+from tests.harness.exchangers import refused
+from tests.harness.forged_tokens import b64, signed_text, split, with_payload
+
 from .conftest import ORDERS_AUTH
 from .idp import LocalIdP
 from .mesh import GRANT, ID_TOKEN, JWT, TOKEN_URL, Mesh
@@ -28,15 +30,6 @@ def user_token(mesh: Mesh, aud: str = "orders", **kw: Any) -> str:
                             "roles": ["editor"], "scope": "invoices:read orders:*"}
     args.update(kw)
     return mint(mesh.world.edge, **args)
-
-
-def refused(r: httpx.Response, error: str, reason: str | None = None) -> None:
-    assert r.status_code == (401 if error == "invalid_client" else 400), r.text
-    body = r.json()
-    assert set(body) == {"error", "error_description"} and body["error"] == error, body
-    if reason is not None:
-        assert body["error_description"].startswith(reason + ":"), body
-    assert r.headers["cache-control"] == "no-store"
 
 
 def claims(r: httpx.Response) -> dict[str, Any]:

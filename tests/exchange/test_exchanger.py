@@ -3,7 +3,6 @@ sidecar's app driven over ASGI for what needs the running state (revocations).""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -14,49 +13,15 @@ import pytest
 from tenantguard import errors
 from tenantguard import exchange as ex
 from tenantguard.decision.core import PolicyRevision
-from tenantguard.identity.keys import SigningKey, TrustSet
-from tenantguard.identity.revocations import RevocationList
-from tenantguard.identity.tokens import TokenVerifier, VerifyOptions, mint
-from tenantguard.policy.engine import RegorusEngine
-from tenantguard.policy.testrunner import load_bundle_dir
+from tenantguard.identity.tokens import mint
 
 from authz_sidecar.app import create_app
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.runtime import Sidecar
-
-from ..sidecar.conftest import REPO, World
+from tests.harness.exchangers import Setup
+from tests.harness.sidecar_world import World
 
 NOW = time.time()
-
-
-@pytest.fixture(scope="module")
-def revision() -> PolicyRevision:
-    modules, data = load_bundle_dir(REPO / "bundles" / "tenantguard", include_tests=False)
-    return PolicyRevision("test", RegorusEngine().prepare(modules, data))
-
-
-class Setup:
-    def __init__(self, revision: PolicyRevision | None, **kw: Any) -> None:
-        self.edge = SigningKey.generate()
-        self.own = SigningKey.generate()
-        self.trust = TrustSet()
-        self.trust.add_public_key(self.edge.public_key, "edge")
-        self.revocations = RevocationList()
-        self.verifier = TokenVerifier(self.trust, VerifyOptions(audience="orders"), revocations=self.revocations)
-        self.exchanger = ex.TokenExchanger("orders", self.own, self.verifier, lambda: revision, **kw)
-
-    def subject(self, **kw: Any) -> str:
-        args: dict[str, Any] = {"issuer": "edge", "sub": "alice", "tenant_id": "acme", "audience": "orders",
-                                "roles": ["editor"]}
-        args.update(kw)
-        return mint(self.edge, **args)
-
-    def run(self, token: str, audience: str = "billing", scope: tuple[str, ...] | None = None) -> ex.ExchangeResult:
-        request = ex.ExchangeRequest(token, ex.TOKEN_TYPE_JWT, audience, scope)
-        return asyncio.run(self.exchanger.exchange(request))
-
-    def claims(self, result: ex.ExchangeResult) -> dict[str, Any]:
-        return jwt.decode(result.access_token, self.own.public_key, algorithms=["EdDSA"], audience="billing")
 
 
 def test_minting_rules(revision: PolicyRevision) -> None:

@@ -17,13 +17,13 @@ from tenantguard.decision.core import DecisionCore, DecisionRequest, PolicyRevis
 from tenantguard.identity.tokens import Claims, TokenVerifier, VerifyOptions
 from tenantguard.relations import RelationIndex
 
-from ..tokens.attacks import signed_text, split
-from .test_revocation_reach import Mesh, payload, revision  # noqa: F401  (the revision fixture)
+from tests.harness.exchangers import ExchangerMesh, payload
+from tests.harness.forged_tokens import signed_text, split
 
 RELATIONS = [("acme", "project:p1", "member", "user:alice"), ("globex", "project:p1", "member", "user:alice")]
 
 
-def core_for(m: Mesh, revision: PolicyRevision, service: str = "billing") -> DecisionCore:  # noqa: F811
+def core_for(m: ExchangerMesh, revision: PolicyRevision, service: str = "billing") -> DecisionCore:
     core = DecisionCore(service, RelationIndex.from_trusted(3, RELATIONS), revocations=m.revocations[service])
     core.activate(revision)
     return core
@@ -36,9 +36,9 @@ def ask(core: DecisionCore, claims: Claims, tenant: str | None = None) -> Any:
     return core.decide(DecisionRequest.from_wire(body, claims))
 
 
-def test_a_kill_switch_for_acme_never_touches_globex(revision: PolicyRevision) -> None:  # noqa: F811
+def test_a_kill_switch_for_acme_never_touches_globex(revision: PolicyRevision) -> None:
     """Same sub, same project id, same jti-shaped values: only the tenant differs."""
-    m = Mesh(revision)
+    m = ExchangerMesh(revision)
     core = core_for(m, revision)
     acme = m.exchange("orders", m.user(age=60), "billing")
     globex = m.exchange("orders", m.user(age=60, tenant_id="globex"), "billing")
@@ -52,8 +52,8 @@ def test_a_kill_switch_for_acme_never_touches_globex(revision: PolicyRevision) -
 
 
 def test_a_fresh_login_after_the_switch_verifies_but_is_denied_and_not_exchanged(
-        revision: PolicyRevision) -> None:  # noqa: F811
-    m = Mesh(revision)
+        revision: PolicyRevision) -> None:
+    m = ExchangerMesh(revision)
     core = core_for(m, revision, "orders")
     m.everywhere("revoke_tenant", "acme", m.clock.now - 60)
     fresh = m.verify("orders", m.user())  # issued after the cut-off: the token itself is fine
@@ -63,8 +63,8 @@ def test_a_fresh_login_after_the_switch_verifies_but_is_denied_and_not_exchanged
     assert err.value.reason == "tenant_revoked"
 
 
-def test_lifting_and_re_adding_the_switch(revision: PolicyRevision) -> None:  # noqa: F811
-    m = Mesh(revision)
+def test_lifting_and_re_adding_the_switch(revision: PolicyRevision) -> None:
+    m = ExchangerMesh(revision)
     core = core_for(m, revision)
     old = m.exchange("orders", m.user(age=120), "billing")
     m.everywhere("revoke_tenant", "acme", m.clock.now - 60)
@@ -81,12 +81,12 @@ def test_lifting_and_re_adding_the_switch(revision: PolicyRevision) -> None:  # 
 
 
 def test_a_token_stamped_in_the_future_within_the_leeway_is_still_cut_off(
-        revision: PolicyRevision) -> None:  # noqa: F811
+        revision: PolicyRevision) -> None:
     """An issuer whose clock runs 4 s ahead stamps iat = now + 4; a verifier with 5 s of leeway
     accepts it. A subject revoked one second after it was issued (cut-off = now + 1, by the
     plane's clock) left it alive for its whole lifetime: iat > cut-off read as "a later login".
     The leeway that lets it in now widens the cut-off by as much."""
-    m = Mesh(revision)
+    m = ExchangerMesh(revision)
     ahead = m.user("billing", age=-4)  # minted 4 s in the future
     assert payload(ahead)["iat"] == int(m.clock.now) + 4
     verifier = TokenVerifier(m.verifiers["billing"].trust, VerifyOptions(audience="billing", leeway=5),
@@ -106,8 +106,8 @@ def test_a_token_stamped_in_the_future_within_the_leeway_is_still_cut_off(
 
 
 def test_tokens_without_iat_or_not_yet_valid_are_refused_before_any_cut_off_is_read(
-        revision: PolicyRevision) -> None:  # noqa: F811
-    m = Mesh(revision)
+        revision: PolicyRevision) -> None:
+    m = ExchangerMesh(revision)
     claims = payload(m.user("billing"))
     head = json.dumps({"alg": "EdDSA", "kid": m.edge_key.kid, "typ": "JWT"})
     no_iat = {k: v for k, v in claims.items() if k != "iat"}

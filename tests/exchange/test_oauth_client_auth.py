@@ -19,9 +19,10 @@ import pytest
 from authlib.integrations.httpx_client import OAuth2Client, OAuthError
 from tenantguard.identity.tokens import mint
 
-from ..sidecar.conftest import World
-from ..sidecar.process import SidecarProcess, start_sidecar
-from .mesh import GRANT, JWT, drain
+from tests.harness.sidecar_process import SidecarProcess, drain, start_sidecar
+from tests.harness.sidecar_world import World
+
+from .mesh import GRANT, JWT
 
 SECRET = "s3cret+with:odd%2Bchars and/slash"
 

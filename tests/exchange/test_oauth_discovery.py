@@ -18,9 +18,10 @@ from joserfc import jwt
 from joserfc.jwk import KeySet
 from tenantguard.identity.tokens import mint
 
-from ..sidecar.conftest import World
-from ..sidecar.process import SidecarProcess, start_sidecar
-from .mesh import ACCESS_TOKEN, GRANT, ID_TOKEN, JWT, drain
+from tests.harness.sidecar_process import SidecarProcess, drain, start_sidecar
+from tests.harness.sidecar_world import World
+
+from .mesh import ACCESS_TOKEN, GRANT, ID_TOKEN, JWT
 
 SECRET = "s3cret-for-orders-0123456789"
 

@@ -21,9 +21,10 @@ from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 from requests_oauthlib import OAuth2Session
 from tenantguard.identity.tokens import mint
 
-from ..sidecar.conftest import World
-from ..sidecar.process import SidecarProcess, start_sidecar
-from .mesh import ACCESS_TOKEN, GRANT, JWT, drain
+from tests.harness.sidecar_process import SidecarProcess, drain, start_sidecar
+from tests.harness.sidecar_world import World
+
+from .mesh import ACCESS_TOKEN, GRANT, JWT
 
 SECRET = "s3cret+with:odd%2Bchars and/slash"
 

@@ -17,7 +17,8 @@ from tenantguard import errors
 from tenantguard.identity.oidc import EdgeConfig, EdgeTenant, EdgeVerifier, JwksCache
 from tenantguard.identity.revocations import RevocationList
 
-from ..tokens.attacks import signed_text
+from tests.harness.forged_tokens import signed_text
+
 from .idp import LocalIdP
 
 

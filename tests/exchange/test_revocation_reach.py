@@ -19,91 +19,24 @@ from tenantguard import errors
 from tenantguard import exchange as ex
 from tenantguard.decision.core import PolicyRevision
 from tenantguard.feed.topology import sidecar_issuer
-from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.identity.oidc import EdgeConfig, EdgeTenant, EdgeVerifier
-from tenantguard.identity.revocations import RevocationList
 from tenantguard.identity.tokens import (
     CHAIN_CLAIM,
     CHAIN_KIDS_CLAIM,
     ROOT_IAT_CLAIM,
-    Claims,
     TokenVerifier,
     VerifyOptions,
     mint,
 )
-from tenantguard.policy.engine import RegorusEngine
-from tenantguard.policy.testrunner import load_bundle_dir
 
-from ..sidecar.conftest import REPO
-from ..tokens.attacks import signed_text, split, with_payload
+from tests.harness.exchangers import ExchangerMesh, payload
+from tests.harness.forged_tokens import signed_text, with_payload
+
 from .idp import LocalIdP
 
 
-@pytest.fixture(scope="module")
-def revision() -> PolicyRevision:
-    modules, data = load_bundle_dir(REPO / "bundles" / "tenantguard", include_tests=False)
-    return PolicyRevision("test", RegorusEngine().prepare(modules, data))
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class Mesh:
-    """Services each with a key, a verifier, a revocation list and an exchanger; all trust
-    the edge issuer and each other's sidecar keys."""
-
-    SERVICES = ("edge", "orders", "billing", "reports", "exports")
-
-    def __init__(self, revision: PolicyRevision, edge: EdgeVerifier | None = None) -> None:
-        self.clock = Clock()
-        self.edge_key = SigningKey.generate()
-        self.keys = {s: SigningKey.generate() for s in self.SERVICES}
-        trust = TrustSet()
-        trust.add_public_key(self.edge_key.public_key, "edge")
-        for service, key in self.keys.items():
-            trust.add_public_key(key.public_key, sidecar_issuer(service))
-        self.revocations = {s: RevocationList() for s in self.SERVICES}
-        self.verifiers = {s: TokenVerifier(trust, VerifyOptions(audience=s), revocations=self.revocations[s],
-                                           clock=self.clock) for s in self.SERVICES}
-        self.exchangers = {s: ex.TokenExchanger(s, self.keys[s], self.verifiers[s], lambda: revision,
-                                                clock=self.clock, edge=edge if s == "edge" else None)
-                           for s in self.SERVICES}
-
-    def user(self, audience: str = "orders", *, age: float = 0, **kw: Any) -> str:
-        args: dict[str, Any] = {"issuer": "edge", "sub": "alice", "tenant_id": "acme", "audience": audience,
-                                "roles": ["editor"], "now": self.clock.now - age}
-        args.update(kw)
-        return mint(self.edge_key, **args)
-
-    def exchange(self, at: str, token: str, audience: str, token_type: str = ex.TOKEN_TYPE_JWT) -> str:
-        request = ex.ExchangeRequest(token, token_type, audience, None)
-        return asyncio.run(self.exchangers[at].exchange(request)).access_token
-
-    def verify(self, at: str, token: str) -> Claims:
-        return self.verifiers[at].verify(token)
-
-    def refused(self, at: str, token: str) -> str:
-        with pytest.raises(errors.TokenRevoked) as info:
-            self.verify(at, token)
-        return info.value.message
-
-    def everywhere(self, revoke: str, *args: Any) -> None:
-        """One revocation event, applied by every sidecar."""
-        for revocations in self.revocations.values():
-            getattr(revocations, revoke)(*args)
-
-
-def payload(token: str) -> dict[str, Any]:
-    return split(token)[1]
-
-
 def test_exchanged_token_names_its_ancestry(revision: PolicyRevision) -> None:
-    m = Mesh(revision)
+    m = ExchangerMesh(revision)
     root = m.user()
     for_billing = m.exchange("orders", root, "billing")
     p, r = payload(for_billing), payload(root)
@@ -115,7 +48,7 @@ def test_exchanged_token_names_its_ancestry(revision: PolicyRevision) -> None:
 
 def test_revoking_the_parent_jti_refuses_the_derived_token_on_a_cache_hit(revision: PolicyRevision) -> None:
     """The attack as found: T is refused at orders, but the token exchanged from it lived on at billing."""
-    m = Mesh(revision)
+    m = ExchangerMesh(revision)
     parent = m.user()
     derived = m.exchange("orders", parent, "billing")
     assert m.verify("billing", derived).sub == "alice"
@@ -133,7 +66,7 @@ def test_revoking_the_parent_jti_refuses_the_derived_token_on_a_cache_hit(revisi
 
 def test_revocation_reaches_every_hop_below_it_and_nothing_above(revision: PolicyRevision) -> None:
     """edge token -> (edge sidecar) -> orders token -> (orders sidecar) -> billing token."""
-    m = Mesh(revision)
+    m = ExchangerMesh(revision)
     root = m.user("edge")
     for_orders = m.exchange("edge", root, "orders")
     for_billing = m.exchange("orders", for_orders, "billing")
@@ -150,7 +83,7 @@ def test_revocation_reaches_every_hop_below_it_and_nothing_above(revision: Polic
         m.exchange("orders", for_orders, "billing")  # and it cannot be exchanged again
     assert err.value.reason == "token_revoked"
 
-    m2 = Mesh(revision)
+    m2 = ExchangerMesh(revision)
     root = m2.user("edge")
     for_billing = m2.exchange("orders", m2.exchange("edge", root, "orders"), "billing")
     m2.everywhere("revoke_jti", payload(root)["jti"], payload(root)["exp"])  # the root, two hops up
@@ -160,7 +93,7 @@ def test_revocation_reaches_every_hop_below_it_and_nothing_above(revision: Polic
 def test_a_subject_cut_off_after_the_login_reaches_tokens_exchanged_later(revision: PolicyRevision) -> None:
     """The derived token's own iat is after the cut-off (it was exchanged after it, e.g. at a
     sidecar the revocation had not reached yet); its root's iat is not, so it is refused."""
-    m = Mesh(revision)
+    m = ExchangerMesh(revision)
     root = m.user(age=120)
     derived = m.exchange("orders", root, "billing")
     assert payload(derived)["iat"] > m.clock.now - 60 > payload(derived)[ROOT_IAT_CLAIM]
@@ -173,7 +106,7 @@ def test_a_subject_cut_off_after_the_login_reaches_tokens_exchanged_later(revisi
 
 
 def test_a_tenant_kill_switch_reaches_tokens_exchanged_from_older_logins(revision: PolicyRevision) -> None:
-    m = Mesh(revision)
+    m = ExchangerMesh(revision)
     derived = m.exchange("orders", m.user(age=120), "billing")
     assert m.verify("billing", derived).tenant_id == "acme"
     m.everywhere("revoke_tenant", "acme", m.clock.now - 60)
@@ -183,7 +116,7 @@ def test_a_tenant_kill_switch_reaches_tokens_exchanged_from_older_logins(revisio
 def test_no_exchange_under_the_kill_switch_even_for_tokens_issued_after_the_cut_off(
         revision: PolicyRevision) -> None:
     """docs/security.md listed this as not covered; the exchanger refuses while the switch is on."""
-    m = Mesh(revision)
+    m = ExchangerMesh(revision)
     m.everywhere("revoke_tenant", "acme", m.clock.now - 3600)
     fresh = m.user()  # issued after the cut-off: verification alone would accept it
     assert m.verify("orders", fresh).tenant_id == "acme"
@@ -198,7 +131,7 @@ def test_revoking_a_kid_reaches_tokens_exchanged_from_tokens_it_signed(revision:
     """The gap docs/security.md listed: the edge key is revoked, the user's token is refused at
     orders, but the token orders' sidecar had exchanged from it (signed by orders' own key)
     lived on at billing until its exp. Now the chain names its ancestors' kids."""
-    m = Mesh(revision)
+    m = ExchangerMesh(revision)
     root = m.user()
     derived = m.exchange("orders", root, "billing")
     assert payload(derived)[CHAIN_KIDS_CLAIM] == [m.edge_key.kid]
@@ -218,7 +151,7 @@ def test_a_revoked_sidecar_kid_reaches_every_hop_below_it_and_nothing_above(revi
     """edge token -> (edge sidecar) -> orders token -> (orders sidecar) -> billing token.
     Revoking the edge sidecar's key refuses the orders token (its own kid) and the billing
     token (an ancestor's kid); revoking the orders sidecar's key leaves everything above it alone."""
-    m = Mesh(revision)
+    m = ExchangerMesh(revision)
     root = m.user("edge")
     for_orders = m.exchange("edge", root, "orders")
     for_billing = m.exchange("orders", for_orders, "billing")
@@ -227,7 +160,7 @@ def test_a_revoked_sidecar_kid_reaches_every_hop_below_it_and_nothing_above(revi
     m.refused("billing", for_billing)
     assert m.verify("orders", for_orders).sub == "alice" and m.verify("edge", root).sub == "alice"
 
-    m2 = Mesh(revision)
+    m2 = ExchangerMesh(revision)
     root = m2.user("edge")
     for_orders = m2.exchange("edge", root, "orders")
     for_billing = m2.exchange("orders", for_orders, "billing")
@@ -246,7 +179,7 @@ def test_a_token_minted_before_chain_kids_is_accepted_and_reached_through_its_ow
     """Old sidecars mint tg_chain without tg_chain_kids: such a token still verifies (a rollout
     must not break live traffic); a kid revocation reaches it only through its own kid, and a
     new sidecar exchanging it carries that kid on."""
-    m = Mesh(revision)
+    m = ExchangerMesh(revision)
     root = m.user("edge")
     r = payload(root)
     old_style = mint(m.keys["edge"], issuer=sidecar_issuer("edge"), sub="alice", tenant_id="acme",
@@ -265,7 +198,7 @@ def test_a_token_minted_before_chain_kids_is_accepted_and_reached_through_its_ow
 
 
 def test_the_chain_cannot_be_edited_without_the_key(revision: PolicyRevision) -> None:
-    m = Mesh(revision)
+    m = ExchangerMesh(revision)
     parent = m.user()
     derived = m.exchange("orders", parent, "billing")
     stripped = {k: v for k, v in payload(derived).items() if k not in (CHAIN_CLAIM, ROOT_IAT_CLAIM)}
@@ -297,7 +230,7 @@ def test_the_chain_cannot_be_edited_without_the_key(revision: PolicyRevision) ->
 def test_malformed_ancestry_signed_with_the_real_sidecar_key(revision: PolicyRevision, edit: dict[str, Any],
                                                              error: type[errors.TokenError]) -> None:
     """What a buggy (or stolen) sidecar key could sign is still checked strictly."""
-    m = Mesh(revision)
+    m = ExchangerMesh(revision)
     claims = payload(m.exchange("orders", m.user(), "billing"))
     for name, value in edit.items():
         if value == "drop":
@@ -312,7 +245,7 @@ def test_malformed_ancestry_signed_with_the_real_sidecar_key(revision: PolicyRev
 
 @pytest.mark.parametrize("value", ["NaN", "Infinity", "1e400"])
 def test_root_iat_nan_cannot_dodge_cut_offs(revision: PolicyRevision, value: str) -> None:
-    m = Mesh(revision)
+    m = ExchangerMesh(revision)
     claims = payload(m.exchange("orders", m.user(), "billing"))
     text = json.dumps(claims).replace(f'"{ROOT_IAT_CLAIM}": {claims[ROOT_IAT_CLAIM]}', f'"{ROOT_IAT_CLAIM}": {value}')
     assert value in text
@@ -332,10 +265,10 @@ def idp() -> Any:
     server.close()
 
 
-def edge_mesh(revision: PolicyRevision, idp: LocalIdP) -> tuple[Mesh, EdgeVerifier]:
+def edge_mesh(revision: PolicyRevision, idp: LocalIdP) -> tuple[ExchangerMesh, EdgeVerifier]:
     config = EdgeConfig(tenants=(EdgeTenant.from_wire(idp.tenant_config("acme", "acme")),), http_timeout=2)
     edge = EdgeVerifier(config)
-    m = Mesh(revision, edge)
+    m = ExchangerMesh(revision, edge)
     edge.revocations = m.revocations["edge"]  # the sidecar hands one list to both verifiers
     return m, edge
 

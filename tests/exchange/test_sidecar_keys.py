@@ -10,10 +10,8 @@ import pytest
 
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.runtime import Sidecar
-
-from ..sidecar.conftest import World
-from ..sidecar.process import start_sidecar
-from .mesh import drain
+from tests.harness.sidecar_process import drain, start_sidecar
+from tests.harness.sidecar_world import World
 
 
 def kid_of_run(world: World, *extra: str) -> str:

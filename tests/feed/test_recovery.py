@@ -12,9 +12,8 @@ from tenantguard.identity.keys import SigningKey
 
 from authz_sidecar.app import create_app
 from authz_sidecar.feed import FeedOptions
-
-from .conftest import FAST, Fleet, decide, eventually, eventually_async, question, rejected
-from .plane import TestPlane
+from tests.harness.fleet import FAST, Fleet, decide, eventually, eventually_async, question, rejected
+from tests.harness.stand_in_plane import TestPlane
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 

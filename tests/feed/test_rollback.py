@@ -20,8 +20,8 @@ from tenantguard.feed.events import BUNDLE_ANNOUNCE, sign_event
 from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.identity.tokens import mint
 
-from .conftest import FAST, Fleet, decide, eventually, eventually_async, make_bundle, rejected
-from .plane import TestPlane
+from tests.harness.fleet import FAST, Fleet, decide, eventually, eventually_async, make_bundle, rejected
+from tests.harness.stand_in_plane import TestPlane
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 

@@ -25,9 +25,8 @@ from tenantguard.relations import ChangeBatch, RelationChange, Relationship, sna
 
 from authz_sidecar.app import create_app
 from authz_sidecar.envoy_authz import EnvoyRequest, authorize
-
-from .conftest import Fleet, decide, eventually, make_bundle, question, rejected
-from .plane import TestPlane
+from tests.harness.fleet import Fleet, decide, eventually, make_bundle, question, rejected
+from tests.harness.stand_in_plane import TestPlane
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 
@@ -152,9 +151,9 @@ async def test_a_cell_count_other_than_the_planes_keeps_the_sidecar_not_ready(
     node = await fleet.start("wrong-cells", cells=3)
     await eventually(lambda: node.sidecar.core.ready, "bundle active")
     await cplane.heartbeat()
-    await eventually(lambda: node.sidecar.scope_problem is not None, "mismatch noticed")
+    await eventually(lambda: node.sidecar.readiness.scope_problem is not None, "mismatch noticed")
     assert not node.sidecar.ready
-    reason = node.sidecar.not_ready_reason() or ""
+    reason = node.sidecar.readiness.reason() or ""
     assert "3 cells" in reason and "runs 2" in reason
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(node.sidecar)),
                                  base_url="http://sidecar") as client:
@@ -209,7 +208,7 @@ async def test_cold_start_restores_every_cell_from_persisted_state(
     again = await fleet.start("cold", cells=CELLS)
     assert again.sidecar.relations.seqs() == {"c0": 3, "c1": 1}  # before any connection could succeed
     assert again.sidecar.relations.index("c1").digest() == cplane.digest("c1")
-    assert again.sidecar.ready, again.sidecar.not_ready_reason()  # every cell bootstrapped from disk
+    assert again.sidecar.ready, again.sidecar.readiness.reason()  # every cell bootstrapped from disk
     assert decide(again.sidecar, "bob", "p1", tenant=T1).allow
 
     # the same state dir under another type scope is not believed (it may lack what is now in scope)

@@ -19,8 +19,7 @@ from authz_sidecar.config import SidecarConfig
 from authz_sidecar.feed import Feed
 from authz_sidecar.feed.store import FeedStore
 from authz_sidecar.runtime import Sidecar
-
-from .conftest import FAST
+from tests.harness.fleet import FAST
 
 NOW = 1_767_225_600.0
 

@@ -19,11 +19,12 @@ from tenantguard.dev.natsserver import NatsServer
 from tenantguard.dev.procwatch import wait_for_announcement
 from tenantguard.identity.tokens import mint
 
-from ..plane.conftest import ADMIN_TOKEN
-from ..plane.conftest import World as PlaneWorld
-from ..plane.process import TENANTGUARD, PlaneProcess
-from ..sidecar.conftest import World as SidecarWorld
-from ..sidecar.process import SidecarProcess
+from tests.harness.paths import TENANTGUARD
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import ADMIN_TOKEN
+from tests.harness.plane_world import World as PlaneWorld
+from tests.harness.sidecar_process import SidecarProcess
+from tests.harness.sidecar_world import World as SidecarWorld
 
 
 def _start(kind: str, args: list[str], log: Path,

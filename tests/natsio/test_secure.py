@@ -12,7 +12,7 @@ import asyncio
 import datetime
 import ipaddress
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,74 +25,19 @@ from nats.aio.client import Client
 from tenantguard.dev.natsserver import NatsServer
 from tenantguard.errors import ConfigError, NatsAuthorizationRefused, NatsTlsRefused, Unavailable
 from tenantguard.feed import natsconn, topology
-from tenantguard.feed.natsconfig import NatsServerTls, NatsUser
+from tenantguard.feed.natsconfig import NatsServerTls
 from tenantguard.feed.natsconn import NatsConnection
-from tenantguard.identity.keys import SigningKey, write_private
+from tenantguard.identity.keys import write_private
 
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.feed import Feed
 from authz_sidecar.runtime import Sidecar
 from policy_plane.publisher import Publisher
-from tests.feed.conftest import FAST, decide, eventually, make_bundle
-from tests.feed.plane import TestPlane
+from tests.harness.fleet import FAST, decide, eventually
+from tests.harness.secure_nats import sidecar_conn
+from tests.harness.stand_in_plane import TestPlane
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(90)]
-
-PLANE_PASSWORD = "plane-pw-" + "x7Qe9rT2"
-
-
-@pytest.fixture(scope="module")
-def plane_key() -> SigningKey:
-    return SigningKey.generate("EdDSA")
-
-
-@pytest.fixture(scope="module")
-def bundle_key() -> SigningKey:
-    return SigningKey.generate("EdDSA")
-
-
-@pytest.fixture
-def plane_pem(tmp_path: Path, plane_key: SigningKey) -> Path:
-    path = tmp_path / "plane.pem"
-    path.write_bytes(plane_key.public_pem())
-    return path
-
-
-@pytest.fixture
-def bundle_pem(tmp_path: Path, bundle_key: SigningKey) -> Path:
-    path = tmp_path / "bundle.pem"
-    path.write_bytes(bundle_key.public_pem())
-    return path
-
-
-@pytest.fixture
-def creds(tmp_path: Path) -> dict[str, Path]:
-    """The plane's password file and the billing sidecar's nkey seed file (both 0600)."""
-    paths = {"plane": tmp_path / "auth" / "plane.password", "billing": tmp_path / "auth" / "billing.nk"}
-    paths["plane"].parent.mkdir()
-    write_private(paths["plane"], PLANE_PASSWORD.encode() + b"\n")
-    write_private(paths["billing"], natsconn.new_user_nkey() + b"\n")
-    return paths
-
-
-@pytest.fixture
-def secure_nats(tmp_path: Path, creds: dict[str, Path]) -> Iterator[NatsServer]:
-    users = [
-        NatsUser(user="plane", password=PLANE_PASSWORD, permissions=topology.plane_permissions()),
-        NatsUser(nkey=natsconn.nkey_public(creds["billing"].read_bytes()),
-                 permissions=topology.sidecar_permissions("billing")),
-    ]
-    with NatsServer(tmp_path / "nats", users=users) as server:
-        yield server
-
-
-def plane_conn(server: NatsServer, creds: dict[str, Path]) -> NatsConnection:
-    return NatsConnection(servers=(server.url,), user="plane", password_file=creds["plane"])
-
-
-def sidecar_conn(server: NatsServer, creds: dict[str, Path]) -> NatsConnection:
-    return NatsConnection(servers=(server.url,), nkey_seed_file=creds["billing"])
-
 
 class Errors:
     """Collects the asynchronous errors nats-py reports (permission violations arrive this way)."""
@@ -102,17 +47,6 @@ class Errors:
 
     async def __call__(self, exc: Exception) -> None:
         self.seen.append(str(exc))
-
-
-@pytest.fixture
-async def plane(secure_nats: NatsServer, creds: dict[str, Path], plane_key: SigningKey,
-                bundle_key: SigningKey) -> AsyncIterator[TestPlane]:
-    nc = await natsconn.connect(plane_conn(secure_nats, creds), timeout=5, allow_reconnect=False)
-    publisher = TestPlane(nc, plane_key)
-    await publisher.create_topology()
-    await publisher.bundle(make_bundle(bundle_key, 1), "1")
-    yield publisher
-    await publisher.close()
 
 
 async def test_sidecar_credential_follows_the_feed_and_publishes_its_decision_logs(

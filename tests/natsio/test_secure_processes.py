@@ -15,8 +15,9 @@ from tenantguard.dev.natsserver import NatsServer
 from tenantguard.feed import topology
 from tenantguard.feed.natsconfig import NatsUser
 
-from tests.plane.process import TENANTGUARD, start_plane
-from tests.sidecar.process import start_sidecar
+from tests.harness.paths import TENANTGUARD
+from tests.harness.plane_process import start_plane
+from tests.harness.sidecar_process import start_sidecar
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
 

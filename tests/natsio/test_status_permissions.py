@@ -20,25 +20,16 @@ from tenantguard.rollout import FleetView
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.feed import Feed
 from authz_sidecar.runtime import Sidecar
-from tests.feed.conftest import FAST, eventually
-from tests.feed.plane import TestPlane
-from tests.natsio.test_secure import (  # noqa: F401 - fixtures
-    bundle_key,
-    bundle_pem,
-    creds,
-    plane,
-    plane_key,
-    plane_pem,
-    secure_nats,
-    sidecar_conn,
-)
+from tests.harness.fleet import FAST, eventually
+from tests.harness.secure_nats import sidecar_conn
+from tests.harness.stand_in_plane import TestPlane
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(90)]
 
 
 async def test_a_sidecar_reports_its_revision_and_only_for_its_own_service(
-        tmp_path: Path, secure_nats: Any, creds: dict[str, Path], plane: TestPlane,  # noqa: F811
-        plane_pem: Path, bundle_pem: Path) -> None:  # noqa: F811
+        tmp_path: Path, secure_nats: Any, creds: dict[str, Path], plane: TestPlane,
+        plane_pem: Path, bundle_pem: Path) -> None:
     config = SidecarConfig(service="billing", nats=sidecar_conn(secure_nats, creds), plane_key=plane_pem,
                            bundle_keys=(bundle_pem,), state_dir=tmp_path / "state", grpc_port=None)
     sidecar = Sidecar.from_config(config)

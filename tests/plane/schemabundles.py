@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from tenantguard.bundle import build_bundle
 
-from .process import PlaneProcess
+from tests.harness.plane_process import PlaneProcess
 
 GZIP = {"Content-Type": "application/gzip"}
 

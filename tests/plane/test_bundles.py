@@ -14,48 +14,12 @@ from tenantguard.feed import topology as topo
 from tenantguard.feed.events import BUNDLE_ANNOUNCE, verify_event
 from tenantguard.identity.keys import SigningKey
 
-from .conftest import World
-from .process import PlaneProcess, get_object, read_stream
+from tests.harness.nats_raw import get_object, read_stream
+from tests.harness.plane_bundles import POLICY, TESTS, bundle_dir, upload
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
-
-POLICY = """package demo
-
-default allow := false
-
-allow if input.user == "alice"
-"""
-TESTS = """package demo_test
-
-import data.demo
-
-test_alice_allowed if demo.allow with input as {"user": "alice"}
-
-test_bob_denied if not demo.allow with input as {"user": "bob"}
-"""
-FAILING = """package demo_broken_test
-
-import data.demo
-
-test_bob_is_wrongly_expected if demo.allow with input as {"user": "bob"}
-"""
-
-
-def bundle_dir(root: Path, *, failing: bool = False, services: list[str] | None = None) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "demo.rego").write_text(POLICY)
-    (root / "demo_test.rego").write_text(TESTS)
-    if failing:
-        (root / "broken_test.rego").write_text(FAILING)
-    metadata = {"services": services} if services else {}
-    (root / ".manifest").write_text(json.dumps({"revision": "r1", "metadata": metadata}))
-    return root
-
-
-def upload(plane: PlaneProcess, archive: bytes) -> tuple[int, dict[str, object]]:
-    response = plane.client().post("/v1/bundles", content=archive, headers={"Content-Type": "application/gzip"})
-    return response.status_code, response.json()
-
 
 def test_unsigned_upload_is_tested_signed_and_announced(world: World, plane: PlaneProcess, tmp_path: Path) -> None:
     archive = build_bundle(bundle_dir(tmp_path / "b"), "r1", serial=100)

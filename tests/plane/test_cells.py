@@ -13,9 +13,8 @@ from tenantguard.feed.events import verify_batch, verify_event, verify_snapshot_
 from tenantguard.feed.freshness import Heartbeat
 
 from policy_plane.publisher import Publisher
-
-from .conftest import World
-from .process import get_object, next_core_message, read_stream
+from tests.harness.nats_raw import get_object, next_core_message, read_stream
+from tests.harness.plane_world import World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(90)]
 

@@ -16,9 +16,9 @@ from tenantguard.identity.keys import SigningKey, write_private
 
 from policy_plane.config import PlaneConfig, parse_join_secrets
 from policy_plane.secrets import HashedSecret, SecretChecker
-
-from .conftest import ADMIN_TOKEN, JOIN_SECRET, World
-from .process import TENANTGUARD, PlaneProcess
+from tests.harness.paths import TENANTGUARD
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import ADMIN_TOKEN, JOIN_SECRET, World
 
 # 120 s: test_relation_cli runs a dozen CLI processes; with -n 6 on a busy 2-core machine it took over 60 s
 pytestmark = [pytest.mark.timeout(120)]
@@ -175,7 +175,7 @@ def tmp_token(root: Path) -> Path:
 
 
 def test_bundle_publish_and_push_cli(world: World, plane: PlaneProcess, tmp_path: Path) -> None:
-    from .test_bundles import bundle_dir
+    from tests.harness.plane_bundles import bundle_dir
 
     auth = ["--plane", plane.base_url, "--token-file", str(world.token_file)]
     broken = bundle_dir(tmp_path / "broken", failing=True)

@@ -14,10 +14,9 @@ import pytest
 from tenantguard.bundle import build_bundle
 
 from policy_plane.decisions.query import DecisionQuery
-
-from .conftest import World
-from .test_bundles import bundle_dir, upload
-from .test_decisions import publish, record
+from tests.harness.decision_records import publish, record
+from tests.harness.plane_bundles import bundle_dir, upload
+from tests.harness.plane_world import World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 

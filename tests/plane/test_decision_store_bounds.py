@@ -18,8 +18,7 @@ from policy_plane.decisions import DecisionQuery
 from policy_plane.decisions.query import Cursor
 from policy_plane.decisions.store import DecisionStore
 from policy_plane.publisher import StoredMsg
-
-from .test_decisions import record
+from tests.harness.decision_records import record
 
 
 class ListScanner:

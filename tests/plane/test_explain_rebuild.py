@@ -17,9 +17,8 @@ import policy_plane.decisions.explain as explain_module
 from policy_plane.decisions.explain import Explainer
 from policy_plane.publisher import Publisher
 from policy_plane.state import PlaneState
-
-from .conftest import World
-from .process import read_stream
+from tests.harness.nats_raw import read_stream
+from tests.harness.plane_world import World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
 

@@ -26,9 +26,9 @@ from tenantguard.feed.events import RELATIONS_BATCH, batch_from_event, verify_ev
 from tenantguard.relations import ChangeBatch
 
 from policy_plane.idempotency import key_hash, keys_of
-
-from .conftest import World
-from .process import PlaneProcess, read_stream
+from tests.harness.nats_raw import read_stream
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
 

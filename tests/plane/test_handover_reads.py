@@ -28,8 +28,7 @@ from policy_plane import publisher as publisher_module
 from policy_plane.follower import Follower
 from policy_plane.publisher import Publisher, SequenceConflict, Stored
 from policy_plane.writer import SequencedWriter
-
-from .test_writer_races import Contested, racing
+from tests.harness.contested_publisher import Contested, racing
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 

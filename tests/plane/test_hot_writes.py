@@ -12,7 +12,6 @@ finally NATS gone. Every answer must match: status, body bytes, and every header
 from __future__ import annotations
 
 import gzip
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,15 +21,11 @@ import pytest
 from tenantguard.dev.natsserver import NatsServer
 from tenantguard.feed import topology as topo
 
-from .conftest import ADMIN_TOKEN, World
-from .process import PlaneProcess
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import ADMIN_TOKEN
+from tests.harness.twin_planes import ADMIN, CELLS, ISSUED, MAX_BODY, answer, as_json, send, twin_planes
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
-
-MAX_BODY = 128 * 1024  # a batch of 1,001 changes fits: change_batch_too_large, not the body bound
-CELLS = 4
-ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
-ISSUED = 1_767_225_600
 
 
 def _tenants_in_two_cells() -> tuple[str, str]:
@@ -44,46 +39,42 @@ def _write(obj: str, *, tenant: str = "acme", op: str = "write", **extra: Any) -
                                            "subject": "user:alice", **extra}}]}
 
 
-def _json(value: Any) -> bytes:
-    return json.dumps(value).encode()
-
-
 def corpus() -> Iterator[tuple[str, str, list[tuple[str, str]], Any]]:
     """(label, path, headers, body: bytes, or an iterator of chunks) in the order sent."""
     rel, rev = "/v1/relations", "/v1/revocations"
     admin = list(ADMIN.items())
     a, b = _tenants_in_two_cells()
-    yield "first use of the token (the framework checks it)", rel, admin, _json(_write("doc:warm"))
-    yield "a write", rel, admin, _json(_write("doc:1"))
-    yield "a delete", rel, admin, _json(_write("doc:1", op="delete"))
-    yield "several changes", rel, admin, _json({"changes": _write("doc:2")["changes"] * 3})
-    yield "members the models ignore", rel, admin, _json({**_write("doc:3", color="red"), "note": 1})
-    yield "keyed", rel, [*admin, ("Idempotency-Key", "key-1")], _json(_write("doc:4"))
-    yield "keyed retry", rel, [*admin, ("Idempotency-Key", "key-1")], _json(_write("doc:4"))
-    yield "key reused", rel, [*admin, ("Idempotency-Key", "key-1")], _json(_write("doc:5"))
+    yield "first use of the token (the framework checks it)", rel, admin, as_json(_write("doc:warm"))
+    yield "a write", rel, admin, as_json(_write("doc:1"))
+    yield "a delete", rel, admin, as_json(_write("doc:1", op="delete"))
+    yield "several changes", rel, admin, as_json({"changes": _write("doc:2")["changes"] * 3})
+    yield "members the models ignore", rel, admin, as_json({**_write("doc:3", color="red"), "note": 1})
+    yield "keyed", rel, [*admin, ("Idempotency-Key", "key-1")], as_json(_write("doc:4"))
+    yield "keyed retry", rel, [*admin, ("Idempotency-Key", "key-1")], as_json(_write("doc:4"))
+    yield "key reused", rel, [*admin, ("Idempotency-Key", "key-1")], as_json(_write("doc:5"))
     yield "two keys: the first counts", rel, [*admin, ("Idempotency-Key", "key-1"), ("Idempotency-Key", "key-2")], \
-        _json(_write("doc:4"))
-    yield "bad key", rel, [*admin, ("Idempotency-Key", "no spaces")], _json(_write("doc:6"))
-    yield "empty key", rel, [*admin, ("Idempotency-Key", "")], _json(_write("doc:6"))
-    yield "long key", rel, [*admin, ("Idempotency-Key", "k" * 129)], _json(_write("doc:6"))
-    yield "no credential", rel, [("Content-Type", "application/json")], _json(_write("doc:7"))
+        as_json(_write("doc:4"))
+    yield "bad key", rel, [*admin, ("Idempotency-Key", "no spaces")], as_json(_write("doc:6"))
+    yield "empty key", rel, [*admin, ("Idempotency-Key", "")], as_json(_write("doc:6"))
+    yield "long key", rel, [*admin, ("Idempotency-Key", "k" * 129)], as_json(_write("doc:6"))
+    yield "no credential", rel, [("Content-Type", "application/json")], as_json(_write("doc:7"))
     yield "not bearer", rel, [("Authorization", f"Basic {ADMIN_TOKEN}"), ("Content-Type", "application/json")], \
-        _json(_write("doc:7"))
+        as_json(_write("doc:7"))
     yield "empty bearer", rel, [("Authorization", "Bearer"), ("Content-Type", "application/json")], \
-        _json(_write("doc:7"))
+        as_json(_write("doc:7"))
     yield "wrong token", rel, [("Authorization", "Bearer " + "w" * 40), ("Content-Type", "application/json")], \
-        _json(_write("doc:7"))
+        as_json(_write("doc:7"))
     yield "bearer, any case, spaces", rel, [("Authorization", f"bEaReR   {ADMIN_TOKEN}"),
-                                           ("Content-Type", "application/json")], _json(_write("doc:8"))
+                                           ("Content-Type", "application/json")], as_json(_write("doc:8"))
     yield "no credential, bad body", rel, [("Content-Type", "application/json")], b"[[["
-    yield "no credential, bad media type", rel, [("Content-Type", "text/plain")], _json(_write("doc:7"))
-    yield "text/plain", rel, [*admin[:1], ("Content-Type", "text/plain")], _json(_write("doc:9"))
-    yield "no content type", rel, admin[:1], _json(_write("doc:9"))
+    yield "no credential, bad media type", rel, [("Content-Type", "text/plain")], as_json(_write("doc:7"))
+    yield "text/plain", rel, [*admin[:1], ("Content-Type", "text/plain")], as_json(_write("doc:9"))
+    yield "no content type", rel, admin[:1], as_json(_write("doc:9"))
     yield "+json media type", rel, [*admin[:1], ("Content-Type", "application/merge-patch+json; charset=utf-8")], \
-        _json(_write("doc:10"))
-    yield "over the bound", rel, admin, _json(_write("doc:11", padding="x" * MAX_BODY))
+        as_json(_write("doc:10"))
+    yield "over the bound", rel, admin, as_json(_write("doc:11", padding="x" * MAX_BODY))
     yield "over the bound, chunked", rel, admin, iter([b'{"changes": [', b" " * MAX_BODY, b"]}"])
-    yield "chunked, within the bound", rel, admin, iter([b'{"changes": ', _json(_write("doc:12")["changes"]), b"}"])
+    yield "chunked, within the bound", rel, admin, iter([b'{"changes": ', as_json(_write("doc:12")["changes"]), b"}"])
     yield "too deep", rel, admin, b'{"changes": ' + b"[" * 40 + b"]" * 40 + b"}"
     yield "not JSON", rel, admin, b'{"changes": [}'
     yield "duplicate member", rel, admin, b'{"changes": [], "changes": []}'
@@ -94,80 +85,55 @@ def corpus() -> Iterator[tuple[str, str, list[tuple[str, str]], Any]]:
     yield "null", rel, admin, b"null"
     yield "an array", rel, admin, b"[]"
     yield "no changes member", rel, admin, b"{}"
-    yield "changes not a list", rel, admin, _json({"changes": {"op": "write"}})
-    yield "no change", rel, admin, _json({"changes": []})
-    yield "unknown op", rel, admin, _json(_write("doc:13", op="upsert"))
-    yield "rel lacks subject", rel, admin, _json({"changes": [{"op": "write", "rel": {
+    yield "changes not a list", rel, admin, as_json({"changes": {"op": "write"}})
+    yield "no change", rel, admin, as_json({"changes": []})
+    yield "unknown op", rel, admin, as_json(_write("doc:13", op="upsert"))
+    yield "rel lacks subject", rel, admin, as_json({"changes": [{"op": "write", "rel": {
         "tenant": "acme", "object": "doc:14", "relation": "member"}}]})
-    yield "tenant not a string", rel, admin, _json(_write("doc:15", tenant=7))  # type: ignore[arg-type]
-    yield "change not an object", rel, admin, _json({"changes": ["write"]})
-    yield "bad tuple", rel, admin, _json(_write("doc:16", tenant="Acme"))
-    yield "second tuple bad", rel, admin, _json({"changes": [*_write("doc:17")["changes"],
-                                                             *_write("doc 18")["changes"]]})
-    yield "too many changes", rel, admin, _json({"changes": _write("d:1")["changes"] * 1001})
-    yield "two cells", rel, admin, _json({"changes": [*_write("doc:19", tenant=a)["changes"],
-                                                      *_write("doc:19", tenant=b)["changes"]]})
-    yield "another cell", rel, [*admin, ("X-Request-ID", "req-42")], _json(_write("doc:20", tenant=b))
-    yield "request id on an error", rel, [*admin, ("X-Request-ID", "req-43")], _json({"changes": []})
-    yield "a trailing slash", rel + "/", admin, _json(_write("doc:21"))
-    yield "a query string", rel + "?x=1", admin, _json(_write("doc:22"))
-    yield "revoke a subject", rev, admin, _json({"kind": "subject", "tenant": "acme", "sub": "user:bob",
-                                                 "issued_before": ISSUED})
-    yield "revoke a jti", rev, [*admin, ("Idempotency-Key", "rev-1")], _json({"kind": "jti", "jti": "j-1",
-                                                                             "exp": ISSUED})
-    yield "revocation retried", rev, [*admin, ("Idempotency-Key", "rev-1")], _json({"kind": "jti", "jti": "j-1",
-                                                                                   "exp": ISSUED})
+    yield "tenant not a string", rel, admin, as_json(_write("doc:15", tenant=7))  # type: ignore[arg-type]
+    yield "change not an object", rel, admin, as_json({"changes": ["write"]})
+    yield "bad tuple", rel, admin, as_json(_write("doc:16", tenant="Acme"))
+    yield "second tuple bad", rel, admin, as_json({"changes": [*_write("doc:17")["changes"],
+                                                               *_write("doc 18")["changes"]]})
+    yield "too many changes", rel, admin, as_json({"changes": _write("d:1")["changes"] * 1001})
+    yield "two cells", rel, admin, as_json({"changes": [*_write("doc:19", tenant=a)["changes"],
+                                                        *_write("doc:19", tenant=b)["changes"]]})
+    yield "another cell", rel, [*admin, ("X-Request-ID", "req-42")], as_json(_write("doc:20", tenant=b))
+    yield "request id on an error", rel, [*admin, ("X-Request-ID", "req-43")], as_json({"changes": []})
+    yield "a trailing slash", rel + "/", admin, as_json(_write("doc:21"))
+    yield "a query string", rel + "?x=1", admin, as_json(_write("doc:22"))
+    yield "revoke a subject", rev, admin, as_json({"kind": "subject", "tenant": "acme", "sub": "user:bob",
+                                                   "issued_before": ISSUED})
+    yield "revoke a jti", rev, [*admin, ("Idempotency-Key", "rev-1")], as_json({"kind": "jti", "jti": "j-1",
+                                                                               "exp": ISSUED})
+    yield "revocation retried", rev, [*admin, ("Idempotency-Key", "rev-1")], as_json({"kind": "jti", "jti": "j-1",
+                                                                                     "exp": ISSUED})
     yield "revocation key reused", rev, [*admin, ("Idempotency-Key", "rev-1")], \
-        _json({"kind": "jti", "jti": "j-2", "exp": ISSUED})
-    yield "kill switch", rev, admin, _json({"kind": "tenant", "tenant": "acme", "issued_before": ISSUED,
-                                            "jti": None})
-    yield "lift it", rev, admin, _json({"kind": "lift_tenant", "tenant": "acme"})
-    yield "revoke an unknown kid", rev, admin, _json({"kind": "kid", "kid": "kid-that-was-never-trusted"})
-    yield "revocation lacks a field", rev, admin, _json({"kind": "jti", "jti": "j-3"})
-    yield "revocation, bad tenant", rev, admin, _json({"kind": "tenant", "tenant": "ACME", "issued_before": ISSUED})
-    yield "revocation, unknown member", rev, admin, _json({"kind": "kid", "kid": "k", "why": "x"})
-    yield "revocation, unknown kind", rev, admin, _json({"kind": "everything"})
-    yield "revocation, kind not a string", rev, admin, _json({"kind": ["jti"]})
-    yield "revocation, exp as text", rev, admin, _json({"kind": "jti", "jti": "j-4", "exp": str(ISSUED)})
-    yield "revocation, exp a boolean", rev, admin, _json({"kind": "jti", "jti": "j-5", "exp": True})
-    yield "revocation, negative cut-off", rev, admin, _json({"kind": "tenant", "tenant": "acme", "issued_before": -1})
-    yield "revocation, no credential", rev, [("Content-Type", "application/json")], _json({"kind": "kid", "kid": "k"})
+        as_json({"kind": "jti", "jti": "j-2", "exp": ISSUED})
+    yield "kill switch", rev, admin, as_json({"kind": "tenant", "tenant": "acme", "issued_before": ISSUED,
+                                              "jti": None})
+    yield "lift it", rev, admin, as_json({"kind": "lift_tenant", "tenant": "acme"})
+    yield "revoke an unknown kid", rev, admin, as_json({"kind": "kid", "kid": "kid-that-was-never-trusted"})
+    yield "revocation lacks a field", rev, admin, as_json({"kind": "jti", "jti": "j-3"})
+    yield "revocation, bad tenant", rev, admin, as_json({"kind": "tenant", "tenant": "ACME", "issued_before": ISSUED})
+    yield "revocation, unknown member", rev, admin, as_json({"kind": "kid", "kid": "k", "why": "x"})
+    yield "revocation, unknown kind", rev, admin, as_json({"kind": "everything"})
+    yield "revocation, kind not a string", rev, admin, as_json({"kind": ["jti"]})
+    yield "revocation, exp as text", rev, admin, as_json({"kind": "jti", "jti": "j-4", "exp": str(ISSUED)})
+    yield "revocation, exp a boolean", rev, admin, as_json({"kind": "jti", "jti": "j-5", "exp": True})
+    yield "revocation, negative cut-off", rev, admin, as_json({"kind": "tenant", "tenant": "acme", "issued_before": -1})
+    yield "revocation, no credential", rev, [("Content-Type", "application/json")], as_json({"kind": "kid", "kid": "k"})
     yield "revocation, wrong media type", rev, [*admin[:1], ("Content-Type", "text/json")], \
-        _json({"kind": "kid", "kid": "k"})
+        as_json({"kind": "kid", "kid": "k"})
     # a body labelled with a content coding: the fast door read a plain one as if it had none
-    yield "plain body labelled gzip", rel, [*admin, ("Content-Encoding", "gzip")], _json(_write("doc:23"))
-    yield "gzip body", rel, [*admin, ("Content-Encoding", "gzip")], gzip.compress(_json(_write("doc:24")))
-    yield "revocation labelled br", rev, [*admin, ("Content-Encoding", "br")], _json({"kind": "kid", "kid": "k"})
-
-
-def _send(client: httpx.Client, path: str, headers: list[tuple[str, str]], body: Any) -> httpx.Response:
-    return client.post(path, headers=headers, content=body)
-
-
-def _answer(response: httpx.Response) -> dict[str, Any]:
-    """What must match: all but the date, and the replica's own address (in a redirect)."""
-    here = f"{response.request.url.host}:{response.request.url.port}"
-    headers = sorted((k, v.replace(here, "HERE")) for k, v in response.headers.multi_items() if k != "date")
-    return {"status": response.status_code, "headers": headers, "body": response.content}
-
-
-def _planes(tmp_path: Path) -> Iterator[tuple[PlaneProcess, PlaneProcess, NatsServer, NatsServer]]:
-    args = ("--cells", str(CELLS), "--max-body-bytes", str(MAX_BODY))
-    with NatsServer(tmp_path / "nats-fast") as fast_nats, NatsServer(tmp_path / "nats-framework") as slow_nats:
-        (tmp_path / "fast").mkdir()
-        (tmp_path / "framework").mkdir()
-        worlds = World(tmp_path / "fast", fast_nats), World(tmp_path / "framework", slow_nats)
-        try:
-            yield worlds[0].start(*args), worlds[1].start(*args, "--no-fast-writes"), fast_nats, slow_nats
-        finally:
-            for world in worlds:
-                for plane in world.planes:
-                    plane.stop()
+    yield "plain body labelled gzip", rel, [*admin, ("Content-Encoding", "gzip")], as_json(_write("doc:23"))
+    yield "gzip body", rel, [*admin, ("Content-Encoding", "gzip")], gzip.compress(as_json(_write("doc:24")))
+    yield "revocation labelled br", rev, [*admin, ("Content-Encoding", "br")], as_json({"kind": "kid", "kid": "k"})
 
 
 @pytest.fixture
 def planes(tmp_path: Path) -> Iterator[tuple[PlaneProcess, PlaneProcess, NatsServer, NatsServer]]:
-    yield from _planes(tmp_path)
+    yield from twin_planes(tmp_path)
 
 
 def test_the_fast_doors_answer_every_request_exactly_as_the_framework_routes(
@@ -179,8 +145,8 @@ def test_the_fast_doors_answer_every_request_exactly_as_the_framework_routes(
         statuses = []
         for label, path, headers, body in corpus():
             chunks = list(body) if not isinstance(body, bytes) else None
-            got = _answer(_send(to_fast, path, headers, iter(chunks) if chunks is not None else body))
-            want = _answer(_send(to_framework, path, headers, iter(chunks) if chunks is not None else body))
+            got = answer(send(to_fast, path, headers, iter(chunks) if chunks is not None else body))
+            want = answer(send(to_framework, path, headers, iter(chunks) if chunks is not None else body))
             assert got == want, label
             statuses.append(got["status"])
         assert {200, 400, 401, 403, 413, 415, 422} <= set(statuses), statuses
@@ -193,7 +159,7 @@ def test_the_fast_doors_answer_every_request_exactly_as_the_framework_routes(
         framework_nats.stop()
         for plane in (fast, framework):
             plane.wait_until(lambda s: not s["nats"]["connected"])
-        body = _json(_write("doc:after"))
-        got = _answer(_send(to_fast, "/v1/relations", list(ADMIN.items()), body))
-        assert got == _answer(_send(to_framework, "/v1/relations", list(ADMIN.items()), body))
+        body = as_json(_write("doc:after"))
+        got = answer(send(to_fast, "/v1/relations", list(ADMIN.items()), body))
+        assert got == answer(send(to_framework, "/v1/relations", list(ADMIN.items()), body))
         assert got["status"] == 503

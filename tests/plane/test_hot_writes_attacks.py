@@ -12,11 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests import rawhttp
-
-from .conftest import ADMIN_TOKEN, JOIN_SECRET
-from .process import PlaneProcess
-from .test_hot_writes import ADMIN, ISSUED, _answer, _json, _planes, _send
+from tests.harness import rawhttp
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import ADMIN_TOKEN, JOIN_SECRET
+from tests.harness.twin_planes import ADMIN, ISSUED, answer, as_json, send, twin_planes
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(180)]
 
@@ -25,8 +24,8 @@ AUTH = ("Authorization", f"Bearer {ADMIN_TOKEN}")
 
 
 def _rel(tenant: str = "acme", obj: str = "doc:x", relation: str = "member", subject: str = "user:alice") -> bytes:
-    return _json({"changes": [{"op": "write", "rel": {"tenant": tenant, "object": obj, "relation": relation,
-                                                      "subject": subject}}]})
+    return as_json({"changes": [{"op": "write", "rel": {"tenant": tenant, "object": obj, "relation": relation,
+                                                        "subject": subject}}]})
 
 
 def corpus() -> Iterator[tuple[str, str, list[tuple[str, Any]], bytes]]:
@@ -87,19 +86,19 @@ def corpus() -> Iterator[tuple[str, str, list[tuple[str, Any]], bytes]]:
     yield "escaped duplicate", rel, admin, (b'{"changes": [{"op": "write", "rel": {"tenant": "acme",'
                                             b' "t\\u0065nant": "evil", "object": "doc:d", "relation": "member",'
                                             b' "subject": "user:a"}}]}')
-    yield "op as a boolean", rel, admin, _json({"changes": [{"op": True, "rel": {}}]})
-    yield "op as an int", rel, admin, _json({"changes": [{"op": 1, "rel": {}}]})
-    yield "rel null", rel, admin, _json({"changes": [{"op": "write", "rel": None}]})
-    yield "rel a list", rel, admin, _json({"changes": [{"op": "write", "rel": ["acme", "doc:x", "member", "u:a"]}]})
-    yield "a field null", rel, admin, _json({"changes": [{"op": "write", "rel": {"tenant": None, "object": "doc:x",
-                                                                                 "relation": "member",
-                                                                                 "subject": "user:a"}}]})
+    yield "op as a boolean", rel, admin, as_json({"changes": [{"op": True, "rel": {}}]})
+    yield "op as an int", rel, admin, as_json({"changes": [{"op": 1, "rel": {}}]})
+    yield "rel null", rel, admin, as_json({"changes": [{"op": "write", "rel": None}]})
+    yield "rel a list", rel, admin, as_json({"changes": [{"op": "write", "rel": ["acme", "doc:x", "member", "u:a"]}]})
+    yield "a field null", rel, admin, as_json({"changes": [{"op": "write", "rel": {"tenant": None, "object": "doc:x",
+                                                                                   "relation": "member",
+                                                                                   "subject": "user:a"}}]})
     yield "a field a boolean", rel, admin, _rel(tenant=True)  # type: ignore[arg-type]
     yield "a field a number", rel, admin, _rel(obj=5)  # type: ignore[arg-type]
     yield "a field an object", rel, admin, _rel(subject={"type": "user"})  # type: ignore[arg-type]
-    yield "changes null", rel, admin, _json({"changes": None})
-    yield "changes a string", rel, admin, _json({"changes": "write"})
-    yield "change null", rel, admin, _json({"changes": [None]})
+    yield "changes null", rel, admin, as_json({"changes": None})
+    yield "changes a string", rel, admin, as_json({"changes": "write"})
+    yield "change null", rel, admin, as_json({"changes": [None]})
     yield "deep extra member", rel, admin, b'{"changes": [], "x": ' + b"[" * 20 + b"1" + b"]" * 20 + b"}"
     yield "depth 31", rel, admin, b'{"changes": [], "x": ' + b"[" * 30 + b"]" * 30 + b"}"
     yield "depth 33", rel, admin, b'{"changes": [], "x": ' + b"[" * 32 + b"]" * 32 + b"}"
@@ -146,32 +145,32 @@ def corpus() -> Iterator[tuple[str, str, list[tuple[str, Any]], bytes]]:
     yield "key with a slash", rel, [*admin, ("Idempotency-Key", "a/b")], _rel(obj="doc:k4")
     yield "key with a tab inside", rel, [*admin, ("Idempotency-Key", "a\tb")], _rel(obj="doc:k5")
     yield "key reused on a revocation", rev, [*admin, ("Idempotency-Key", "k" * 128)], \
-        _json({"kind": "jti", "jti": "j-k", "exp": ISSUED})
-    yield "key, bad body", rel, [*admin, ("Idempotency-Key", "kb")], _json({"changes": []})
+        as_json({"kind": "jti", "jti": "j-k", "exp": ISSUED})
+    yield "key, bad body", rel, [*admin, ("Idempotency-Key", "kb")], as_json({"changes": []})
     yield "key, bad body, then good", rel, [*admin, ("Idempotency-Key", "kb")], _rel(obj="doc:kb")
     # revocations
-    yield "revocation, exp as a float", rev, admin, _json({"kind": "jti", "jti": "j", "exp": 1.0})
-    yield "revocation, exp 2**53-1", rev, admin, _json({"kind": "jti", "jti": "j-big", "exp": 2**53 - 1})
+    yield "revocation, exp as a float", rev, admin, as_json({"kind": "jti", "jti": "j", "exp": 1.0})
+    yield "revocation, exp 2**53-1", rev, admin, as_json({"kind": "jti", "jti": "j-big", "exp": 2**53 - 1})
     yield "revocation, exp beyond", rev, admin, b'{"kind": "jti", "jti": "j", "exp": 9007199254740993}'
     yield "revocation, exp -0", rev, admin, b'{"kind": "jti", "jti": "j-neg0", "exp": -0}'
     yield "revocation, exp 1e3", rev, admin, b'{"kind": "jti", "jti": "j-e3", "exp": 1e3}'
     yield "revocation, exp 1000.0", rev, admin, b'{"kind": "jti", "jti": "j-f", "exp": 1000.0}'
-    yield "revocation, jti null", rev, admin, _json({"kind": "jti", "jti": None, "exp": ISSUED})
-    yield "revocation, jti empty", rev, admin, _json({"kind": "jti", "jti": "", "exp": ISSUED})
-    yield "revocation, jti huge", rev, admin, _json({"kind": "jti", "jti": "j" * 5000, "exp": ISSUED})
-    yield "revocation, jti with NUL", rev, admin, _json({"kind": "jti", "jti": "j\x00", "exp": ISSUED})
-    yield "revocation, kind null", rev, admin, _json({"kind": None})
-    yield "revocation, kind in capitals", rev, admin, _json({"kind": "JTI", "jti": "j", "exp": ISSUED})
-    yield "revocation, tenant with a colon", rev, admin, _json({"kind": "tenant", "tenant": "a:b",
-                                                                "issued_before": ISSUED})
-    yield "revocation, subject of another kind", rev, admin, _json({"kind": "kid", "kid": "k-x", "tenant": "acme",
-                                                                    "sub": "user:a"})
-    yield "revocation, lift with a cut-off", rev, admin, _json({"kind": "lift_tenant", "tenant": "zeta",
-                                                                "issued_before": ISSUED})
+    yield "revocation, jti null", rev, admin, as_json({"kind": "jti", "jti": None, "exp": ISSUED})
+    yield "revocation, jti empty", rev, admin, as_json({"kind": "jti", "jti": "", "exp": ISSUED})
+    yield "revocation, jti huge", rev, admin, as_json({"kind": "jti", "jti": "j" * 5000, "exp": ISSUED})
+    yield "revocation, jti with NUL", rev, admin, as_json({"kind": "jti", "jti": "j\x00", "exp": ISSUED})
+    yield "revocation, kind null", rev, admin, as_json({"kind": None})
+    yield "revocation, kind in capitals", rev, admin, as_json({"kind": "JTI", "jti": "j", "exp": ISSUED})
+    yield "revocation, tenant with a colon", rev, admin, as_json({"kind": "tenant", "tenant": "a:b",
+                                                                  "issued_before": ISSUED})
+    yield "revocation, subject of another kind", rev, admin, as_json({"kind": "kid", "kid": "k-x", "tenant": "acme",
+                                                                      "sub": "user:a"})
+    yield "revocation, lift with a cut-off", rev, admin, as_json({"kind": "lift_tenant", "tenant": "zeta",
+                                                                  "issued_before": ISSUED})
     yield "revocation, duplicate kind", rev, admin, b'{"kind": "kid", "kind": "tenant", "kid": "k", "tenant": "a"}'
     yield "revocation, an array", rev, admin, b'[{"kind": "kid", "kid": "k"}]'
-    yield "revocation, kid huge", rev, admin, _json({"kind": "kid", "kid": "k" * 5000})
-    yield "revocation, sub without tenant", rev, admin, _json({"kind": "subject", "sub": "user:a"})
+    yield "revocation, kid huge", rev, admin, as_json({"kind": "kid", "kid": "k" * 5000})
+    yield "revocation, sub without tenant", rev, admin, as_json({"kind": "subject", "sub": "user:a"})
 
 
 def _each(fast: PlaneProcess, framework: PlaneProcess) -> list[tuple[str, int]]:
@@ -179,8 +178,8 @@ def _each(fast: PlaneProcess, framework: PlaneProcess) -> list[tuple[str, int]]:
     with httpx.Client(base_url=fast.base_url, timeout=30) as to_fast, \
             httpx.Client(base_url=framework.base_url, timeout=30) as to_framework:
         for label, path, headers, body in corpus():
-            got = _answer(_send(to_fast, path, headers, body))
-            want = _answer(_send(to_framework, path, headers, body))
+            got = answer(send(to_fast, path, headers, body))
+            want = answer(send(to_framework, path, headers, body))
             assert got == want, label
             assert got["status"] < 500, (label, got)
             seen.append((label, got["status"]))
@@ -204,7 +203,7 @@ EXPECTED = {
 
 
 def test_hostile_requests_get_the_same_answer_from_the_door_and_the_route(tmp_path: Path) -> None:
-    for fast, framework, _, _ in _planes(tmp_path):
+    for fast, framework, _, _ in twin_planes(tmp_path):
         seen = dict(_each(fast, framework))
         assert {label: seen[label] for label in EXPECTED} == EXPECTED
         assert fast.status()["fast_writes"]["answered"] >= 10

@@ -19,8 +19,7 @@ from policy_plane.config import PlaneConfig
 from policy_plane.errors import NotReady
 from policy_plane.runtime import Plane
 from policy_plane.secrets import SecretChecker
-
-from .conftest import World
+from tests.harness.plane_world import World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(90)]
 

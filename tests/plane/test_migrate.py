@@ -1,6 +1,6 @@
 """An upgrade across the cell split loses no relations (policy_plane/migrate.py; real NATS, real planes).
 
-The pre-cell layout is written by :class:`~.legacy.LegacyPlane` exactly as the old plane
+The pre-cell layout is written by :class:`~tests.harness.legacy_plane.LegacyPlane` exactly as the old plane
 wrote it; upgraded planes run in-process so two can start in one event loop.
 """
 
@@ -26,7 +26,6 @@ from tenantguard.relations import ChangeBatch, RelationIndex, write_snapshot
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.feed import Feed
 from authz_sidecar.runtime import Sidecar
-from policy_plane.config import PlaneConfig
 from policy_plane.follower import Follower
 from policy_plane.migrate import (
     LEGACY_RELATIONS_SUBJECT,
@@ -38,51 +37,12 @@ from policy_plane.migrate import (
 )
 from policy_plane.publisher import STREAM_SEQ_HINT, Publisher, StoredMsg
 from policy_plane.runtime import Plane
-from policy_plane.secrets import SecretChecker
 from policy_plane.snapshots import store_snapshot
-from tests.feed.conftest import FAST, decide, eventually, make_bundle
-
-from .conftest import World
-from .legacy import LegacyPlane, changes, sign_legacy_batch
+from tests.harness.fleet import FAST, decide, eventually, make_bundle
+from tests.harness.legacy_plane import A, B, C, LegacyPlane, changes, legacy_layout, plane_config, sign_legacy_batch
+from tests.harness.plane_world import World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
-
-
-def tenants(cells: int, wanted: tuple[str, ...]) -> dict[str, str]:
-    """One tenant name per wanted cell of a ``cells``-cell system: cell -> tenant."""
-    out: dict[str, str] = {}
-    for i in range(500):
-        cell = topo.cell_of(f"t{i}", cells)
-        if cell in wanted and cell not in out:
-            out[cell] = f"t{i}"
-    assert set(out) == set(wanted)
-    return out
-
-
-# with 4 cells: three tenants in c0, c1, c2 and none in c3 (an empty cell gets its snapshot too)
-T4 = tenants(4, ("c0", "c1", "c2"))
-A, B, C = T4["c0"], T4["c1"], T4["c2"]
-
-
-async def legacy_layout(world: World) -> LegacyPlane:
-    """Seven batches of the old plane with a snapshot at 4 (so snapshot + later batches are both read)."""
-    legacy = await LegacyPlane.connect(world.nats.url, world.event_key)
-    await legacy.create_topology()
-    await legacy.write(f"{A}/project:p1#member@user:alice", f"{A}/project:p2#member@user:alice")
-    await legacy.write(f"{B}/project:p1#member@user:bob")
-    await legacy.write(f"{C}/project:p1#member@group:eng#member", f"{C}/group:eng#member@user:carol")
-    await legacy.write(f"{A}/project:p2#member@user:alice", op="delete")
-    await legacy.snapshot()
-    await legacy.write(f"{B}/project:p3#member@user:bob")
-    await legacy.write(f"{A}/project:p4#member@user:dave")
-    await legacy.write(f"{C}/project:p5#member@user:carol")
-    assert legacy.index.applied_seq == 7
-    return legacy
-
-
-def config(world: World, cells: int) -> PlaneConfig:
-    return PlaneConfig(nats_url=world.nats.url, event_key=world.event_key, bundle_key=world.bundle_key,
-                       admin=SecretChecker.from_file(world.token_file), port=0, cells=cells, heartbeat_seconds=0.5)
 
 
 async def manifests(publisher: Publisher, cell: str) -> list[StoredMsg]:
@@ -106,7 +66,7 @@ def every_tuple_in_its_cell(plane: Plane, legacy: LegacyPlane, cells: int) -> No
 
 async def test_one_cell_upgrade_keeps_every_tuple_at_the_legacy_sequence_and_runs_once(world: World) -> None:
     legacy = await legacy_layout(world)
-    plane = Plane(config(world, 1))
+    plane = Plane(plane_config(world, 1))
     await plane.start()
     try:
         # c0 *is* the old history: same sequence, same state
@@ -131,7 +91,7 @@ async def test_one_cell_upgrade_keeps_every_tuple_at_the_legacy_sequence_and_run
         await plane.stop()
         await legacy.close()
 
-    again = Plane(config(world, 1))
+    again = Plane(plane_config(world, 1))
     await again.start()
     try:  # a restart reads the cells as usual and migrates nothing again
         assert again.state.index.seqs() == {"c0": 8}
@@ -145,7 +105,7 @@ async def test_one_cell_upgrade_keeps_every_tuple_at_the_legacy_sequence_and_run
 async def test_four_cells_two_replicas_at_once_migrate_once_and_a_sidecar_follows(world: World, tmp_path: Path) -> None:
     legacy = await legacy_layout(world)
     await legacy.close()
-    first, second = Plane(config(world, 4)), Plane(config(world, 4))
+    first, second = Plane(plane_config(world, 4)), Plane(plane_config(world, 4))
     await asyncio.gather(first.start(), second.start())
     sidecar: Sidecar | None = None
     feed: Feed | None = None
@@ -198,7 +158,7 @@ async def test_an_interrupted_migration_completes_without_duplicating(world: Wor
     finally:
         await publisher.close()
 
-    plane = Plane(config(world, 4))
+    plane = Plane(plane_config(world, 4))
     await plane.start()
     try:
         for cell in topo.cell_names(4):
@@ -220,7 +180,7 @@ async def test_legacy_batches_that_do_not_verify_stop_the_plane(world: World, fa
         bad = sign_legacy_batch(world.event_key, ChangeBatch(9, changes(f"{A}/project:p1#owner@user:mallory")))
     at = await legacy.publish_batch(bad)
     await legacy.close()
-    plane = Plane(config(world, 4))
+    plane = Plane(plane_config(world, 4))
     with pytest.raises(LegacyRelationsInvalid) as refused:
         await plane.start()
     try:
@@ -243,7 +203,7 @@ async def test_cells_written_without_the_legacy_state_stop_the_plane(world: Worl
         await publisher.publish(topo.relations_subject("c0"), sign_batch(world.event_key, batch, cell="c0"))
     finally:
         await publisher.close()
-    plane = Plane(config(world, 1))
+    plane = Plane(plane_config(world, 1))
     with pytest.raises(LegacyRelationsConflict, match="c0 holds relations batches but no snapshot"):
         await plane.start()
     await plane.stop()
@@ -262,7 +222,7 @@ async def test_a_sidecar_upgraded_with_pre_cell_state_loads_the_migration_snapsh
         "version": 1, "relations": {"seq": 5, "stream_seq": 6}, "trust_event": None,
         "revocations": {"stream_seq": 0, "events": []}, "bundles": {}}))
 
-    plane = Plane(config(world, 1))
+    plane = Plane(plane_config(world, 1))
     await plane.start()
     feed: Feed | None = None
     try:
@@ -315,7 +275,7 @@ async def test_followers_wait_only_for_messages_their_filter_takes(world: World)
     a follower replaying the cells from the start (a cell's snapshot unusable) is caught up at once,
     and the watchdog does not see it behind (waiting for the stream's last sequence never ended)."""
     legacy = await legacy_layout(world)
-    plane = Plane(config(world, 1))
+    plane = Plane(plane_config(world, 1))
     await plane.start()
     try:
         assert await plane.publisher.stream_last_seq(topo.STREAM_RELATIONS) == 7  # all legacy

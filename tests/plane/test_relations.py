@@ -13,9 +13,9 @@ from tenantguard.relations import ChangeBatch, RelationChange, Relationship
 from tenantguard.relations.index import RelationIndex
 
 from policy_plane.api.relations import expand_rows, list_page
-
-from .conftest import World
-from .process import PlaneProcess, read_stream
+from tests.harness.nats_raw import read_stream
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 

@@ -12,8 +12,10 @@ from tenantguard.feed import topology as topo
 from tenantguard.feed.events import verify_batch
 from tenantguard.relations.reads import TupleMeta
 
-from .conftest import World
-from .process import TENANTGUARD, PlaneProcess, read_stream
+from tests.harness.nats_raw import read_stream
+from tests.harness.paths import TENANTGUARD
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 

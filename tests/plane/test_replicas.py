@@ -12,9 +12,9 @@ from tenantguard.feed.events import verify_batch, verify_snapshot_manifest
 from tenantguard.relations import index_from_snapshot_bytes
 
 from policy_plane.replicamac import BatchSeal
-
-from .conftest import World
-from .process import PlaneProcess, get_object, read_stream
+from tests.harness.nats_raw import get_object, read_stream
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(90)]
 

@@ -16,9 +16,10 @@ from tenantguard.feed import topology as topo
 from tenantguard.feed.events import TRUST_UPDATE, verify_event
 from tenantguard.identity.keys import SigningKey
 
-from .conftest import World
-from .process import PlaneProcess, publish_js, read_stream
-from .test_bundles import bundle_dir, upload
+from tests.harness.nats_raw import publish_js, read_stream
+from tests.harness.plane_bundles import bundle_dir, upload
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(90)]
 

@@ -11,9 +11,10 @@ from tenantguard.bundle import build_bundle
 from tenantguard.feed import topology as topo
 from tenantguard.identity.keys import write_private
 
-from .conftest import World
-from .process import PlaneProcess, publish_js, read_stream
-from .test_bundles import bundle_dir
+from tests.harness.nats_raw import publish_js, read_stream
+from tests.harness.plane_bundles import bundle_dir
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
 

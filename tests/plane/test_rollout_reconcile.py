@@ -36,11 +36,10 @@ from authz_sidecar.runtime import Sidecar
 from policy_plane.config import PlaneConfig
 from policy_plane.runtime import Plane
 from policy_plane.secrets import SecretChecker
-from tests.feed.conftest import FAST, POLICY, eventually
-
-from .conftest import World
-from .process import PlaneProcess
-from .test_bundles import bundle_dir, upload
+from tests.harness.fleet import FAST, POLICY, eventually
+from tests.harness.plane_bundles import bundle_dir, upload
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import World
 
 TENANTGUARD = str(Path(sys.executable).with_name("tenantguard"))
 

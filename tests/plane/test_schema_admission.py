@@ -20,8 +20,11 @@ from tenantguard.feed import topology as topo
 from tenantguard.relations import RelationChange, Relationship
 from tenantguard.schema.admission import TupleNotAllowed
 
-from .conftest import ADMIN_TOKEN, World
-from .process import TENANTGUARD, PlaneProcess, get_object, put_object, read_stream
+from tests.harness.nats_raw import get_object, put_object, read_stream
+from tests.harness.paths import TENANTGUARD
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import ADMIN_TOKEN, World
+
 from .schemabundles import (
     SCHEMA_V1,
     SCHEMA_V2,

@@ -18,9 +18,8 @@ import pytest
 from tenantguard.identity.keys import write_private
 
 from policy_plane.secrets import MAX_SECRETS_PER_FILE, RELOAD_INTERVAL, HashedSecret, SecretChecker
-from tests.console.test_console_http import sign_in
-
-from .conftest import ADMIN_TOKEN, World
+from tests.harness.console import sign_in
+from tests.harness.plane_world import ADMIN_TOKEN, World
 
 OLD, NEW = "old-secret-" + "0" * 20, "new-secret-" + "1" * 20
 

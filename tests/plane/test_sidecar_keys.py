@@ -15,9 +15,8 @@ from tenantguard.identity.keys import SigningKey, TrustedKey, TrustSet
 
 from authz_sidecar.registration import PlaneRegistrar, RegistrationOptions
 from policy_plane.trust import MAX_KEYS_PER_SIDECAR, add_sidecar_key
-
-from .conftest import JOIN_SECRET
-from .process import PlaneProcess
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import JOIN_SECRET
 
 
 def register(current: TrustSet, key: SigningKey, not_after: float | None) -> TrustSet:

@@ -19,9 +19,8 @@ from tenantguard.feed import topology as topo
 from policy_plane.publisher import Publisher
 from policy_plane.runtime import Plane
 from policy_plane.state import PlaneState
-
-from .conftest import World
-from .test_migrate import A, B, C, config, legacy_layout
+from tests.harness.legacy_plane import A, B, C, legacy_layout, plane_config
+from tests.harness.plane_world import World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
 
@@ -46,7 +45,7 @@ async def migrated(world: World) -> None:
     """Seven pre-cell batches carried into four cells by a first replica (which then stops)."""
     legacy = await legacy_layout(world)
     await legacy.close()
-    plane = Plane(config(world, 4))
+    plane = Plane(plane_config(world, 4))
     await plane.start()
     await plane.stop()
 
@@ -89,7 +88,7 @@ async def test_a_missing_snapshot_whose_history_the_stream_lacks_stops_the_start
         await store.delete(topo.snapshot_object(7, "c0"))
     finally:
         await admin.close()
-    plane = Plane(config(world, 4))
+    plane = Plane(plane_config(world, 4))
     with pytest.raises(Unavailable) as refused:
         await plane.start()
     await plane.stop()

@@ -1,5 +1,5 @@
 """The plane over HTTPS: real plane processes started with ``--tls-cert/--tls-key`` (and
-``--tls-client-ca``), a real CA (``tests.tlscerts``), the CLI and a sidecar in subprocesses, the
+``--tls-client-ca``), a real CA (``tests.harness.tlscerts``), the CLI and a sidecar in subprocesses, the
 SDK client in-process. What is refused must be refused before anything is written, and the
 admin token must never show up in what the processes print."""
 
@@ -22,10 +22,11 @@ from tenantguard.relations import RelationChange, Relationship
 from tenantguard.util.httptls import ClientTls
 
 from authz_sidecar.config import SidecarConfig
-from tests.plane.conftest import ADMIN_TOKEN, JOIN_SECRET, World
-from tests.plane.process import TENANTGUARD, PlaneProcess
-from tests.sidecar.process import start_sidecar
-from tests.tlscerts import make_pki
+from tests.harness.paths import TENANTGUARD
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import ADMIN_TOKEN, JOIN_SECRET, World
+from tests.harness.sidecar_process import start_sidecar
+from tests.harness.tlscerts import make_pki
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]
 

@@ -12,8 +12,9 @@ from tenantguard.feed import topology as topo
 from tenantguard.feed.events import REVOCATION, TRUST_UPDATE, verify_event
 from tenantguard.identity.keys import SigningKey, TrustSet
 
-from .conftest import ADMIN_TOKEN, JOIN_SECRET, World
-from .process import PlaneProcess, next_core_message, read_stream
+from tests.harness.nats_raw import next_core_message, read_stream
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import ADMIN_TOKEN, JOIN_SECRET, World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(60)]
 

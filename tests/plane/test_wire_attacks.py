@@ -10,9 +10,8 @@ import time
 import pytest
 from tenantguard.server.serving import LOG_BURST
 
-from tests import rawhttp
-
-from .conftest import ADMIN_TOKEN, World
+from tests.harness import rawhttp
+from tests.harness.plane_world import ADMIN_TOKEN, World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(180)]
 

@@ -17,8 +17,9 @@ import pytest
 from tenantguard.feed import topology as topo
 from tenantguard.feed.events import REVOCATION, verify_batch, verify_event
 
-from .conftest import World
-from .process import PlaneProcess, read_stream
+from tests.harness.nats_raw import read_stream
+from tests.harness.plane_process import PlaneProcess
+from tests.harness.plane_world import World
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(90)]
 

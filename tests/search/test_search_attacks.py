@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.search.test_sidecar_search import SearchWorld, post
-from tests.sidecar.process import SidecarProcess, start_sidecar
+from tests.harness.search_world import SearchWorld, post
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
 
 RESOURCE, SUBJECT, ACTION = "/access/v1/search/resource", "/access/v1/search/subject", "/access/v1/search/action"
 LOOKUP_RESOURCES, LOOKUP_SUBJECTS, FILTER = "/v1/lookup/resources", "/v1/lookup/subjects", "/v1/lookup/filter"

@@ -20,8 +20,9 @@ from tenantguard.bundle import build_bundle
 from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.identity.tokens import mint
 
+from tests.harness.paths import TENANTGUARD
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
 from tests.search.schema_world import POLICY, RELATIONSHIPS, SCHEMA, UNDER_ROOT
-from tests.sidecar.process import TENANTGUARD, SidecarProcess, start_sidecar
 
 
 class SchemaWorld:

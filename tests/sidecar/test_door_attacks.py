@@ -23,13 +23,10 @@ from authz_sidecar.config import SidecarConfig
 from authz_sidecar.envoy_authz import MAX_HEADER_VALUES
 from authz_sidecar.pep import secret_digest
 from authz_sidecar.runtime import Sidecar
-from tests import rawhttp
-
-from .conftest import World
-from .process import SidecarProcess
-from .test_doors import invoice, token
-from .test_envoy_doors import check
-from .test_hot_doors import ask
+from tests.harness import rawhttp
+from tests.harness.sidecar_doors import ask, check, invoice
+from tests.harness.sidecar_process import SidecarProcess
+from tests.harness.sidecar_world import World, token
 
 REMOTE = ("203.0.113.9", 5000)
 LOCAL = ("127.0.0.1", 5000)

@@ -15,10 +15,9 @@ from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from authz_sidecar.grpc_ext_authz import question_for
-
-from .conftest import World
-from .doors import authzen, envoy_request, invoice, native, opa, token
-from .process import SidecarProcess
+from tests.harness.sidecar_doors import authzen, envoy_request, invoice, native, opa
+from tests.harness.sidecar_process import SidecarProcess
+from tests.harness.sidecar_world import World, token
 
 # (name, token kwargs, question, expected allow, expected reason when denied)
 CASES: list[tuple[str, dict[str, Any], dict[str, Any], bool, str | None]] = [

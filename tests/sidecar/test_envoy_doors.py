@@ -14,7 +14,6 @@ from typing import Any
 
 import grpc
 import pytest
-from envoy.config.core.v3 import base_pb2
 from envoy.service.auth.v3 import attribute_context_pb2 as ac
 from envoy.service.auth.v3 import external_auth_pb2 as pb
 from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
@@ -22,11 +21,9 @@ from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 from authz_sidecar.app import SidecarApp
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.runtime import Sidecar
-
-from .conftest import World
-from .process import SidecarProcess
-from .test_doors import token
-from .test_hot_doors import ask
+from tests.harness.sidecar_doors import ask, check
+from tests.harness.sidecar_process import SidecarProcess
+from tests.harness.sidecar_world import World, token
 
 # (target, expected HTTP status, expected rule or reason)
 ATTACKS: list[tuple[str, int, str]] = [
@@ -65,17 +62,6 @@ def _why(body: dict[str, Any]) -> str:
 
 
 # ------------------------------------------------------------------------------- gRPC door
-
-
-def check(stub: Any, path: str, headers: dict[str, str] | None = None, *,
-          raw_headers: list[tuple[str, bytes]] | None = None, method: str = "GET") -> pb.CheckResponse:
-    http = ac.AttributeContext.HttpRequest(method=method, path=path, host="billing.internal", headers=headers or {},
-                                           protocol="HTTP/1.1", scheme="http")
-    for key, value in raw_headers or ():
-        http.header_map.headers.append(base_pb2.HeaderValue(key=key, raw_value=value))
-    request = pb.CheckRequest(attributes=ac.AttributeContext(request=ac.AttributeContext.Request(http=http)))
-    response: pb.CheckResponse = stub.Check(request, timeout=5)
-    return response
 
 
 @pytest.fixture(scope="module")

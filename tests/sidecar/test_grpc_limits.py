@@ -1,7 +1,7 @@
 """The sidecar's gRPC door bounds what one connection may hold: streams at once, time without
 calls, age (``--grpc-max-streams``, ``--grpc-max-connection-idle``, ``--grpc-max-connection-age``).
 Before, a connection and its streams lived until the client ended them. A real sidecar process;
-raw HTTP/2 frames where grpcio would hide what the server did (tests/rawh2.py), grpcio where a
+raw HTTP/2 frames where grpcio would hide what the server did (tests/harness/rawh2.py), grpcio where a
 real client's behaviour is the point (it reconnects after a GOAWAY)."""
 
 from __future__ import annotations
@@ -19,11 +19,10 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from tenantguard.errors import ConfigError
 from tenantguard.server.serving import GrpcLimits
 
-from tests import rawh2
-
-from .conftest import World
-from .process import SidecarProcess, start_sidecar
-from .test_envoy_doors import check
+from tests.harness import rawh2
+from tests.harness.sidecar_doors import check
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_world import World
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -14,8 +14,7 @@ from tenantguard.relations import RelationIndex
 
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.runtime import Sidecar
-
-from .conftest import World
+from tests.harness.sidecar_world import World
 
 TENANTS = 500
 

@@ -8,7 +8,6 @@ input, missing tokens and unexpected failures.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -21,12 +20,9 @@ from authz_sidecar.app import SidecarApp
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.http.wire import Reply
 from authz_sidecar.runtime import Sidecar
-
-from .conftest import World
-from .process import SidecarProcess
-from .test_doors import invoice, token
-
-LOOPBACK = ("127.0.0.1", 40000)
+from tests.harness.sidecar_doors import ask, invoice
+from tests.harness.sidecar_process import SidecarProcess
+from tests.harness.sidecar_world import World, token
 
 
 @pytest.fixture(scope="module")
@@ -37,16 +33,6 @@ def app(world: World) -> Iterator[SidecarApp]:
     config = SidecarConfig(service="billing", bundle_file=world.bundle_file, bundle_keys=(world.plane_pub,),
                            trust_file=world.trust_file, relations_file=world.relations_file)
     yield SidecarApp(Sidecar.from_config(config), extra_doors={"/test/broken": broken})
-
-
-def ask(app: Any, path: str, body: bytes, headers: dict[str, str], method: str = "POST",
-        client: tuple[str, int] = LOOPBACK) -> httpx.Response:
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=app, client=client)
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-            return await http.request(method, path, content=body, headers=headers)
-
-    return asyncio.run(go())
 
 
 def comparable(response: httpx.Response) -> tuple[int, Any, dict[str, str]]:

@@ -21,10 +21,9 @@ from opa_client.opa import OpaClient
 from tenantguard.util.jsonlimits import MAX_DEPTH
 
 from authz_sidecar.grpc_ext_authz import question_for
-
-from .conftest import World
-from .process import SidecarProcess
-from .test_doors import envoy_request, invoice, token
+from tests.harness.sidecar_doors import envoy_request, invoice
+from tests.harness.sidecar_process import SidecarProcess
+from tests.harness.sidecar_world import World, token
 
 JSON = {"content-type": "application/json"}
 BODY_DOORS = ["/v1/check", "/access/v1/evaluation", "/access/v1/evaluations", "/v1/data/tenantguard/decision"]

@@ -15,8 +15,7 @@ from tenantguard.identity.tokens import mint
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.registration import PlaneRegistrar
 from authz_sidecar.runtime import Sidecar
-
-from .conftest import World
+from tests.harness.sidecar_world import World
 
 
 def exchanged_kid(sidecar: Sidecar, world: World) -> str:
@@ -29,19 +28,19 @@ def test_a_revoked_exchange_key_is_replaced_persisted_trusted_and_registered(wor
     config = SidecarConfig(service="orders", bundle_file=world.bundle_file, bundle_keys=(world.plane_pub,),
                            trust_file=world.trust_file, state_dir=tmp_path / "state")
     sidecar = Sidecar.from_config(config)
-    registrar = sidecar.registrar = PlaneRegistrar("http://127.0.0.1:9", "join-" + "s" * 16)
-    old = sidecar.own_key.kid
+    registrar = sidecar.exchange_keys.registrar = PlaneRegistrar("http://127.0.0.1:9", "join-" + "s" * 16)
+    old = sidecar.exchange_keys.own_key.kid
     assert exchanged_kid(sidecar, world) == old
-    assert sidecar.rotate_exchange_key_if_revoked() is False  # nothing revoked: nothing happens
+    assert sidecar.exchange_keys.rotate_if_revoked() is False  # nothing revoked: nothing happens
 
     sidecar.revocations.revoke_kid(old)
-    assert sidecar.rotate_exchange_key_if_revoked() is True
-    new = sidecar.own_key.kid
+    assert sidecar.exchange_keys.rotate_if_revoked() is True
+    new = sidecar.exchange_keys.own_key.kid
     assert new != old and exchanged_kid(sidecar, world) == new
     assert old not in sidecar.trust and new in sidecar.trust
     key_file = tmp_path / "state" / "exchange" / "signing-key.pem"
     assert SigningKey.load(key_file).kid == new and stat.S_IMODE(key_file.stat().st_mode) == 0o600
     assert registrar.kid == new and registrar.state == "pending"
     assert json.loads(json.dumps(sidecar.exchange.jwks()))["keys"][0]["kid"] == new
-    assert sidecar.rotate_exchange_key_if_revoked() is False  # the new key is not revoked
-    assert Sidecar.from_config(config).own_key.kid == new  # a restart keeps the replacement
+    assert sidecar.exchange_keys.rotate_if_revoked() is False  # the new key is not revoked
+    assert Sidecar.from_config(config).exchange_keys.own_key.kid == new  # a restart keeps the replacement

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from .conftest import World
-from .process import SidecarProcess, start_sidecar
-from .test_doors import invoice, token
+from tests.harness.sidecar_doors import invoice
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_world import World, token
 
 
 @pytest.fixture(scope="module")

@@ -33,9 +33,10 @@ from opa_client.errors import (
     RegoParseError,
 )
 
-from .conftest import REPO, World
-from .process import SidecarProcess, start_sidecar
-from .test_doors import invoice, token
+from tests.harness.paths import REPO
+from tests.harness.sidecar_doors import invoice
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_world import World, token
 
 DECISION_REGO = (REPO / "bundles" / "tenantguard" / "decision.rego").read_text()
 OWNED = 'path tenantguard is owned by bundle "tenantguard"'

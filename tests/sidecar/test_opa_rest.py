@@ -17,9 +17,9 @@ import httpx
 import pytest
 from opa_client import OpaClient
 
-from .conftest import World
-from .process import SidecarProcess, start_sidecar
-from .test_doors import invoice, token
+from tests.harness.sidecar_doors import invoice
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_world import World, token
 
 GZIP = {"content-type": "application/json", "content-encoding": "gzip"}
 

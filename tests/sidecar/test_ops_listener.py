@@ -18,10 +18,9 @@ from tenantguard.errors import ConfigError
 from authz_sidecar.app import create_ops_app
 from authz_sidecar.config import SidecarConfig
 from authz_sidecar.runtime import Sidecar
-
-from .conftest import World
-from .process import SidecarProcess, start_sidecar
-from .test_doors import invoice, token
+from tests.harness.sidecar_doors import invoice
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_world import World, token
 
 REMOTE = ("203.0.113.9", 5000)  # not loopback: what the kubelet or a scraper looks like
 

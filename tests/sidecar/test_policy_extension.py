@@ -19,9 +19,10 @@ import pytest
 from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 from tenantguard.bundle import build_bundle
 
-from .conftest import REPO, World
-from .process import SidecarProcess, start_sidecar
-from .test_doors import authzen, envoy_request, invoice, native, opa, token
+from tests.harness.paths import REPO
+from tests.harness.sidecar_doors import authzen, envoy_request, invoice, native, opa
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_world import World, token
 
 FROZEN = """package tenantguard
 

@@ -18,8 +18,9 @@ import grpc
 import httpx
 import pytest
 
-from .conftest import World
-from .process import TENANTGUARD, SidecarProcess, start_sidecar
+from tests.harness.paths import TENANTGUARD
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_world import World
 
 pytestmark = pytest.mark.timeout(120)
 

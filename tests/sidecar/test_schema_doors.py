@@ -23,9 +23,10 @@ import pytest
 from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 from tenantguard.bundle import build_bundle
 
-from .conftest import RELATIONSHIPS, REPO, World
-from .doors import authzen, envoy_request, invoice, native, opa, token
-from .process import SidecarProcess, start_sidecar
+from tests.harness.paths import REPO
+from tests.harness.sidecar_doors import authzen, envoy_request, invoice, native, opa
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_world import RELATIONSHIPS, World, token
 
 SCHEMA = """\
 model

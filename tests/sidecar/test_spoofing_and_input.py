@@ -9,9 +9,9 @@ import httpx
 import pytest
 from tenantguard.identity.tokens import mint
 
-from .conftest import RELATIONSHIPS, World
-from .process import SidecarProcess, start_sidecar
-from .test_doors import envoy_request, invoice, token
+from tests.harness.sidecar_doors import envoy_request, invoice
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_world import RELATIONSHIPS, World, token
 
 
 def bearer(tok: str) -> dict[str, str]:

@@ -23,12 +23,10 @@ import pytest
 from envoy.service.auth.v3 import external_auth_pb2_grpc as pb_grpc
 from tenantguard.server.serving import LOG_BURST
 
-from tests import rawhttp
-
-from .conftest import World
-from .process import SidecarProcess, start_sidecar
-from .test_doors import invoice, token
-from .test_envoy_doors import check
+from tests.harness import rawhttp
+from tests.harness.sidecar_doors import check, invoice
+from tests.harness.sidecar_process import SidecarProcess, start_sidecar
+from tests.harness.sidecar_world import World, token
 
 READ_TIMEOUT = 1  # seconds: the smallest --http-read-timeout, so the deadline tests are short
 WAIT = 30  # a bound on every read below, far above the deadline (never a timing assertion)

@@ -20,7 +20,7 @@ from tenantguard.identity.keys import SigningKey, TrustedKey, TrustSet
 from tenantguard.identity.revocations import RevocationList
 from tenantguard.identity.tokens import TokenVerifier, VerifyOptions, is_jti, is_tenant_name, mint
 
-from .attacks import b64, signed_text
+from tests.harness.forged_tokens import b64, signed_text
 
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 

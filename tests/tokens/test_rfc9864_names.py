@@ -15,7 +15,7 @@ from tenantguard import errors
 from tenantguard.identity.keys import SigningKey, TrustedKey, TrustSet, public_jwk
 from tenantguard.identity.tokens import TokenVerifier, VerifyOptions, mint
 
-from .attacks import segment, signed_text, split
+from tests.harness.forged_tokens import segment, signed_text, split
 
 
 def _renamed(token: str, key: SigningKey, alg: str) -> str:

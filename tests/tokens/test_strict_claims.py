@@ -16,7 +16,7 @@ from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.identity.revocations import RevocationList
 from tenantguard.identity.tokens import MAX_TIMESTAMP, TokenVerifier, VerifyOptions, decode_unverified, read_header
 
-from .attacks import b64, signed_text
+from tests.harness.forged_tokens import b64, signed_text
 
 
 def header(key: SigningKey, tail: str = "") -> str:

@@ -10,7 +10,7 @@ from tenantguard import errors
 from tenantguard.identity.keys import SigningKey, TrustSet
 from tenantguard.identity.tokens import MAX_TOKEN_BYTES, TokenVerifier, VerifyOptions, mint
 
-from .attacks import hmac_signed, segment, split, with_payload
+from tests.harness.forged_tokens import hmac_signed, segment, split, with_payload
 
 
 def now() -> float:

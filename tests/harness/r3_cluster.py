@@ -3,7 +3,8 @@
 Everything is a real process started through the CLI (``tenantguard plane init``, ``plane
 serve --nats a,b,c --stream-replicas 3``, ``bundle publish``, ``sidecar serve --nats a,b,c``),
 tracked and signalled by PID; output goes to log files under the deployment's root.
-Used by the replica tests and by the chaos run (``python -m tests.cluster.chaos``).
+Used by the replica tests and by the chaos run (``python -m tests.cluster.chaos``);
+:mod:`tests.harness.cluster` runs the same processes on a single nats-server.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import time
 import uuid
 from collections.abc import Iterable
@@ -30,7 +32,10 @@ from tenantguard.identity.keys import SigningKey, TrustSet, load_public_key_file
 from tenantguard.identity.tokens import mint
 from tenantguard.relations import ChangeBatch
 
-from tests.e2e.cluster import TENANTGUARD, Proc, _rel, eventually, launch
+from .cluster import rel
+from .launch import Proc, launch, pid_alive, signal_proc
+from .paths import BUNDLE_DIR, TENANTGUARD
+from .waiting import eventually
 
 SERVICES = ("orders", "billing", "reports")
 PLANE_CLIENT = "tenantguard-plane/"  # + replica id: the plane's NATS client name
@@ -40,19 +45,6 @@ START_TIMEOUT = 180.0
 # lame-duck mode at nats-server's shortest (30 s, not its default 2 minutes): a node asked to
 # leave (``--signal ldm``) closes its clients between 1 and 30 s after, then exits
 LAME_DUCK = {"lame_duck_grace_period": 1.0, "lame_duck_duration": 30.0}
-
-
-def signal_proc(proc: Proc, sig: signal.Signals) -> None:
-    """Deliver ``sig`` to one process we started, by its PID."""
-    if proc.alive():
-        os.kill(proc.pid, sig)
-
-
-def kill_proc(proc: Proc) -> None:
-    signal_proc(proc, signal.SIGCONT)  # a stopped process must run to die cleanly in wait()
-    if proc.alive():
-        proc.popen.kill()
-    proc.popen.wait(timeout=10)
 
 
 @dataclass
@@ -94,8 +86,6 @@ class Deployment:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> Deployment:
-        import subprocess
-
         self.nats.start()
         args = [TENANTGUARD, "plane", "init", str(self.keys)]
         for service in self.services:
@@ -106,7 +96,7 @@ class Deployment:
             self.planes += list(pool.map(self._launch_plane, range(1, self.planes_wanted)))
         self.nats.wait_healthy(streams=[topo.STREAM_RELATIONS, topo.STREAM_REVOCATIONS])
         self._admin("POST", "/v1/trust/issuers", json={"jwk": {**self.edge.public_jwk(), "iss": "edge"}})
-        done = subprocess.run([TENANTGUARD, "bundle", "publish", str(_bundle_dir()), "--plane", self.planes[0].url,
+        done = subprocess.run([TENANTGUARD, "bundle", "publish", str(BUNDLE_DIR), "--plane", self.planes[0].url,
                                "--token-file", str(self.keys / "admin.token")],
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr[-3000:]
@@ -128,7 +118,7 @@ class Deployment:
                     os.kill(proc.pid, signal.SIGKILL)
         pids = [p.pid for p in self.started] + [self.nats.pid(i) or 0 for i in range(self.nodes)]
         self.nats.close()
-        return [pid for pid in pids if pid and _alive(pid)]
+        return [pid for pid in pids if pid and pid_alive(pid)]
 
     def __enter__(self) -> Deployment:
         try:
@@ -194,7 +184,7 @@ class Deployment:
         """POST /v1/relations (one batch of writes) with an Idempotency-Key; the raw response."""
         headers = {"Authorization": f"Bearer {self.admin_token}", "Idempotency-Key": key or uuid.uuid4().hex}
         return httpx.post(f"{self.planes[plane].url}/v1/relations", headers=headers, timeout=timeout,
-                          json={"changes": [{"op": "write", "rel": _rel(t)} for t in tuples]})
+                          json={"changes": [{"op": "write", "rel": rel(t)} for t in tuples]})
 
     def revoke(self, plane: int, key: str, **revocation: Any) -> httpx.Response:
         headers = {"Authorization": f"Bearer {self.admin_token}", "Idempotency-Key": key}
@@ -285,12 +275,6 @@ class Deployment:
                 time.sleep(0.5)
 
 
-def _bundle_dir() -> Path:
-    from tests.e2e.cluster import BUNDLE_DIR
-
-    return BUNDLE_DIR
-
-
 async def _read_batches(urls: str, trust: TrustSet) -> list[tuple[int, ChangeBatch]]:
     async def quiet(_exc: Exception) -> None:
         pass
@@ -309,11 +293,3 @@ async def _read_batches(urls: str, trust: TrustSet) -> list[tuple[int, ChangeBat
         return out
     finally:
         await nc.close()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True

@@ -1,4 +1,5 @@
-"""Load for fault tests: writers with Idempotency-Keys that retry refusals, and sidecar checkers.
+"""Load for fault tests on :mod:`tests.harness.r3_cluster`: writers with Idempotency-Keys that
+retry refusals, sidecar checkers, and the verdicts on what they saw.
 
 A *logical write* is one unique tuple, written with one Idempotency-Key until it is
 acknowledged (200). A refusal (409/503 with ``Retry-After``) or a lost answer (timeout,
@@ -19,7 +20,9 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from .harness import Deployment
+from .cluster import rel
+from .r3_cluster import Deployment
+from .waiting import eventually
 
 RETRY_DEADLINE = 90.0  # one logical write gives up after this long (a hang bound, never expected)
 
@@ -114,9 +117,7 @@ class WriteLoad:
             client.close()
 
     def _write(self, client: httpx.Client, t: int, write: LogicalWrite, rng: random.Random) -> None:
-        from tests.e2e.cluster import _rel
-
-        body = {"changes": [{"op": "write", "rel": _rel(write.tuple_)}]}
+        body = {"changes": [{"op": "write", "rel": rel(write.tuple_)}]}
         deadline = time.monotonic() + RETRY_DEADLINE
         for attempt in range(10_000):
             plane = self.planes[(t + attempt) % len(self.planes)]
@@ -228,3 +229,53 @@ class Checker:
             elif globex is True and self.globex_denied_at is not None:
                 self.globex_allowed_after_deny.append(now)
             time.sleep(0.02)
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def stream_is_exact(dep: Deployment, load: WriteLoad) -> dict[str, int]:
+    """Every acknowledged write is in the stream exactly once, at the sequence it was answered
+    with; the stream's batches are gap-free; a write never acknowledged is there at most once."""
+    batches = dep.stored_batches()
+    seqs = [b.seq for _, b in batches]
+    assert seqs == list(range(1, len(seqs) + 1)), "relations batches are not gap-free"
+    where: dict[str, list[int]] = {}
+    for _, batch in batches:
+        for change in batch.changes:
+            where.setdefault(_text(change.rel), []).append(batch.seq)
+    unacked = 0
+    for write in load.writes:
+        found = where.get(write.tuple_, [])
+        if write.token is None:
+            unacked += 1
+            assert len(found) <= 1, f"{write.tuple_} applied {len(found)} times"
+        else:
+            assert found == [write.token], f"{write.tuple_} answered {write.token}, stored at {found}"
+    return {"batches": len(seqs), "unacked": unacked}
+
+
+def _text(r: object) -> str:
+    return f"{r.tenant}/{r.object}#{r.relation}@{r.subject}"  # type: ignore[attr-defined]
+
+
+def converge(dep: Deployment) -> float:
+    """Seconds until every plane and sidecar holds the same relations (bounded)."""
+    start = time.monotonic()
+    eventually(dep.converged, "planes and sidecars hold the same relations", timeout=90)
+    return time.monotonic() - start
+
+
+def no_error_surfaced(dep: Deployment, load: WriteLoad, checkers: list[Checker],
+                      started: float) -> tuple[dict[str, int], float, int]:
+    """Assert no write attempt was answered anything but 200, no check failed and the stream holds
+    each acknowledged write once; then (stream counts, seconds to converge, publishes sent again)."""
+    attempts = [a for w in load.writes for a in w.attempts]
+    refused = [(round(a.start - started, 2), a.status, a.error, a.message[:100]) for a in attempts if a.status != 200]
+    assert refused == [], refused
+    for checker in checkers:
+        assert checker.failures == [] and checker.alice_denied == [], (checker.service, checker.failures[:3])
+    counts = stream_is_exact(dep, load)
+    convergence = converge(dep)
+    republished = sum(dep.plane_status(i)["republished"] for i in range(len(dep.planes)))
+    return counts, convergence, republished

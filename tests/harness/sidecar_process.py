@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
+import threading
 from dataclasses import dataclass
-from pathlib import Path
 
 from tenantguard.dev.procwatch import wait_for_announcement
 
-TENANTGUARD = str(Path(sys.executable).with_name("tenantguard"))
+from .paths import TENANTGUARD
 
 
 @dataclass
@@ -47,3 +46,10 @@ def start_sidecar(args: list[str], *, timeout: float = 60.0) -> SidecarProcess:
     proc.kill()
     _, err = proc.communicate(timeout=5)
     raise RuntimeError(f"sidecar did not start (exit {proc.returncode}):\n{err[-3000:]}")
+
+
+def drain(proc: SidecarProcess) -> None:
+    """Keep reading the sidecar's stderr so its log can never fill the pipe and block it."""
+    stream = proc.proc.stderr
+    if stream is not None:
+        threading.Thread(target=lambda: [None for _ in stream], daemon=True).start()

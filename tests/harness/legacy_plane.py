@@ -6,6 +6,9 @@ snapshot manifests on ``tg.snapshots.relations`` signed as ``relations.snapshot`
 payload ``{"count", "size", "sha256"}`` (no cell) and an unsigned ``Tg-Stream-Seq`` header;
 snapshot bytes as object ``relations/<seq>`` in ``tg-snapshots``. Its streams were those of
 today's ``stream_configs`` with those two subjects.
+
+:func:`legacy_layout` writes a standard history of that plane (three tenants in three of four
+cells) for the upgrade tests to carry into cells.
 """
 
 from __future__ import annotations
@@ -26,8 +29,12 @@ from tenantguard.relations import (
     snapshot_digest,
 )
 
+from policy_plane.config import PlaneConfig
 from policy_plane.migrate import LEGACY_RELATIONS_SUBJECT, LEGACY_SNAPSHOT_SUBJECT, legacy_snapshot_object
 from policy_plane.publisher import STREAM_SEQ_HINT, stream_configs
+from policy_plane.secrets import SecretChecker
+
+from .plane_world import World
 
 
 def sign_legacy_batch(key: SigningKey, batch: ChangeBatch) -> bytes:
@@ -87,3 +94,44 @@ class LegacyPlane:
                               sign_legacy_manifest(self.key, data, self.index.applied_seq, self.index.count()),
                               headers={STREAM_SEQ_HINT: str(hint)})
         return self.index.applied_seq
+
+
+# --------------------------------------------------------------------------- a layout to upgrade
+
+
+def tenants(cells: int, wanted: tuple[str, ...]) -> dict[str, str]:
+    """One tenant name per wanted cell of a ``cells``-cell system: cell -> tenant."""
+    out: dict[str, str] = {}
+    for i in range(500):
+        cell = topo.cell_of(f"t{i}", cells)
+        if cell in wanted and cell not in out:
+            out[cell] = f"t{i}"
+    assert set(out) == set(wanted)
+    return out
+
+
+# with 4 cells: three tenants in c0, c1, c2 and none in c3 (an empty cell gets its snapshot too)
+T4 = tenants(4, ("c0", "c1", "c2"))
+A, B, C = T4["c0"], T4["c1"], T4["c2"]
+
+
+async def legacy_layout(world: World) -> LegacyPlane:
+    """Seven batches of the old plane with a snapshot at 4 (so snapshot + later batches are both read)."""
+    legacy = await LegacyPlane.connect(world.nats.url, world.event_key)
+    await legacy.create_topology()
+    await legacy.write(f"{A}/project:p1#member@user:alice", f"{A}/project:p2#member@user:alice")
+    await legacy.write(f"{B}/project:p1#member@user:bob")
+    await legacy.write(f"{C}/project:p1#member@group:eng#member", f"{C}/group:eng#member@user:carol")
+    await legacy.write(f"{A}/project:p2#member@user:alice", op="delete")
+    await legacy.snapshot()
+    await legacy.write(f"{B}/project:p3#member@user:bob")
+    await legacy.write(f"{A}/project:p4#member@user:dave")
+    await legacy.write(f"{C}/project:p5#member@user:carol")
+    assert legacy.index.applied_seq == 7
+    return legacy
+
+
+def plane_config(world: World, cells: int) -> PlaneConfig:
+    """An upgraded plane's settings on ``world`` with ``cells`` cells (run in process)."""
+    return PlaneConfig(nats_url=world.nats.url, event_key=world.event_key, bundle_key=world.bundle_key,
+                       admin=SecretChecker.from_file(world.token_file), port=0, cells=cells, heartbeat_seconds=0.5)

@@ -1,24 +1,21 @@
-"""Clients for every door of a running sidecar, shared by the door tests (real clients only:
-httpx for the native and AuthZEN doors, opa-python-client for the OPA Data API, Envoy-shaped
-CheckRequests for ext_authz)."""
+"""Clients for every door of a sidecar, shared by the door tests (real clients only: httpx for the
+native and AuthZEN doors, opa-python-client for the OPA Data API, Envoy-shaped CheckRequests for
+ext_authz over gRPC, and an in-process ASGI client for the served app)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
+from envoy.config.core.v3 import base_pb2
 from envoy.service.auth.v3 import attribute_context_pb2 as ac
 from envoy.service.auth.v3 import external_auth_pb2 as pb
 from opa_client.opa import OpaClient
-from tenantguard.identity.tokens import mint
 
-from .conftest import World
-from .process import SidecarProcess
+from .sidecar_process import SidecarProcess
 
-
-def token(world: World, sub: str = "alice", tenant: str = "acme", roles: tuple[str, ...] = ("editor",),
-          aud: str = "billing", **kw: Any) -> str:
-    return mint(world.edge, issuer="edge", sub=sub, tenant_id=tenant, audience=aud, roles=list(roles), **kw)
+LOOPBACK = ("127.0.0.1", 40000)
 
 
 def invoice(tenant: str, project: str = "p1", action: str = "invoices:read") -> dict[str, Any]:
@@ -59,3 +56,27 @@ def envoy_request(method: str, path: str, headers: dict[str, str]) -> pb.CheckRe
     http = ac.AttributeContext.HttpRequest(method=method, path=path, host="billing.internal", headers=headers,
                                            protocol="HTTP/1.1", scheme="http")
     return pb.CheckRequest(attributes=ac.AttributeContext(request=ac.AttributeContext.Request(http=http)))
+
+
+def check(stub: Any, path: str, headers: dict[str, str] | None = None, *,
+          raw_headers: list[tuple[str, bytes]] | None = None, method: str = "GET") -> pb.CheckResponse:
+    """One Envoy ``Authorization/Check`` through ``stub``: the headers map, or ``raw_headers`` as
+    Envoy's ``header_map`` (``encode_raw_headers``)."""
+    http = ac.AttributeContext.HttpRequest(method=method, path=path, host="billing.internal", headers=headers or {},
+                                           protocol="HTTP/1.1", scheme="http")
+    for key, value in raw_headers or ():
+        http.header_map.headers.append(base_pb2.HeaderValue(key=key, raw_value=value))
+    request = pb.CheckRequest(attributes=ac.AttributeContext(request=ac.AttributeContext.Request(http=http)))
+    response: pb.CheckResponse = stub.Check(request, timeout=5)
+    return response
+
+
+def ask(app: Any, path: str, body: bytes, headers: dict[str, str], method: str = "POST",
+        client: tuple[str, int] = LOOPBACK) -> httpx.Response:
+    """One request to an ASGI app in process (the served ``SidecarApp`` or its FastAPI app)."""
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app, client=client)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            return await http.request(method, path, content=body, headers=headers)
+
+    return asyncio.run(go())

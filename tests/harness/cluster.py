@@ -1,126 +1,41 @@
-"""A whole tenantguard deployment of real processes: nats-server, the plane, sidecars.
+"""A whole tenantguard deployment of real processes on one nats-server: the plane, sidecars.
 
 Everything is started through the CLI exactly as an operator would: ``tenantguard plane
 init`` for keys and secrets, ``tenantguard plane serve``, ``tenantguard bundle publish``,
 ``tenantguard sidecar serve --nats ... --plane-key ... --plane-url ... --join-secret-file``.
 Process output goes to log files under the cluster's directory (no pipe can fill up and
 block a process); every process is tracked by PID and killed by PID when the cluster closes.
+
+:mod:`tests.harness.r3_cluster` runs the same processes on a 3-node JetStream cluster with
+plane replicas, for the replica and fault tests; this one is for everything a single
+server shows (distribution, rollouts, faults of one process, decision records).
 """
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import os
 import signal
 import subprocess
-import sys
 import tarfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
-import nats
 from prometheus_client.parser import text_string_to_metric_families
 from tenantguard.dev.natsserver import NatsServer
 from tenantguard.identity.keys import SigningKey
 from tenantguard.identity.tokens import mint
 
-REPO = Path(__file__).resolve().parents[2]
-BUNDLE_DIR = REPO / "bundles" / "tenantguard"
-TENANTGUARD = str(Path(sys.executable).with_name("tenantguard"))
+from .launch import Proc, launch
+from .paths import BUNDLE_DIR, TENANTGUARD
+
 SERVICES = ("orders", "billing", "reports")
 GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
 JWT = "urn:ietf:params:oauth:token-type:jwt"
-DEADLINE = 20.0
-
-T = TypeVar("T")
-
-
-def eventually(probe: Callable[[], T | None], what: str, timeout: float = DEADLINE) -> T:
-    """Poll ``probe`` until it returns something truthy (returned); fail with ``what`` at the deadline.
-
-    The deadline only bounds a hang: no assertion depends on how fast anything happened.
-    """
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while True:
-        try:
-            last = probe()
-        except (httpx.HTTPError, OSError) as exc:  # a process restarting: try again
-            last = exc
-        if last:
-            return last  # type: ignore[return-value]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for: {what} (last: {last!r:.300})")
-        time.sleep(0.05)
-
-
-@dataclass
-class Proc:
-    """One CLI process whose stdout/stderr go to files; ``listening`` is its announced address."""
-
-    name: str
-    popen: subprocess.Popen[bytes]
-    log: Path
-    http: str = ""
-    grpc: str | None = None
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.http}"
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """SIGTERM (graceful: the sidecar persists its state), SIGKILL if it does not exit in time."""
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGTERM)
-            try:
-                self.popen.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait(timeout=5)
-
-    def log_tail(self, size: int = 3000) -> str:
-        try:
-            return self.log.read_text(errors="replace")[-size:]
-        except OSError:
-            return ""
-
-
-def launch(name: str, args: list[str], logs: Path, *, timeout: float = 60.0) -> Proc:
-    """Run ``tenantguard ARGS`` and wait for its ``{"event": "listening"}`` line on stdout."""
-    logs.mkdir(parents=True, exist_ok=True)
-    out, err = logs / f"{name}.out", logs / f"{name}.log"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    with out.open("wb") as stdout, err.open("ab") as stderr:
-        popen = subprocess.Popen([TENANTGUARD, *args], stdout=stdout, stderr=stderr, env=env)
-    proc = Proc(name, popen, err)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for line in out.read_text(errors="replace").splitlines():
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(event, dict) and event.get("event") == "listening":
-                proc.http, proc.grpc = event["http"], event.get("grpc")
-                return proc
-        if popen.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.stop(timeout=2)
-    raise RuntimeError(f"{name} did not start (exit {popen.returncode}):\n{proc.log_tail()}")
 
 
 def metric(text: str, name: str, **labels: str) -> float:
@@ -234,7 +149,7 @@ class Cluster:
 
     def write(self, *tuples: str, op: str = "write") -> int:
         """Write tuples (``tenant/object#relation@subject``) as one batch; the consistency token."""
-        changes = [{"op": op, "rel": _rel(t)} for t in tuples]
+        changes = [{"op": op, "rel": rel(t)} for t in tuples]
         with self.plane_http() as client:
             r = client.post("/v1/relations", json={"changes": changes})
         assert r.status_code == 200, r.text
@@ -242,7 +157,7 @@ class Cluster:
 
     def try_write(self, *tuples: str) -> httpx.Response:
         with self.plane_http(timeout=30) as client:
-            return client.post("/v1/relations", json={"changes": [{"op": "write", "rel": _rel(t)} for t in tuples]})
+            return client.post("/v1/relations", json={"changes": [{"op": "write", "rel": rel(t)} for t in tuples]})
 
     def plane_digest(self) -> dict[str, Any]:
         with self.plane_http() as client:
@@ -357,55 +272,9 @@ def tamper(archive: bytes, name: str, old: bytes, new: bytes) -> bytes:
     return out.getvalue()
 
 
-def _rel(text: str) -> dict[str, str]:
+def rel(text: str) -> dict[str, str]:
+    """The wire form of a tuple written ``tenant/object#relation@subject``."""
     tenant, _, rest = text.partition("/")
     obj_rel, _, subject = rest.partition("@")
     obj, _, relation = obj_rel.partition("#")
     return {"tenant": tenant, "object": obj, "relation": relation, "subject": subject}
-
-
-# --------------------------------------------------------------------------- straight into NATS
-
-
-async def _publish_js(url: str, subject: str, data: bytes, stream: str) -> int:
-    nc = await nats.connect(url, connect_timeout=2, allow_reconnect=False, error_cb=_quiet)
-    try:
-        ack = await nc.jetstream(timeout=5).publish(subject, data, stream=stream)
-        return int(ack.seq)
-    finally:
-        await nc.close()
-
-
-async def _put_object(url: str, bucket: str, name: str, data: bytes) -> None:
-    nc = await nats.connect(url, connect_timeout=2, allow_reconnect=False, error_cb=_quiet)
-    try:
-        store = await nc.jetstream(timeout=5).object_store(bucket)
-        await store.put(name, data)
-    finally:
-        await nc.close()
-
-
-async def _get_object(url: str, bucket: str, name: str) -> bytes:
-    nc = await nats.connect(url, connect_timeout=2, allow_reconnect=False, error_cb=_quiet)
-    try:
-        store = await nc.jetstream(timeout=5).object_store(bucket)
-        return bytes((await store.get(name)).data or b"")
-    finally:
-        await nc.close()
-
-
-async def _quiet(_exc: Exception) -> None:
-    pass
-
-
-def publish_js(url: str, subject: str, data: bytes, stream: str) -> int:
-    """Publish raw bytes into a JetStream stream, as anyone with NATS access could."""
-    return asyncio.run(asyncio.wait_for(_publish_js(url, subject, data, stream), 30))
-
-
-def put_object(url: str, bucket: str, name: str, data: bytes) -> None:
-    asyncio.run(asyncio.wait_for(_put_object(url, bucket, name, data), 30))
-
-
-def get_object(url: str, bucket: str, name: str) -> bytes:
-    return asyncio.run(asyncio.wait_for(_get_object(url, bucket, name), 30))
