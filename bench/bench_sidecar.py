@@ -165,25 +165,32 @@ def assert_envoy_allowed(target: str, question: pb.CheckRequest) -> None:
 
 
 def in_process(world: World, token: str, n: int, *, distinct: bool) -> Row:
-    """``authenticate`` + ``decide`` in a loop: the same question (memo hits after the
-    first) or a different resource id every time (memo on, every lookup a miss)."""
+    """``authenticate`` + ``decide`` in a loop: the same question (memo hits after the first),
+    or every time another member of project p1 with a token of their own (memo on, every
+    lookup a miss: the verdict memo keys on what the policy reads, so a question differing
+    only in a member it never reads, such as the resource id, is rightly a hit)."""
     from authz_sidecar.config import SidecarConfig
     from authz_sidecar.runtime import Sidecar
 
+    warmup = 500
+    total = n + warmup + 1
+    relations_file = world.relations_file
+    headers = [f"Bearer {token}"] * total
+    if distinct:
+        relations_file = world.relations_file.with_name("relations-distinct.json")
+        wire = json.loads(world.relations_file.read_text())
+        wire["relationships"] += [f"acme/project:p1#member@user:u{i}" for i in range(total)]
+        relations_file.write_text(json.dumps(wire))
+        headers = [f"Bearer {mint(world.edge, issuer='edge', sub=f'u{i}', tenant_id='acme', audience='billing', roles=['editor'], lifetime=3600)}"  # noqa: E501
+                   for i in range(total)]
     sidecar = Sidecar.from_config(SidecarConfig(
         service="billing", bundle_file=world.bundle_file, bundle_keys=(world.plane_pub,),
-        trust_file=world.trust_file, relations_file=world.relations_file))
+        trust_file=world.trust_file, relations_file=relations_file))
     sidecar.decision_log.maxsize = 10**9
-    header = f"Bearer {token}"
-    warmup = 500
-    questions = [QUESTION] * (n + warmup + 1)
-    if distinct:
-        resource = QUESTION["resource"]
-        questions = [{**QUESTION, "resource": {**resource, "id": f"inv-{i}"}} for i in range(len(questions))]
-    answers = iter(questions)
+    asked = iter(headers)
 
     def once() -> bool:
-        return sidecar.decide(next(answers), sidecar.authenticate(header), door="bench").allow
+        return sidecar.decide(QUESTION, sidecar.authenticate(next(asked)), door="bench").allow
 
     assert once()
     for _ in range(warmup):
@@ -198,7 +205,7 @@ def in_process(world: World, token: str, n: int, *, distinct: bool) -> Row:
     memo = sidecar.memo.stats() if sidecar.memo is not None else {}
     if distinct and memo.get("hits"):
         sys.exit(f"distinct questions hit the memo: {memo}")
-    name = "distinct questions (memo misses)" if distinct else "repeated question (memo hits)"
+    name = "distinct subjects (memo misses)" if distinct else "repeated question (memo hits)"
     return Row(f"in-process authenticate + decide, {name}", statistics.median(samples), percentile(samples, 0.99),
                n / elapsed, 0)
 
