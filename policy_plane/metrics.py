@@ -30,6 +30,10 @@ class PlaneMetrics:
         self.registry = CollectorRegistry(auto_describe=True)
         self.relation_changes = Counter("tg_plane_relation_changes", "Relation changes committed by this replica",
                                         registry=self.registry)
+        self.writes_refused = Counter(
+            "tg_plane_relation_writes_refused", "Relation write batches the active schema refused (422 "
+            "tuple_not_allowed; nothing applied), by the rule the first refused tuple broke", ["rule"],
+            registry=self.registry)
         self.admin_changes = Counter("tg_plane_admin_changes", "Admin changes, by action", ["action"],
                                      registry=self.registry)
         self.auth_failures = Counter("tg_plane_auth_failures", "Refused credentials, by kind", ["kind"],

@@ -121,6 +121,7 @@ async def commit_changes(plane: Plane, who: Principal, changes: list[RelationCha
     try:
         written = await plane.write_relations(changes, idempotency_key=idempotency_key)
     except TupleNotAllowed as exc:
+        plane.metrics.writes_refused.labels(exc.rule).inc()
         plane.audit.record(who.actor, "relations.write_refused", code=exc.code, rule=exc.rule,
                            index=exc.detail.get("index"), revision=exc.detail.get("revision"), **counts)
         raise

@@ -107,6 +107,12 @@ def test_each_forbidden_tuple_is_a_422_naming_its_rule_and_nothing_is_applied(
             "tenants": ["acme"]} in refused
     assert [e["action"] for e in entries].count("relations.write") == 1
 
+    # and counted by rule: one batch per FORBIDDEN entry, the mixed batch and the two hot-door ones
+    metrics = http.get("/metrics").text
+    for rule in {r for _, r, _ in FORBIDDEN}:
+        want = sum(1 for _, r, _ in FORBIDDEN if r == rule) + (3 if rule == FORBIDDEN[2][1] else 0)
+        assert f'tg_plane_relation_writes_refused_total{{rule="{rule}"}} {float(want)}' in metrics, (rule, want)
+
 
 def test_without_a_schema_nothing_is_checked(world: World, plane: PlaneProcess, tmp_path: Path) -> None:
     http = plane.client()
