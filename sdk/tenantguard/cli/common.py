@@ -17,9 +17,7 @@ try:  # typer >= 0.2x carries its own click
 except ImportError:  # pragma: no cover - older typer runs on click itself
     from click import Context, MissingParameter, UsageError  # type: ignore[assignment]
 
-from tenantguard.cli.options import PlaneTls, PlaneTlsArgs
 from tenantguard.errors import TenantGuardError
-from tenantguard.util.httptls import CLIENT_HELP as TLS_HELP
 
 
 def make_console(*, stderr: bool = False, width: int | None = None) -> Console:
@@ -197,21 +195,6 @@ ReadTokenFileOpt = Annotated[Path, typer.Option("--token-file", envvar="TG_PLANE
 WRONG_TOKEN_HINT = ("; --token-file (TG_PLANE_TOKEN_FILE) must name the file the plane was started with "
                     "(--admin-token-file, or --operator-token-file for reads); for `tenantguard dev` that is "
                     ".tenantguard/plane/admin.token, which `source .tenantguard/dev.env` sets")
-
-
-# TLS towards the plane as three separate options, for cli/bundle*.py until it takes the shared group
-# (``tenantguard.cli.options.PlaneTlsOptions``, which every other command uses). The flags, env vars
-# and help are the group's: tests/cli/test_shared_options.py compares them.
-PlaneCaOpt = Annotated[Path | None, typer.Option("--plane-ca", envvar="TG_PLANE_CA", dir_okay=False,
-                                                 help=TLS_HELP["ca"])]
-PlaneClientCertOpt = Annotated[Path | None, typer.Option("--plane-client-cert", envvar="TG_PLANE_CLIENT_CERT",
-                                                         dir_okay=False, help=TLS_HELP["cert"])]
-PlaneClientKeyOpt = Annotated[Path | None, typer.Option("--plane-client-key", envvar="TG_PLANE_CLIENT_KEY",
-                                                        dir_okay=False, help=TLS_HELP["key"])]
-
-
-def plane_tls(ca: Path | None, client_cert: Path | None, client_key: Path | None) -> PlaneTlsArgs:
-    return PlaneTls(ca, client_cert, client_key).client_args()
 
 
 class ReportsEveryMissing(TyperCommand):

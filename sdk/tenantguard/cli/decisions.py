@@ -16,11 +16,10 @@ from typing import Annotated, Any, Literal
 import typer
 
 from tenantguard.cli.common import (
-    PlaneTlsArgs,
     ReadTokenFileOpt,
     print_json,
 )
-from tenantguard.cli.options import NO_PLANE_TLS, PlaneTlsOptions, option_groups
+from tenantguard.cli.options import NO_PLANE_TLS, PlaneTlsArgs, PlaneTlsOptions, option_groups
 from tenantguard.cli.relation import PlaneOpt, read_token
 from tenantguard.client.plane import PlaneClient
 

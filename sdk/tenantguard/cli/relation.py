@@ -22,12 +22,11 @@ from rich.markup import escape
 from tenantguard.cli.common import (
     DEV_ENV_HINT,
     PlaneOpt,
-    PlaneTlsArgs,
     TokenFileOpt,
     console_err,
     print_json,
 )
-from tenantguard.cli.options import NO_PLANE_TLS, PlaneTlsOptions, option_groups
+from tenantguard.cli.options import NO_PLANE_TLS, PlaneTlsArgs, PlaneTlsOptions, option_groups
 from tenantguard.client.plane import DEFAULT_RETRY_FOR, PlaneClient
 from tenantguard.errors import ConfigError, JsonInvalid, PayloadTooLarge, TenantGuardError, Unavailable
 from tenantguard.relations import RelationChange, Relationship

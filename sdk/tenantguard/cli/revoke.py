@@ -13,10 +13,9 @@ from typing import Annotated, Any
 import typer
 
 from tenantguard.cli.common import (
-    PlaneTlsArgs,
     print_json,
 )
-from tenantguard.cli.options import NO_PLANE_TLS, PlaneTlsOptions, option_groups
+from tenantguard.cli.options import NO_PLANE_TLS, PlaneTlsArgs, PlaneTlsOptions, option_groups
 from tenantguard.cli.relation import PlaneOpt, RetryForOpt, TokenFileOpt, plane_client
 from tenantguard.client.plane import DEFAULT_RETRY_FOR
 

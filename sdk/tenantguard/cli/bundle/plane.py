@@ -17,16 +17,13 @@ from rich.markup import escape
 from tenantguard.bundle import SIGNATURES_FILE, build_bundle, read_archive
 from tenantguard.bundle.content import parse_contents
 from tenantguard.cli.common import (
-    PlaneCaOpt,
-    PlaneClientCertOpt,
-    PlaneClientKeyOpt,
     PlaneOpt,
     TokenFileOpt,
     console,
     console_err,
-    plane_tls,
     print_json,
 )
+from tenantguard.cli.options import NO_PLANE_TLS, PlaneTlsOptions, option_groups
 
 from .group import app
 from .shared import RevisionOpt, SkipTestsOpt, gate_on_tests, given_revision
@@ -77,6 +74,7 @@ def _check_step_options(*, shadow: bool, sample_rate: float | None, max_per_seco
 
 
 @app.command()
+@option_groups
 def push(
     archive: Annotated[Path, typer.Argument(help="A built bundle archive (signed, or unsigned for the plane to sign)",
                                             metavar="FILE", exists=True, dir_okay=False, readable=True)],
@@ -89,8 +87,7 @@ def push(
     sample_rate: SampleRateOpt = None,
     max_per_second: MaxPerSecondOpt = None,
     skip_tests: SkipTestsOpt = False,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
+    tls: PlaneTlsOptions = NO_PLANE_TLS,
 ) -> None:
     """Test a bundle archive, then upload it to the policy plane, which announces it to the sidecars.
 
@@ -114,13 +111,14 @@ def push(
     files.pop(SIGNATURES_FILE, None)
     carried = parse_contents(files)
     gate_on_tests(dict(carried.modules), dict(carried.data), skip=skip_tests, what="nothing was uploaded")
-    with PlaneClient(plane, token=token, **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
+    with PlaneClient(plane, token=token, **tls.client_args()) as client:
         _print_step(client.push_bundle(content, stages=stages, impact=impact and impact.value,
                                        max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
                                        max_per_second=max_per_second, skip_tests=skip_tests))
 
 
 @app.command()
+@option_groups
 def publish(
     directory: Annotated[Path, typer.Argument(help="A bundle source directory", metavar="DIR", exists=True,
                                               file_okay=False, readable=True)],
@@ -134,8 +132,7 @@ def publish(
     sample_rate: SampleRateOpt = None,
     max_per_second: MaxPerSecondOpt = None,
     skip_tests: SkipTestsOpt = False,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
+    tls: PlaneTlsOptions = NO_PLANE_TLS,
 ) -> None:
     """Test DIR locally, build it unsigned and upload it for the plane to test again and sign.
 
@@ -158,13 +155,14 @@ def publish(
     revision = given_revision(directory, revision)
     gate_on_tests(*load_bundle_dir(directory), skip=skip_tests, what="nothing was uploaded")
     archive = build_bundle(directory, revision)
-    with PlaneClient(plane, token=token, **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
+    with PlaneClient(plane, token=token, **tls.client_args()) as client:
         _print_step(client.push_bundle(archive, stages=stages, impact=impact and impact.value,
                                        max_undeclared=max_undeclared, shadow=shadow, sample_rate=sample_rate,
                                        max_per_second=max_per_second, skip_tests=skip_tests))
 
 
 @app.command()
+@option_groups
 def rollback(
     scope: Annotated[str, typer.Option(help="The scope to roll back: 'all' or a service name")],
     plane: PlaneOpt,
@@ -172,8 +170,7 @@ def rollback(
     to: Annotated[str | None, typer.Option(
         help="The revision to return to (one published to SCOPE); default: the one the active revision replaced")
     ] = None,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
+    tls: PlaneTlsOptions = NO_PLANE_TLS,
 ) -> None:
     """Return SCOPE to an earlier revision in one step.
 
@@ -186,28 +183,29 @@ def rollback(
     from tenantguard.client.plane import PlaneClient
 
     with PlaneClient(plane, token=read_token(token_file),
-                     **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
+                     **tls.client_args()) as client:
         print_json(client.rollback_bundle(scope, to))
 
 
 @app.command("shadow-stop")
+@option_groups
 def shadow_stop(
     scope: Annotated[str, typer.Option(help="The scope whose shadow ends: 'all' or a service name")],
     plane: PlaneOpt,
     token_file: TokenFileOpt,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
+    tls: PlaneTlsOptions = NO_PLANE_TLS,
 ) -> None:
     """End a scope's shadow evaluation (announced with `publish --shadow`)."""
     from tenantguard.cli.relation import read_token
     from tenantguard.client.plane import PlaneClient
 
     with PlaneClient(plane, token=read_token(token_file),
-                     **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
+                     **tls.client_args()) as client:
         print_json(client.stop_shadow(scope))
 
 
 @app.command()
+@option_groups
 def rollout(
     plane: PlaneOpt,
     token_file: TokenFileOpt,
@@ -216,8 +214,7 @@ def rollout(
     rollout_id: Annotated[str | None, typer.Argument(metavar="ID", help="The rollout (from status); "
                                                      "needed for every step")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="status: the plane's full answer as JSON")] = False,
-    plane_ca: PlaneCaOpt = None, plane_client_cert: PlaneClientCertOpt = None,
-    plane_client_key: PlaneClientKeyOpt = None,
+    tls: PlaneTlsOptions = NO_PLANE_TLS,
 ) -> None:
     """Show or drive the staged rollout started by `publish --stages` / `push --stages`.
 
@@ -234,7 +231,7 @@ def rollout(
     if step != "status" and rollout_id is None:
         raise typer.BadParameter(f"{step} needs the rollout ID (see `bundle rollout status`)", param_hint="ID")
     with PlaneClient(plane, token=read_token(token_file),
-                     **plane_tls(plane_ca, plane_client_cert, plane_client_key)) as client:
+                     **tls.client_args()) as client:
         if step != "status":
             _print_step(client.rollout(rollout_id, step))
             return
