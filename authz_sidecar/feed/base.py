@@ -29,7 +29,7 @@ class FeedOptions:
     fetch_timeout: float = 60.0  # one snapshot or bundle download
     backoff_initial: float = 0.1
     backoff_max: float = 5.0
-    ping_interval: float = 2.0  # a silent (hung) server is left after ping_interval * (pings + 1) = 6 s
+    ping_interval: float = 1.0  # a silent (hung) server is left within ping_interval * (pings + 1) = 3 s
     max_outstanding_pings: int = 2
     idle_heartbeat: float = 2.0  # JetStream consumer heartbeats (stalled-consumer detection)
     persist_interval: float = 30.0
