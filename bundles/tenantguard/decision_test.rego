@@ -19,8 +19,10 @@ contract_example := {
 	"relations": {"project:p1": ["member"], "group:eng": ["member"]},
 }
 
+# Alice's membership of p1 is the schema's answer to tg.related (relations_test.rego).
 test_contract_example_is_allowed if {
 	decision == {"allow": true, "reasons": [], "high_risk": false} with input as contract_example
+		with data.tenantguard.project_member as true
 }
 
 test_baseline_is_allowed if {
@@ -50,11 +52,11 @@ test_empty_input_is_denied_with_reasons if {
 }
 
 test_reasons_are_sorted_and_unique if {
-	viewer_writing := fx.request({
+	viewer_writing := object.union(fx.in_project, {
 		"subject": {"properties": {"roles": ["viewer"]}},
 		"action": {"name": "invoices:write"},
 	})
-	d := decision with input as json.patch(viewer_writing, [{"op": "replace", "path": "/relations", "value": {}}])
+	d := decision with input as viewer_writing
 	d.reasons == ["missing_role", "not_project_member"]
 }
 

@@ -1,7 +1,9 @@
 # Shared request builders for the tests. A test states only what it changes:
 #   fx.request({"action": {"name": "invoices:write"}})
-# deep-merges the patch into a valid baseline (alice, editor in acme, member of p1,
-# calling billing directly, no token).
+# deep-merges the patch into a valid baseline (alice, editor in acme, calling billing
+# directly, no token, on an invoice outside any project: project membership is the
+# schema's, asked through tg.related, and relations_test.rego covers it with
+# in_project below).
 package tenantguard.fixtures_test
 
 import rego.v1
@@ -15,12 +17,15 @@ baseline := {
 		"properties": {"tenant_id": "acme", "roles": ["editor"]},
 	},
 	"action": {"name": "invoices:read"},
-	"resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": "acme", "project": "p1"}},
+	"resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": "acme"}},
 	"context": {"service": "billing"},
 	"token": null,
 	"actor_chain": [],
-	"relations": {"project:p1": ["member"]},
+	"relations": {},
 }
+
+# The baseline's invoice in project p1.
+in_project := request({"resource": {"properties": {"project": "p1"}}})
 
 request(patch) := object.union(baseline, patch)
 

@@ -1,9 +1,10 @@
-# Relationship rules. The sidecar hands the policy the subject's relations in its
-# tenant, group memberships already expanded (a user in group:eng that is a member of
-# project:p1 arrives with "project:p1": ["member"]), so the policy only looks them up.
+# Relationship rules. A resource that belongs to a project (`resource.properties.project`)
+# needs the subject to hold one of config.project_relations on that project (the example
+# data asks for "member"); tenant admins are exempt.
 #
-# A resource that belongs to a project needs the subject to hold one of
-# config.project_relations on it; tenant admins are exempt.
+# Membership is the schema's (schema.fga): tg.related asks it, in the subject's tenant, on
+# the sidecar's relations (no round trip). A member is one named directly, through a team
+# (nested teams too), an owner, or a member of a folder the project sits in.
 package tenantguard
 
 import rego.v1
@@ -17,9 +18,10 @@ resource_project := input.resource.properties.project
 
 project_member if {
 	lib.valid_id(resource_project)
-	held := input.relations[concat(":", ["project", resource_project])]
-	is_array(held)
-	held[_] in config.project_relations
+	is_string(input.subject.type)
+	lib.valid_id(subject_id)
+	some relation in config.project_relations
+	tg.related(concat(":", ["project", resource_project]), relation, concat(":", [input.subject.type, subject_id]))
 }
 
 tenant_admin if "admin" in subject_roles

@@ -39,7 +39,7 @@ from tenantguard.decision.core import (
     bound_relations,
     evaluate_input,
 )
-from tenantguard.decision.permissions import schema_engine
+from tenantguard.decision.permissions import condition_context, schema_engine
 from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.feed import topology as topo
 from tenantguard.feed.events import verify_batch
@@ -79,9 +79,26 @@ class TracedRelations:
 
     def check(self, object: str, relation: str, subject: str) -> bool:
         answer = bool(self._inner.check(object, relation, subject))
+        self.note_related(object, relation, subject, answer)
+        return answer
+
+    def note_related(self, object: str, relation: str, subject: str, answer: bool) -> None:
+        """Keep one ``tg.related`` answer (the schema's answers are noted here too)."""
         if len(self.related) < 200:
             self.related.append({"object": object, "relation": relation, "subject": subject, "answer": answer})
-        return answer
+
+    # The tuple reads a schema walks (tenantguard.relations.reads.RelationReads), untraced.
+    def subjects(self, object: str, relation: str) -> Any:
+        return self._inner.subjects(object, relation)
+
+    def find(self, object: str, relation: str, subject: str) -> Any:
+        return self._inner.find(object, relation, subject)
+
+    def usersets(self, object: str, relation: str) -> Any:
+        return self._inner.usersets(object, relation)
+
+    def objects(self, object_type: str, relation: str, subject: str) -> Any:
+        return self._inner.objects(object_type, relation, subject)
 
 
 @dataclass(slots=True)
@@ -313,7 +330,7 @@ def _rules(loaded: _Revision, input_doc: dict[str, Any], view: TracedRelations,
                                     extensions=RELATED_EXTENSION, coverage=True)
         engine.clear_coverage_data()
         engine.set_input(input_doc)
-        with bound_relations(view):
+        with bound_relations(view, None, loaded.revision.schema, condition_context(input_doc)):
             engine.eval_rule(loaded.revision.entrypoint)
         report = json.loads(engine.get_coverage_report_as_json())
     except (RuntimeError, TenantGuardError, InvalidInput, ValueError) as exc:

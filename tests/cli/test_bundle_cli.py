@@ -43,14 +43,16 @@ test_bob_allowed if {
 
 # An AuthZEN-shaped request the shipped policy allows: alice, editor in acme, member of
 # project p1, reads an acme invoice through billing (see bundles/tenantguard/decision.rego).
+# No project: membership is asked of the schema through tg.related, which `bundle eval` (no
+# decision, so no tenant and no relations) answers False (test_eval_cannot_see_relations).
 ALLOWED_REQUEST = {
     "subject": {"type": "user", "id": "alice", "properties": {"tenant_id": "acme", "roles": ["editor"]}},
     "action": {"name": "invoices:read"},
-    "resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": "acme", "project": "p1"}},
+    "resource": {"type": "invoice", "id": "inv-1", "properties": {"tenant_id": "acme"}},
     "context": {"service": "billing"},
     "token": None,
     "actor_chain": [],
-    "relations": {"project:p1": ["member"]},
+    "relations": {},
 }
 
 
@@ -105,7 +107,11 @@ def test_shipped_bundle_tests_pass() -> None:
     assert summary is not None, result.stdout
     passed = int(summary.group(1))
     assert passed > 0
-    assert result.stdout.strip().splitlines() == [summary.group(0)]  # only the summary: nothing failed
+    lines = result.stdout.strip().splitlines()
+    assert lines[0] == summary.group(0)  # the Rego tests: only the summary, nothing failed
+    # then the schema's test file (schema_test.fga.yaml): a PASS line per test and its total
+    assert lines[1:-1] and all(line.startswith("PASS ") for line in lines[1:-1]), lines
+    assert re.fullmatch(r".*schema_test\.fga\.yaml: (\d+)/\1 assertions passed", lines[-1]), lines[-1]
     listed = invoke("bundle", "test", TENANTGUARD_BUNDLE, "-v")
     assert len(re.findall(r": PASS \(", listed.stdout)) == passed
     assert "FAIL" not in listed.stdout and "ERROR" not in listed.stdout
@@ -164,8 +170,9 @@ def test_build_reports_revision_files_and_signer(tmp_path: Path, keys: tuple[Pat
     sources = {
         path.relative_to(TENANTGUARD_BUNDLE).as_posix()
         for path in TENANTGUARD_BUNDLE.rglob("*")
-        if path.suffix == ".rego" or path.name in ("data.json", ".manifest")
+        if path.suffix == ".rego" or path.name in ("data.json", ".manifest", "schema.fga")
     }
+    assert "schema.fga" in sources and "schema_test.fga.yaml" not in set(read_archive(out))  # tests are not packed
     assert "revision r42" in result.stdout
     assert f"{len(sources)} files" in result.stdout
     assert SigningKey.load(keys[0]).kid in result.stdout
@@ -299,6 +306,17 @@ def test_eval_returns_the_decision(signed_bundle: Path, keys: tuple[Path, Path],
 
     from_stdin = invoke("bundle", "eval", signed_bundle, "--key", pub, "--input", "@-", input=request.read_text())
     assert json.loads(from_stdin.stdout)["allow"] is True
+
+
+def test_eval_cannot_see_relations(signed_bundle: Path, keys: tuple[Path, Path]) -> None:
+    """A resource in a project needs the schema's answer, which only a sidecar's decision has:
+    `bundle eval` runs the policy with tg.related answering False, so it denies."""
+    in_project = json.loads(json.dumps(ALLOWED_REQUEST))
+    in_project["resource"]["properties"]["project"] = "p1"
+    in_project["relations"] = {"project:p1": ["member"]}  # relations in the input are not membership
+    denied = invoke("bundle", "eval", signed_bundle, "--key", f"{keys[0]}.pub", "--input", json.dumps(in_project))
+    assert denied.exit_code == 0, denied.output
+    assert json.loads(denied.stdout) == {"allow": False, "reasons": ["not_project_member"], "high_risk": False}
 
 
 def test_eval_undefined_and_invalid_query(signed_bundle: Path, keys: tuple[Path, Path]) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import regorus
+from tenantguard.decision.core import RELATED_EXTENSION
 from tenantguard.errors import InvalidInput, PolicyError
 from tenantguard.policy.engine import (
     EntrypointInvalid,
@@ -444,6 +445,7 @@ def test_example_bundle_prepares_with_its_entrypoints(engine: RegorusEngine) -> 
     policy = engine.prepare(
         modules,
         data,
+        extensions=RELATED_EXTENSION,  # relations.rego asks the schema through tg.related
         entrypoints=[
             "data.tenantguard.decision",
             "data.tenantguard.act_as",
@@ -461,7 +463,7 @@ def test_example_bundle_prepares_with_its_entrypoints(engine: RegorusEngine) -> 
         "resource": {
             "type": "invoice",
             "id": "inv-1",
-            "properties": {"tenant_id": "acme", "project": "p1"},
+            "properties": {"tenant_id": "acme"},
         },
         "context": {"service": "billing"},
         "token": None,
@@ -473,6 +475,9 @@ def test_example_bundle_prepares_with_its_entrypoints(engine: RegorusEngine) -> 
         "reasons": [],
         "high_risk": False,
     }
+    # In a project: membership is the schema's, and tg.related outside a decision knows no tenant.
+    in_project = {**request, "resource": {**request["resource"], "properties": {"tenant_id": "acme", "project": "p1"}}}
+    assert policy.evaluate("data.tenantguard.decision", in_project)["reasons"] == ["not_project_member"]
     other_tenant = {**request, "resource": {"properties": {"tenant_id": "globex"}}}
     denied = policy.evaluate("data.tenantguard.decision", other_tenant)
     assert denied["allow"] is False

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from tenantguard.decision.core import RELATED_EXTENSION
 from tenantguard.errors import BundleMalformed, BundleTooLarge, BundleUnsafePath
 from tenantguard.policy.engine import PolicyCompileError
 from tenantguard.policy.testrunner import load_bundle_dir, render_report, run_tests
@@ -32,20 +33,20 @@ def example() -> tuple[dict[str, str], dict]:
 
 
 def test_every_example_bundle_test_passes(example: tuple[dict[str, str], dict]) -> None:
-    report = run_tests(*example)
+    report = run_tests(*example, extensions=RELATED_EXTENSION)
     failures = [r.full_name for r in report.results if r.outcome != "pass"]
     assert failures == [], "\n".join(render_report(report))
     assert report.ok
 
 
 def test_test_count_matches_the_rego_files(example: tuple[dict[str, str], dict]) -> None:
-    report = run_tests(*example)
+    report = run_tests(*example, extensions=RELATED_EXTENSION)
     assert len(report.results) == count_test_rules(BUNDLE)
     assert len(report.results) >= 100
 
 
 def test_results_name_package_file_and_line(example: tuple[dict[str, str], dict]) -> None:
-    report = run_tests(*example)
+    report = run_tests(*example, extensions=RELATED_EXTENSION)
     result = report.by_name()["data.tenantguard.decision_test.test_contract_example_is_allowed"]
     assert result.file == "decision_test.rego"
     source = (BUNDLE / "decision_test.rego").read_text().splitlines()
@@ -54,13 +55,13 @@ def test_results_name_package_file_and_line(example: tuple[dict[str, str], dict]
 
 
 def test_run_filter_selects_tests(example: tuple[dict[str, str], dict]) -> None:
-    report = run_tests(*example, run_filter=r"exchange_test\.test_")
+    report = run_tests(*example, extensions=RELATED_EXTENSION, run_filter=r"exchange_test\.test_")
     assert report.results
     assert all(r.package == "data.tenantguard.exchange_test" for r in report.results)
 
 
 def test_coverage_is_reported(example: tuple[dict[str, str], dict]) -> None:
-    report = run_tests(*example, coverage=True)
+    report = run_tests(*example, extensions=RELATED_EXTENSION, coverage=True)
     assert report.coverage is not None
     files = {f.path: f for f in report.coverage.files}
     assert "decision.rego" in files
@@ -70,7 +71,7 @@ def test_coverage_is_reported(example: tuple[dict[str, str], dict]) -> None:
 
 
 def test_no_coverage_unless_asked(example: tuple[dict[str, str], dict]) -> None:
-    assert run_tests(*example, run_filter="propagation").coverage is None
+    assert run_tests(*example, extensions=RELATED_EXTENSION, run_filter="propagation").coverage is None
 
 
 def test_example_data_lands_under_its_root(example: tuple[dict[str, str], dict]) -> None:

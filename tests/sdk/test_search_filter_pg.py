@@ -2,7 +2,9 @@
 
 The example policy grants documents through their ``project``, a column the relations
 index does not hold; the filter names the projects, RLS scopes the tenant, and every
-row listed is one the check allows (and every row the check allows is listed).
+row listed is one the check allows (and every row the check allows is listed). Project
+membership is the example schema's: alice reaches p4 only through a folder her team is a
+member of, which the index walk alone would never propose.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from collections.abc import Iterator
 
 import pytest
 from tenantguard.decision.core import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
+from tenantguard.decision.permissions import schema_engine
 from tenantguard.policy.engine import RegorusEngine
 from tenantguard.policy.testrunner import load_bundle_dir
 from tenantguard.relations import RelationIndex, Relationship
 from tenantguard.rls import rls_ddl, tenant_transaction
+from tenantguard.schema import load
 from tenantguard.search import Question, Searcher
 from tenantguard.search.sql import psycopg_clause, sqlalchemy_clause
 
@@ -24,7 +28,8 @@ from .conftest import BUNDLE_DIR, PG_DSN, PgWorld, pg_admin
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(60)]
 TUPLES = ["acme/project:p1#member@user:alice", "acme/group:eng#member@user:alice",
           "acme/project:p2#owner@group:eng#member", "acme/project:p3#member@user:bob",
-          "globex/project:p3#member@user:alice"]
+          "globex/project:p3#member@user:alice",
+          "acme/project:p4#folder@folder:eng", "acme/folder:eng#member@group:eng#member"]
 ROWS = [("acme", f"a{i}", project) for i, project in enumerate(["p1", "p2", "p3", None, "p1", "p4", "p2", None])] + \
        [("globex", f"a{i}", "p3") for i in range(4)]  # colliding ids, and a project alice is in at globex
 
@@ -61,7 +66,9 @@ def core() -> DecisionCore:
     rels = [Relationship.parse(t) for t in TUPLES]
     core = DecisionCore("docs", RelationIndex.from_trusted(3, [(r.tenant, r.object, r.relation, r.subject)
                                                                for r in rels]))
-    core.activate(PolicyRevision("1", RegorusEngine().prepare(modules, data, extensions=RELATED_EXTENSION)))
+    schema = schema_engine(load((BUNDLE_DIR / "schema.fga").read_text(), "schema.fga"))
+    core.activate(PolicyRevision("1", RegorusEngine().prepare(modules, data, extensions=RELATED_EXTENSION),
+                                 schema=schema))
     return core
 
 
@@ -106,7 +113,8 @@ def test_listed_rows_are_exactly_the_rows_the_check_allows(docs_db: PgWorld, cor
             allowed.append((ident, project))
     assert listed == sorted(allowed)
     if roles == ["viewer"]:
-        assert listed == [("a0", "p1"), ("a1", "p2"), ("a3", None), ("a4", "p1"), ("a6", "p2"), ("a7", None)]
+        assert listed == [("a0", "p1"), ("a1", "p2"), ("a3", None), ("a4", "p1"), ("a5", "p4"), ("a6", "p2"),
+                          ("a7", None)]
 
 
 def test_the_same_filter_in_sqlalchemy(docs_db: PgWorld, core: DecisionCore) -> None:
@@ -124,4 +132,4 @@ def test_the_same_filter_in_sqlalchemy(docs_db: PgWorld, core: DecisionCore) -> 
             ids = [row[0] for row in conn.execute(text)]
     finally:
         conn.close()
-    assert ids == ["a0", "a1", "a3", "a4", "a6", "a7"]
+    assert ids == ["a0", "a1", "a3", "a4", "a5", "a6", "a7"]

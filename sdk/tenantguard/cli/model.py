@@ -132,12 +132,13 @@ def test_files(
                 for r in t.results]} for t in o.tests]} for o in outcomes], indent=2))
     else:
         for outcome in outcomes:
-            _print_outcome(outcome, verbose)
+            print_outcome(outcome, verbose)
     if not all(o.passed for o in outcomes):
         raise typer.Exit(1)
 
 
-def _print_outcome(outcome, verbose: bool) -> None:  # type: ignore[no-untyped-def]
+def print_outcome(outcome, verbose: bool) -> None:  # type: ignore[no-untyped-def]
+    """One suite's results: a PASS/FAIL line per test, failed assertions (all with ``verbose``), a total."""
     passed, total = outcome.counts()
     for test in outcome.tests:
         mark = "[green]PASS[/]" if test.passed else "[red]FAIL[/]"

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tenantguard.decision.permissions import permissions_of, reads_permissions
+from tenantguard.decision.permissions import condition_context, permissions_of, reads_permissions, related_answer
 from tenantguard.decision.verdicts import Verdict, VerdictMemo, projected_key, question_key
 from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.identity.revocations import RevocationList
@@ -100,10 +100,16 @@ class PolicyRevision:
     # Whether decisions must compute ``input.permissions`` (a schema, and a policy that can read
     # it): derived once per revision here, never per decision.
     asks_permissions: bool = field(init=False, compare=False)
+    # Whether the policy's answers can depend on the schema at all (``input.permissions`` or
+    # ``tg.related`` answered by it): conditions and expiry then make a verdict depend on the
+    # request's context and the clock, which the verdict memo does not key on.
+    asks_schema: bool = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
         asks = self.schema is not None and reads_permissions(getattr(self.policy, "input_paths", ((),)))
         object.__setattr__(self, "asks_permissions", asks)
+        related = self.schema is not None and getattr(self.policy, "calls_related", True)
+        object.__setattr__(self, "asks_schema", asks or related)
 
     @property
     def act_as_entrypoint(self) -> str:
@@ -363,18 +369,44 @@ def input_facts(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 class _Bound:
     """What ``tg.related`` reads during one evaluation: one tenant's view, the object types in
-    scope (None: all), and whether the policy asked about a type out of scope."""
+    scope (None: all), the revision's schema with the request's condition parameters, and what
+    went wrong: a question about a type out of scope (``missed``) or a schema answer that is
+    no boolean (``failure``, raised once the evaluation is over)."""
 
-    __slots__ = ("missed", "types", "view")
+    __slots__ = ("context", "failure", "missed", "schema", "types", "view")
 
-    def __init__(self, view: TenantRelations, types: frozenset[str] | None) -> None:
-        self.view, self.types, self.missed = view, types, False
+    def __init__(self, view: TenantRelations, types: frozenset[str] | None, schema: SchemaEngine | None = None,
+                 context: Mapping[str, Any] | None = None) -> None:
+        self.view, self.types, self.schema, self.context = view, types, schema, context
+        self.missed = False
+        self.failure: TenantGuardError | None = None
+
+    def answer(self, obj: str, relation: str, subject: str) -> bool:
+        """The schema's answer for types it defines, the tuples' otherwise (and for a view that
+        holds no tuples to walk: a replay of recorded relations answers from them, as before)."""
+        if self.schema is not None and hasattr(self.view, "find"):
+            if self.failure is not None:
+                return False  # the decision denies anyway; ask nothing more
+            try:
+                answer = related_answer(self.schema, self.view, obj, relation, subject,  # type: ignore[arg-type]
+                                        self.context)
+            except TenantGuardError as exc:
+                self.failure = exc
+                return False
+            if answer is not None:
+                note = getattr(self.view, "note_related", None)  # explain's trace
+                if note is not None:
+                    note(obj, relation, subject, answer)
+                return answer
+        return self.view.check(obj, relation, subject)
 
 
 @contextlib.contextmanager
-def bound_relations(view: TenantRelations, types: frozenset[str] | None = None) -> Iterator[_Bound]:
-    """Bind ``tg.related`` to ``view`` (one tenant, one state) for the evaluations inside."""
-    bound = _Bound(view, types)
+def bound_relations(view: TenantRelations, types: frozenset[str] | None = None, schema: SchemaEngine | None = None,
+                    context: Mapping[str, Any] | None = None) -> Iterator[_Bound]:
+    """Bind ``tg.related`` to ``view`` (one tenant, one state) for the evaluations inside; with
+    ``schema``, the object types it defines are answered by it (conditions read ``context``)."""
+    bound = _Bound(view, types, schema, context)
     token = _related_scope.set(bound)
     try:
         yield bound
@@ -410,10 +442,12 @@ def evaluate_input(active: PolicyRevision, view: TenantRelations, input_doc: Map
     if act_as and active.policy.evaluate(active.act_as_entrypoint, input_doc) is not True:
         return Verdict(False, ("tenant_mismatch",))
     # a cross-tenant request the act-as rule let through: the decision rule must grant it too
-    with bound_relations(view, types) as bound:
+    with bound_relations(view, types, active.schema, condition_context(input_doc)) as bound:
         result = active.policy.evaluate(active.entrypoint, input_doc)
     if bound.missed:
         return Verdict(False, (OUT_OF_SCOPE,), False, act_as)
+    if bound.failure is not None:
+        raise bound.failure
     allow, reasons, high_risk = interpret(result)
     return Verdict(allow, reasons, high_risk, act_as)
 
@@ -444,7 +478,7 @@ def related_builtin(object: str, relation: str, subject: str) -> bool:
     if bound.types is not None and obj.partition(":")[0] not in bound.types:
         bound.missed = True  # the decision becomes out_of_scope (evaluate_input)
         return False
-    return bound.view.check(obj, str(relation), str(subject))
+    return bound.answer(obj, str(relation), str(subject))
 
 
 RELATED_EXTENSION: dict[str, tuple[int, Callable[..., Any]]] = {"tg.related": (3, related_builtin)}
@@ -618,7 +652,7 @@ class DecisionCore:
         types = scope_types(relations)
         if memo is None or not getattr(active.policy, "pure", False):  # unknown engines: never reused
             return self._evaluate_policy(active, view, request, tenant, subject, types)
-        if active.asks_permissions and getattr(view, "has_meta", True):
+        if active.asks_schema and getattr(view, "has_meta", True):
             # Conditions read the request's context and expiries the clock: not a function of
             # the question and the relations state alone, so never reused.
             return self._evaluate_policy(active, view, request, tenant, subject, types)
@@ -677,7 +711,7 @@ class DecisionCore:
         if active.asks_permissions:
             assert active.schema is not None
             input_doc.update(permissions_of(active.schema, view, request.resource, subject,  # type: ignore[arg-type]
-                                            request.context))
+                                            condition_context(input_doc)))
         return input_doc
 
     def _confirm_high_risk(

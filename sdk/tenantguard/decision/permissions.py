@@ -5,7 +5,9 @@ Rego combine RBAC/ABAC rules with the schema: the core asks the schema engine, f
 relation and permission of the resource's type, whether the subject has it, and hands the
 policy ``input.permissions`` (the names granted, sorted) and ``input.conditional_permissions``
 (name -> the context parameters a condition lacks: SpiceDB's caveated answer; never a grant).
-The example bundle's rule is ``input.action.name in input.permissions``.
+A policy that needs a permission on another object than the resource (the resource's
+project, its folder) asks ``tg.related(object, permission, subject)``: with a schema, that
+builtin answers through the same engine (:func:`related_answer`).
 
 It is computed only for policies that can read it (``input_paths``), over the same published
 relations state as the rest of the decision, with the request's ``context`` as condition
@@ -19,6 +21,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from tenantguard.errors import TenantGuardError
 from tenantguard.relations.reads import RelationReads
 from tenantguard.schema.engine import Decision, SchemaEngine
 from tenantguard.schema.model import Schema
@@ -59,6 +62,46 @@ def permissions_of(engine: SchemaEngine, reads: RelationReads, resource: Mapping
     return {"permissions": granted, "conditional_permissions": conditional}
 
 
+class ConditionUnresolved(TenantGuardError):
+    """``tg.related`` met a conditional answer: a condition needs parameters the request did
+    not give. A boolean cannot carry the third state, and either truth value could open a
+    door (``allow if tg.related(...)`` or ``deny if tg.related(... "blocked" ...)``), so the
+    decision denies with this code and the missing names instead."""
+
+    code = "condition_unresolved"
+    http_status = 403
+
+
+def condition_context(input_doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The condition parameters a policy input carries: its ``context`` without ``service``
+    (the core adds the caller's service name there; it is not the request's)."""
+    context = input_doc.get("context")
+    return {k: v for k, v in context.items() if k != "service"} if isinstance(context, Mapping) else {}
+
+
+def related_answer(engine: SchemaEngine, reads: RelationReads, object: str, relation: str, subject: str,
+                   context: Mapping[str, Any] | None, now: float | None = None) -> bool | None:
+    """``tg.related(object, relation, subject)`` through the schema: True or False, or None when
+    ``object``'s type is not the schema's (the caller answers from the tuples as without one).
+
+    A subject type the schema does not define holds nothing (as in :func:`permissions_of`). An
+    unknown relation, a malformed object, a query past the engine's limits or a failing
+    condition raises its engine error, and a conditional answer raises
+    :class:`ConditionUnresolved`: the decision denies with that code, whatever the policy
+    would have made of a boolean."""
+    if object.partition(":")[0] not in engine.schema.types:
+        return None
+    if subject.partition(":")[0] not in engine.schema.types:
+        return False
+    result = engine.check(reads, object, relation, subject, context=context,
+                          now=time.time() if now is None else now)
+    if result.decision is Decision.CONDITIONAL:
+        raise ConditionUnresolved(f"{object}#{relation}@{subject} holds only under a condition whose "
+                                  f"parameters the request does not give: {', '.join(result.missing)}",
+                                  object=object, relation=relation, missing=list(result.missing))
+    return result.decision is Decision.ALLOWED
+
+
 def schema_engine(schema: Schema | None) -> SchemaEngine | None:
     """A bundle's schema prepared for decisions (None without one): once per revision."""
     return None if schema is None else SchemaEngine(schema)
@@ -74,6 +117,5 @@ def with_permissions_of(engine: SchemaEngine | None, reads: RelationReads | None
         return doc
     subject_doc = doc.get("subject") or {}
     subject = f"{subject_doc.get('type')}:{subject_doc.get('id')}"
-    context = {k: v for k, v in (doc.get("context") or {}).items() if k != "service"}
-    doc.update(permissions_of(engine, reads, doc.get("resource") or {}, subject, context))
+    doc.update(permissions_of(engine, reads, doc.get("resource") or {}, subject, condition_context(doc)))
     return doc

@@ -33,8 +33,14 @@ from tenantguard.devenv.ui import Steps, StepSkipped, write_pids
 from tenantguard.errors import TenantGuardError
 
 SERVICES: Final = ("edge", "orders", "billing")
+# acme's alice is a member of project p1 through the schema's hierarchy (bundles/tenantguard/
+# schema.fga): she is on the finance team, the team is a member of the finance folder, and p1
+# sits in that folder. The story's revocation removes her from the team.
+TEAM_MEMBERSHIP: Final = "acme/group:finance#member@user:alice"
 RELATIONSHIPS: Final = (
-    "acme/project:p1#member@user:alice",
+    TEAM_MEMBERSHIP,
+    "acme/folder:finance#member@group:finance#member",
+    "acme/project:p1#folder@folder:finance",
     "acme/project:p2#member@user:bob",
     "globex/project:p1#member@user:mallory",
     "globex/project:p1#member@user:alice",  # another alice, in another tenant: ids collide, tenants do not mix
@@ -107,7 +113,8 @@ def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None,
                                       SidecarSpec("orders"), SidecarSpec("billing")])
                 write_pids(run_dir / "pids.json", stack.pids())
             steps.note(f"each sidecar signs the tokens it mints with its own key; {stack.registration.mode}")
-            with steps.step("relationships for acme and globex (both have project p1 and invoice inv-1)"):
+            with steps.step("relationships for acme and globex (both have project p1 and invoice inv-1; acme's alice "
+                            "is a member of p1 through her team and a folder)"):
                 stack.write(RELATIONSHIPS)
             with steps.step("services billing, orders, edge (FastAPI + the tenantguard SDK)"):
                 services = _start_services(stack, run_dir, db)
@@ -118,7 +125,8 @@ def _run(console: Console, *, root: Path | None, keep: bool, pg_dsn: str | None,
             world = World(edge_url=services["edge"].url, edge_sidecar=stack.sidecars["edge"].url,
                           billing_url=services["billing"].url,
                           sidecars={s: stack.sidecars[s].url for s in ("orders", "billing")},
-                          acme=acme, globex=globex, revoke=lambda t: stack.write([t], op="delete"), pg_note=pg_note)
+                          acme=acme, globex=globex, revoke=lambda t: stack.write([t], op="delete"),
+                          team_membership=TEAM_MEMBERSHIP, pg_note=pg_note)
             outcomes = Scenario(world, console).play()
         except BaseException as exc:  # reported below, after everything is stopped
             failure = exc

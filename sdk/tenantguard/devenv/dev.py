@@ -179,6 +179,8 @@ def _announce(console: Console, stack: Stack, root: Path, env_path: Path) -> Non
     for line in (
         f"source {_shown(env_path)}",
         "tenantguard relation write 'acme/project:p1#member@user:bob'",
+        "tenantguard relation write 'acme/project:p1#folder@folder:eng' 'acme/folder:eng#member@user:carol'"
+        "   # carol: a member of p1 through its folder (bundles/tenantguard/schema.fga)",
         f"TOKEN=$(tenantguard token mint --key {rel}/dev-issuer.pem --issuer {DEV_ISSUER} --sub alice "
         f"--tenant acme --aud {SERVICE} --role editor)",
         f"curl -s \"$TG_SIDECAR_URL/v1/check\" -H \"Authorization: Bearer $TOKEN\" "

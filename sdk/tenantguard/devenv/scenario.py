@@ -44,6 +44,7 @@ class World:
     acme: Realm
     globex: Realm
     revoke: Callable[[str], int]  # delete one tuple through the plane, return the consistency token
+    team_membership: str  # the tuple the revocation deletes (alice's team membership, tenant/object#relation@subject)
     pg_note: str | None  # why the database step is skipped, or None when PostgreSQL is in play
 
 
@@ -170,8 +171,10 @@ class Scenario:
         self.database_step("billing reads under RLS (globex)", billing["db"], "globex", 999)
 
     def revocation(self) -> None:
-        self.act("3. acme revokes alice's membership of project p1 in the plane")
-        tuple_text = "acme/project:p1#member@user:alice"
+        self.act("3. acme takes alice off the finance team in the plane")
+        self.say("alice was a member of project p1 only through the schema (bundles/tenantguard/schema.fga): "
+                 "finance team → finance folder → project p1")
+        tuple_text = self.w.team_membership
         start = time.perf_counter()
         seq = self.w.revoke(tuple_text)
         acked = time.perf_counter() - start

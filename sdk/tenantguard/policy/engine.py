@@ -413,6 +413,15 @@ def reads_input_relations(modules: Mapping[str, str]) -> bool:
                for m in _INPUT_MENTION.finditer(source))
 
 
+_RELATED_CALL = re.compile(r"\btg\s*\.\s*related\b")
+
+
+def calls_related(modules: Mapping[str, str]) -> bool:
+    """Whether the modules may call ``tg.related`` (a mention in a comment counts: erring
+    towards "calls" costs speed only)."""
+    return any(_RELATED_CALL.search(source) for source in modules.values())
+
+
 #: The whole input (``input_paths``): a module reads ``input`` as a value somewhere.
 WHOLE_INPUT: tuple[str, ...] = ()
 
@@ -732,6 +741,7 @@ class RegorusPreparedPolicy:
     impure_builtins: tuple[str, ...] = ()
     reads_relations: bool = True  # False: no module can see input.relations, so it need not be computed
     input_paths: tuple[tuple[str, ...], ...] = (WHOLE_INPUT,)  # what of the input it can read (input_paths)
+    calls_related: bool = True  # False: no module names tg.related (calls_related)
     key: int = field(default_factory=lambda: next(_KEYS))
 
     @property
@@ -860,6 +870,7 @@ def _prepare_steps(
         impure_builtins=impure_builtins(checked_modules),
         reads_relations=reads_input_relations(checked_modules),
         input_paths=input_paths(checked_modules),
+        calls_related=calls_related(checked_modules),
     )
     for entrypoint in checked_entrypoints:
         yield

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -34,6 +34,7 @@ from tenantguard.decision.verdicts import Verdict
 from tenantguard.errors import InvalidInput, TenantGuardError
 from tenantguard.policy.engine import RegorusEngine
 from tenantguard.relations import RelationIndex
+from tenantguard.relations.reads import Fact, MemoryReads
 from tenantguard.rollout.records import ReplayRecord
 
 log = logging.getLogger(__name__)
@@ -142,12 +143,18 @@ def _dir_revision(path: Path) -> str:
 
 
 class RecordedRelations:
-    """``tg.related`` from a recorded input's ``relations`` (the subject's own, all it holds)."""
+    """``tg.related`` from a recorded input's ``relations`` (the subject's own, all it holds).
 
-    __slots__ = ("_held", "_subject", "seq")
+    Also the tuple reads a schema walks (``RelationReads``): the recorded relations as the
+    subject's own tuples, so a revision with a schema answers ``tg.related`` over them (an
+    owner recorded is a member where the schema says so). Whatever the record does not hold
+    (a folder above the project, other subjects) is unknown to a replay and reads as absent."""
+
+    __slots__ = ("_held", "_reads", "_subject", "seq")
 
     def __init__(self, subject: str, held: Mapping[str, Any], seq: int) -> None:
         self._subject, self._held, self.seq = subject, held, seq
+        self._reads: MemoryReads | None = None
 
     def check(self, object: str, relation: str, subject: str) -> bool:
         if subject != self._subject:
@@ -157,6 +164,25 @@ class RecordedRelations:
 
     def relations_of(self, subject: str) -> dict[str, list[str]]:
         return {k: list(v) for k, v in self._held.items()} if subject == self._subject else {}
+
+    def _tuples(self) -> MemoryReads:
+        if self._reads is None:
+            self._reads = MemoryReads((obj, relation, self._subject, None)
+                                      for obj, relations in self._held.items() if isinstance(relations, list)
+                                      for relation in relations if isinstance(relation, str))
+        return self._reads
+
+    def subjects(self, object: str, relation: str) -> Iterator[Fact]:
+        return self._tuples().subjects(object, relation)
+
+    def find(self, object: str, relation: str, subject: str) -> Fact | None:
+        return self._tuples().find(object, relation, subject)
+
+    def usersets(self, object: str, relation: str) -> Iterator[Fact]:
+        return self._tuples().usersets(object, relation)
+
+    def objects(self, object_type: str, relation: str, subject: str) -> Iterator[Fact]:
+        return self._tuples().objects(object_type, relation, subject)
 
 
 # --------------------------------------------------------------------------- the report

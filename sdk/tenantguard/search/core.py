@@ -399,7 +399,8 @@ class Searcher:
         """The values of ``resource.properties[attribute]`` the subject may act on.
 
         Candidates are the ids of the objects of type ``via`` (default: ``attribute``) the
-        subject reaches in the graph; each is decided as a resource carrying that value.
+        subject reaches in the graph, and with a schema typing ``via`` those it proposes (a
+        project reached through folders); each is decided as a resource carrying that value.
         """
         _type_of(question.resource, "resource")
         via = via or attribute
@@ -426,7 +427,9 @@ class Searcher:
         values: list[str] = []
         if not any_value:
             deadline = self._clock() + self.limits.max_seconds
-            walk = self._walk(view.objects_of(subject, via, self.limits.max_fanout))
+            walk = self._walk(with_schema_resources(pinned.revision, view, via, subject,
+                                                    view.objects_of(subject, via, self.limits.max_fanout),
+                                                    self.limits.max_fanout))
             for decided, obj in enumerate(walk, 1):
                 if decided > self.limits.max_decisions:
                     raise SearchLimitExceeded(f"more than {self.limits.max_decisions} candidate {via} ids to decide",

@@ -3,9 +3,9 @@
 Why: the index walk follows direct tuples and usersets only, so a document a user reaches
 through a folder hierarchy (``viewer from parent``), which every check allows through
 ``input.permissions``, was never proposed, and search answered less than check allows.
-When the pinned revision's policy reads the schema's permissions and the question's types
-are types of the schema, the schema engine's walks (every relation of the type) propose
-too. They only propose: every candidate is still decided by the decision core.
+When the pinned revision's policy consults the schema (``input.permissions`` or
+``tg.related``) and the question's types are types of the schema, the schema engine's walks
+(every relation of the type) propose too. They only propose: every candidate is still decided by the decision core.
 
 Order: the index walk's candidates first, as without a schema, then the schema's that are
 new, each once. Both walks are functions of the pinned state (the schema's ignores expiry
@@ -23,9 +23,9 @@ from tenantguard.schema.engine import InvalidQuery, SchemaEngine
 
 
 def _engine(revision: PolicyRevision | None, *types: str) -> SchemaEngine | None:
-    """The revision's schema when it can grant anything here: its policy reads the
-    permissions and the schema types every one of ``types``."""
-    if revision is None or revision.schema is None or not revision.asks_permissions:
+    """The revision's schema when it can grant anything here: its policy consults the schema
+    (reads the permissions or calls ``tg.related``) and the schema types every one of ``types``."""
+    if revision is None or revision.schema is None or not revision.asks_schema:
         return None
     engine = revision.schema
     return engine if all(t in engine.schema.types for t in types) else None

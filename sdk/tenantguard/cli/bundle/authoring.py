@@ -35,7 +35,7 @@ from tenantguard.errors import BundleRejected
 from tenantguard.identity.keys import SigningKey, TrustSet, load_public_key_file
 
 from .group import app
-from .shared import RevisionOpt, SkipTestsOpt, gate_on_tests, given_revision, line
+from .shared import RevisionOpt, SkipTestsOpt, gate_on_tests, given_revision, line, run_schema_tests
 
 # The local keys given with --key go into an ad hoc trust set under this issuer name.
 _LOCAL_ISSUER = "tenantguard-cli"
@@ -78,16 +78,19 @@ def test_cmd(
         typer.Option(help="Only run tests whose name (data.pkg.test_x) matches this regular expression"),
     ] = None,
 ) -> None:
-    """Run the bundle's Rego unit tests (rules named test_*), as `opa test -v` does.
+    """Run the bundle's Rego unit tests (rules named test_*), as `opa test -v` does, and its
+    schema's test files (DIR/*.fga.yaml, DIR/*.zed.yaml), as `tenantguard model test` does.
 
     Prints one FAIL or ERROR line per test that did not pass, then "N passed, M failed";
     -v lists every test (PASS lines too), as `opa test -v` does.
     A test passes when its value is defined and not false.
     print() output is shown under failing tests, and under every test with -v.
-    --run REGEX keeps the tests whose data.pkg.test_name matches (re.search).
-    Exit 1 when a test fails or errors, or when no test ran; 0 otherwise.
+    --run REGEX keeps the tests whose data.pkg.test_name matches (re.search), and skips the
+    schema's test files.
+    Exit 1 when a test fails or errors, or when no Rego test ran; 0 otherwise.
     A module that does not compile exits 1 with error policy_compile_error.
     """
+    from tenantguard.decision.core import RELATED_EXTENSION
     from tenantguard.policy.testrunner import load_bundle_dir, run_tests
 
     if run is not None:
@@ -96,7 +99,8 @@ def test_cmd(
         except re.error as exc:
             raise typer.BadParameter(f"not a regular expression: {exc}", param_hint="--run") from None
     modules, data = load_bundle_dir(directory)
-    report = run_tests(modules, data, coverage=coverage, verbose=verbose, run_filter=run)
+    report = run_tests(modules, data, coverage=coverage, verbose=verbose, run_filter=run,
+                       extensions=RELATED_EXTENSION)
     colours = {"pass": "green", "fail": "red", "error": "red"}
     for result in report.results:
         if result.outcome == "pass" and not verbose:
@@ -124,7 +128,14 @@ def test_cmd(
         line("[red]no tests found[/]" + (f" matching --run {escape(run)}" if run else ""))
         raise typer.Exit(1)
     line(f"[{'green' if report.ok else 'red'}]{summary}[/]")
-    if not report.ok:
+    from tenantguard.cli.model import print_outcome
+
+    schemas_ok = True
+    if run is None:  # --run names Rego rules; the schema's test files run with the whole suite
+        for outcome in run_schema_tests(directory):
+            print_outcome(outcome, verbose)
+            schemas_ok = schemas_ok and outcome.passed
+    if not (report.ok and schemas_ok):
         raise typer.Exit(1)
 
 
@@ -164,7 +175,7 @@ def build(
 
     key = SigningKey.load(signing_key) if signing_key is not None else None
     revision = given_revision(directory, revision)
-    gate_on_tests(*load_bundle_dir(directory), skip=skip_tests, what="nothing was written")
+    gate_on_tests(*load_bundle_dir(directory), skip=skip_tests, what="nothing was written", directory=directory)
     archive = build_bundle(directory, revision, signing_key=key, serial=serial)
     _check_compiles(archive)
     _write(out, archive)
@@ -301,9 +312,11 @@ def eval_cmd(
     entrypoint = query or bundle.manifest.metadata.get("decision")
     if not isinstance(entrypoint, str) or not entrypoint:
         raise typer.BadParameter("the manifest names no metadata.decision; pass --query", param_hint="--query")
+    from tenantguard.decision.core import RELATED_EXTENSION
     from tenantguard.policy.engine import RegorusEngine
 
-    policy = RegorusEngine().prepare(bundle.modules, bundle.data)
+    # tg.related outside a decision knows no tenant: it answers False (docs/relationships.md)
+    policy = RegorusEngine().prepare(bundle.modules, bundle.data, extensions=RELATED_EXTENSION)
     result = policy.evaluate(entrypoint, document)
     if result is None:
         print("undefined")

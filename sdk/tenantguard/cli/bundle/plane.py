@@ -153,7 +153,7 @@ def publish(
                         max_undeclared=max_undeclared)
     token = read_token(token_file)
     revision = given_revision(directory, revision)
-    gate_on_tests(*load_bundle_dir(directory), skip=skip_tests, what="nothing was uploaded")
+    gate_on_tests(*load_bundle_dir(directory), skip=skip_tests, what="nothing was uploaded", directory=directory)
     archive = build_bundle(directory, revision)
     with PlaneClient(plane, token=token, **tls.client_args()) as client:
         _print_step(client.push_bundle(archive, stages=stages, impact=impact and impact.value,

@@ -1,5 +1,6 @@
-"""What authoring and plane commands share: the test gate before a build or an upload, the
-revision a bundle built from a directory gets, and plain console lines."""
+"""What authoring and plane commands share: the test gate before a build or an upload (the
+Rego tests and the schema's test files), the revision a bundle built from a directory gets,
+and plain console lines."""
 
 from __future__ import annotations
 
@@ -25,20 +26,53 @@ def line(markup: str) -> None:
 
 
 
-def gate_on_tests(modules: dict[str, str], data: dict[str, Any], *, skip: bool, what: str) -> None:
-    """Run the bundle's Rego tests; on a failure, an error or no test at all, list them on stderr
-    and exit 1 (``what``: what did not happen). ``skip``: say on stderr that they were not run."""
+#: The schema's test files a bundle directory may hold at its root, as ``fga model test`` and
+#: ``zed validate`` read them; ``bundle build`` never packs them.
+SCHEMA_TEST_SUFFIXES = (".fga.yaml", ".zed.yaml")
+
+
+def schema_test_files(directory: Path) -> list[Path]:
+    """The schema test files at the root of a bundle directory, sorted."""
+    return sorted(p for p in directory.iterdir() if p.is_file() and p.name.endswith(SCHEMA_TEST_SUFFIXES))
+
+
+def run_schema_tests(directory: Path) -> list[Any]:
+    """Run the directory's schema test files (:func:`schema_test_files`) on the engine the
+    sidecar runs; a file that cannot be read is printed on stderr and exits 1."""
+    from tenantguard.schema.modeltest import TestFileError, read_suite
+    from tenantguard.schema.modeltest.run import run_suite
+
+    outcomes = []
+    for path in schema_test_files(directory):
+        try:
+            outcomes.append(run_suite(read_suite(path)))
+        except TestFileError as exc:
+            console_err.print(f"[red]{escape(str(exc.message))}[/] ({exc.rule})", soft_wrap=True)
+            raise typer.Exit(1) from None
+    return outcomes
+
+
+def gate_on_tests(modules: dict[str, str], data: dict[str, Any], *, skip: bool, what: str,
+                  directory: Path | None = None) -> None:
+    """Run the bundle's Rego tests (and ``directory``'s schema test files); on a failure, an error
+    or no Rego test at all, list them on stderr and exit 1 (``what``: what did not happen).
+    ``skip``: say on stderr that they were not run."""
+    from tenantguard.decision.core import RELATED_EXTENSION
     from tenantguard.policy.testrunner import run_tests
 
     if skip:
         console_err.print("[yellow]warning[/] --skip-tests: the bundle's Rego tests were not run", soft_wrap=True)
         return
-    report = run_tests(modules, data)
+    report = run_tests(modules, data, extensions=RELATED_EXTENSION)
     failed = [r.full_name for r in report.results if r.outcome != "pass"]
+    total = len(report.results)
+    for outcome in run_schema_tests(directory) if directory is not None else ():
+        failed += [f"{outcome.path}: {t.name}" for t in outcome.tests if not t.passed]
+        total += len(outcome.tests)
     if failed or not report.results:
         for name in failed:
             console_err.print(f"[red]FAIL[/] {escape(name)}", soft_wrap=True, highlight=False)
-        console_err.print(f"[red]error[/] policy_tests_failed: {len(failed)} of {len(report.results)} tests "
+        console_err.print(f"[red]error[/] policy_tests_failed: {len(failed)} of {total} tests "
                           f"did not pass; {what} (run `tenantguard bundle test DIR` for details, "
                           "--skip-tests to go on anyway)", soft_wrap=True)
         raise typer.Exit(1)
