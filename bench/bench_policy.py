@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tenantguard.decision.core import input_facts
+from tenantguard.decision.core import RELATED_EXTENSION, input_facts
 from tenantguard.policy.engine import RegorusEngine, RegorusPreparedPolicy
 from tenantguard.policy.testrunner import load_bundle_dir
 
@@ -170,6 +170,27 @@ FACTS = ("actor_services", "scope_limits")
 def as_sent(request: Mapping[str, Any]) -> dict[str, Any]:
     """``request`` with the input facts, as the decision core completes every input."""
     return {**request, **input_facts(request)}
+
+
+def schema_of(bundle: Path) -> Any:
+    """The bundle directory's relationship schema, prepared (None without one)."""
+    from tenantguard.decision.permissions import schema_engine
+    from tenantguard.schema import load
+
+    for name in ("schema.fga", "schema.json", "schema.zed"):
+        if (bundle / name).is_file():
+            return schema_engine(load((bundle / name).read_text(), name))
+    return None
+
+
+def bound_to_alice(bundle: Path) -> Any:
+    """``tg.related`` bound as in a decision in tenant acme, where alice is a member of p1 (the
+    example asks its schema about project membership): a context manager for the whole run."""
+    from tenantguard.decision.core import bound_relations
+    from tenantguard.relations import RelationIndex
+
+    index = RelationIndex.from_trusted(1, [("acme", "project:p1", "member", "user:alice")])
+    return bound_relations(index.tenant("acme"), None, schema_of(bundle), None)
 
 
 def evaluation(policy: RegorusPreparedPolicy, entrypoint: str, request: Mapping[str, Any]) -> Callable[[], Any]:
@@ -322,8 +343,8 @@ def compare(bundle: Path, revision: str, iterations: int) -> None:
     engine = RegorusEngine()
     with tempfile.TemporaryDirectory() as tmp:
         old_modules, old_data = load_bundle_dir(bundle_at(revision, bundle, Path(tmp)), include_tests=False)
-    old = engine.prepare(old_modules, old_data)
-    new = engine.prepare(*load_bundle_dir(bundle, include_tests=False))
+    old = engine.prepare(old_modules, old_data, extensions=RELATED_EXTENSION)
+    new = engine.prepare(*load_bundle_dir(bundle, include_tests=False), extensions=RELATED_EXTENSION)
     old_facts = reads_input_facts(old_modules)
     # (name, entrypoint, the input for the bundle at REV, the input for the bundle now)
     cases = [(f"decision, {name}", DECISION, as_sent(request) if old_facts else request, as_sent(request))
@@ -397,12 +418,13 @@ class Decider:
 
 
 def swap_inline(engine: RegorusEngine, modules: dict[str, str], data: dict[str, Any], decider: Decider) -> None:
-    decider.policy = engine.prepare(modules, data, entrypoints=(DECISION,))
+    decider.policy = engine.prepare(modules, data, extensions=RELATED_EXTENSION, entrypoints=(DECISION,))
 
 
 def swap_worker(engine: RegorusEngine, modules: dict[str, str], data: dict[str, Any], decider: Decider) -> None:
     box: dict[str, RegorusPreparedPolicy] = {}
-    worker = threading.Thread(target=lambda: box.setdefault("new", engine.prepare(modules, data)))
+    worker = threading.Thread(target=lambda: box.setdefault("new", engine.prepare(modules, data,
+                                                                                 extensions=RELATED_EXTENSION)))
     worker.start()
     while worker.is_alive():
         decider.decide()
@@ -411,7 +433,7 @@ def swap_worker(engine: RegorusEngine, modules: dict[str, str], data: dict[str, 
 
 
 def swap_steps(engine: RegorusEngine, modules: dict[str, str], data: dict[str, Any], decider: Decider) -> None:
-    steps = engine.prepare_steps(modules, data, entrypoints=(DECISION,))
+    steps = engine.prepare_steps(modules, data, extensions=RELATED_EXTENSION, entrypoints=(DECISION,))
     while True:
         try:
             next(steps)
@@ -425,7 +447,7 @@ def worst_gap_ms(
     swap: Callable[..., None], engine: RegorusEngine, modules: dict[str, str], data: dict[str, Any]
 ) -> tuple[float, float]:
     """(worst gap between decisions in ms, worst swap duration in ms) over SWAPS swaps."""
-    decider = Decider(engine.prepare(modules, data))
+    decider = Decider(engine.prepare(modules, data, extensions=RELATED_EXTENSION))
     gaps, durations = [], []
     for _ in range(SWAPS):
         for _ in range(WARMUP):
@@ -444,7 +466,7 @@ def worst_gap_ms(
 
 def core_rows(bundle: Path, iterations: int) -> list[tuple[str, Timing]]:
     """Decisions through ``DecisionCore`` with a verdict memo (see --core)."""
-    from tenantguard.decision.core import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
+    from tenantguard.decision.core import DecisionCore, DecisionRequest, PolicyRevision
     from tenantguard.decision.verdicts import VerdictMemo
     from tenantguard.identity.tokens import Claims
     from tenantguard.relations import RelationIndex
@@ -454,7 +476,7 @@ def core_rows(bundle: Path, iterations: int) -> list[tuple[str, Timing]]:
     users = [f"u{n}" for n in range(iterations + WARMUP + 10)]
     index = RelationIndex.from_trusted(1, [("acme", "project:p1", "member", f"user:{user}") for user in users])
     core = DecisionCore("billing", index, memo=VerdictMemo())
-    core.activate(PolicyRevision(revision="1", policy=policy))
+    core.activate(PolicyRevision(revision="1", policy=policy, schema=schema_of(bundle)))
 
     def claims(sub: str, jti: str) -> Claims:
         raw = {**REQUEST["token"], "sub": sub, "jti": jti}
@@ -499,6 +521,12 @@ def main() -> None:
     parser.add_argument("--core", action="store_true",
                         help="measure decisions through the decision core and its verdict memo instead")
     args = parser.parse_args()
+    with bound_to_alice(args.bundle):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    """The benchmark ``main`` asked for, with ``tg.related`` bound as in a decision."""
     iterations = 1_000 if args.quick else ITERATIONS
     if args.core:
         import tenantguard
@@ -520,8 +548,8 @@ def main() -> None:
     engine = RegorusEngine()
     modules, data = load_bundle_dir(args.bundle, include_tests=False)
     large_data = big_data(data)
-    small = engine.prepare(modules, data)
-    large = engine.prepare(modules, large_data)
+    small = engine.prepare(modules, data, extensions=RELATED_EXTENSION)
+    large = engine.prepare(modules, large_data, extensions=RELATED_EXTENSION)
     for policy in (small, large):
         for _, request, expected in DECISIONS:
             check(policy, as_sent(request), expected)

@@ -11,6 +11,7 @@ import re
 from typing import Final
 
 from tenantguard.bundle import Bundle
+from tenantguard.decision.core import RELATED_EXTENSION
 from tenantguard.errors import BundleMalformed, BundleRejected, InvalidInput, PolicyError
 from tenantguard.feed import topology as topo
 from tenantguard.policy.engine import RegorusEngine
@@ -56,10 +57,10 @@ def within_declared(bundle: Bundle, scopes: list[str]) -> None:
 def compile_and_test(bundle: Bundle, *, run: bool) -> int:
     """Compile (always) and run the Rego tests (when ``run``); return how many passed."""
     try:
-        RegorusEngine().prepare(bundle.modules, bundle.data)
+        RegorusEngine().prepare(bundle.modules, bundle.data, extensions=RELATED_EXTENSION)
         if not run:
             return 0
-        report = run_tests(bundle.modules, bundle.data)
+        report = run_tests(bundle.modules, bundle.data, extensions=RELATED_EXTENSION)
     except PolicyError as exc:
         raise BundleRejected(f"bundle does not compile: {exc.message}", **exc.detail) from None
     failed = [r.full_name for r in report.results if r.outcome != "pass"]

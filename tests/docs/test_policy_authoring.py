@@ -39,8 +39,9 @@ def test_the_bundle_eval_block_runs_as_written(tmp_path: Path) -> None:
     decision, end = json.JSONDecoder().raw_decode(after_build)
     assert decision == {"allow": True, "high_risk": False, "reasons": []}, done.stdout
     assert after_build[end:].strip() == '"exchange"', done.stdout
-    # the sentence under the block: no relations, a deny with not_project_member
-    document = json.loads((tmp_path / "input.json").read_text()) | {"relations": {}}
+    # the sentence under the block: in project p1, a deny with not_project_member whatever relations say
+    document = json.loads((tmp_path / "input.json").read_text()) | {"relations": {"project:p1": ["member"]}}
+    document["resource"]["properties"]["project"] = "p1"
     denied = subprocess.run([str(BIN / "tenantguard"), "bundle", "eval", "/tmp/b.tar.gz", "--key", "dev.pem.pub",
                              "--input", json.dumps(document)], cwd=tmp_path, env=env, capture_output=True, text=True,
                             timeout=120, check=False)

@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 from tenantguard.decision.core import PolicyRevision
-from tenantguard.policy.engine import RegorusEngine
-from tenantguard.policy.testrunner import load_bundle_dir
 
-from tests.harness.paths import BUNDLE_DIR
+from tests.harness.example_bundle import example_revision
 from tests.harness.sidecar_world import World
 
 from .idp import LocalIdP
@@ -26,8 +24,7 @@ ORDERS_AUTH = ("orders", ORDERS_SECRET)
 @pytest.fixture(scope="module")
 def revision() -> PolicyRevision:
     """The example bundle prepared without its tests (the in-process exchange tests' policy)."""
-    modules, data = load_bundle_dir(BUNDLE_DIR, include_tests=False)
-    return PolicyRevision("test", RegorusEngine().prepare(modules, data))
+    return example_revision("test", include_tests=False)
 
 
 @pytest.fixture(scope="package")

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 from tenantguard.decision.core import RELATED_EXTENSION, DecisionCore, DecisionRequest, PolicyRevision
 from tenantguard.policy.engine import RegorusEngine, reads_input_relations
-from tenantguard.policy.testrunner import load_bundle_dir
 from tenantguard.relations import ChangeBatch, RelationChange, RelationIndex, Relationship
 from tenantguard.search import (
     PageTokenExpired,
@@ -17,6 +16,8 @@ from tenantguard.search import (
     SearchLimitExceeded,
     SearchLimits,
 )
+
+from tests.harness.example_bundle import example_revision
 
 REPO = Path(__file__).resolve().parents[2]
 RELATED = """package tg
@@ -131,8 +132,8 @@ def test_another_tenant_is_never_answered() -> None:
 
 @pytest.fixture(scope="module")
 def example() -> PolicyRevision:
-    modules, data = load_bundle_dir(REPO / "bundles" / "tenantguard")
-    return PolicyRevision("1", RegorusEngine().prepare(modules, data, extensions=RELATED_EXTENSION))
+    """The example bundle with its schema (project membership: schema.fga, asked through tg.related)."""
+    return example_revision()
 
 
 def test_filter_for_an_attribute_the_graph_does_not_hold(example: PolicyRevision) -> None:
