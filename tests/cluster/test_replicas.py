@@ -272,7 +272,7 @@ def test_losing_the_whole_nats_cluster(dep: Deployment) -> None:
         down_at = time.monotonic()
         eventually(lambda: not dep.plane_ready(0) and not dep.plane_ready(1), "both planes not ready")
         not_ready_after = time.monotonic() - down_at
-        refused = dep.write(0, "acme/doc:whole-0#owner@user:w", key="whole-0", timeout=30)
+        refused = dep.write(0, "acme/project:whole-0#owner@user:w", key="whole-0", timeout=30)
         assert refused.status_code == 503 and "Retry-After" in refused.headers, refused.text
         time.sleep(2)
         dep.nats.start(timeout=60)  # all nodes together: none is healthy before a quorum is back
@@ -280,7 +280,7 @@ def test_losing_the_whole_nats_cluster(dep: Deployment) -> None:
         up_at = time.monotonic()
         eventually(lambda: dep.plane_ready(0) and dep.plane_ready(1), "planes ready again", timeout=60)
         planes_back = time.monotonic() - up_at
-        written = eventually(lambda: (r := dep.write(0, "acme/doc:whole-0#owner@user:w", key="whole-0")).status_code
+        written = eventually(lambda: (r := dep.write(0, "acme/project:whole-0#owner@user:w", key="whole-0")).status_code
                              == 200 and r, "the refused write, retried with its key")
     finally:
         for checker in checkers:
@@ -289,7 +289,7 @@ def test_losing_the_whole_nats_cluster(dep: Deployment) -> None:
         assert checker.failures == [] and checker.alice_denied == [], (checker.service, checker.failures[:3])
     convergence = converge(dep)
     stored = [seq for seq, batch in dep.stored_batches()
-              if any(c.rel.object == "doc:whole-0" for c in batch.changes)]
+              if any(c.rel.object == "project:whole-0" for c in batch.changes)]
     assert len(stored) == 1
     print(f"\nwhole cluster down: planes not ready after {not_ready_after:.1f} s; ready {planes_back:.1f} s after "
           f"the cluster was healthy; write {written.json()}; sidecars answered "

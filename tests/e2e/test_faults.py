@@ -49,7 +49,7 @@ def test_nats_outage_sidecar_cold_restart_and_recovery(cluster: Cluster) -> None
         while not stop.is_set():
             i += 1
             try:
-                outcomes.append(cluster.try_write(f"acme/doc:d{i}#viewer@user:w{i}").status_code)
+                outcomes.append(cluster.try_write(f"acme/project:d{i}#member@user:w{i}").status_code)
             except httpx.HTTPError:
                 outcomes.append(0)  # no answer at all (the client gave up waiting)
 

@@ -106,7 +106,7 @@ class WriteLoad:
         n = 0
         try:
             while not self._stop.is_set() and (self.limit is None or n < self.limit):
-                write = LogicalWrite(f"acme/doc:{self.prefix}-{t}-{n}#owner@user:w{t}", uuid.uuid4().hex)
+                write = LogicalWrite(f"acme/project:{self.prefix}-{t}-{n}#owner@user:w{t}", uuid.uuid4().hex)
                 with self._lock:
                     self.writes.append(write)
                 self._write(client, t, write, rng)
