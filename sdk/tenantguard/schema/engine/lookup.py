@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 
-from tenantguard.schema.engine.check import Evaluation
+from tenantguard.schema.engine.check import Evaluation, arrow_target
 from tenantguard.schema.engine.prepared import walk
 from tenantguard.schema.engine.subjects import Subject, split
 from tenantguard.schema.model import Arrow, Computed, Direct
@@ -68,10 +68,11 @@ def resource_candidates(ev: Evaluation, object_type: str, relation: str | None, 
         yield from seed(f"{obj}#{rel}", (type_name, rel))
         for other in p.computed_users.get((type_name, rel), ()):
             yield from reached(obj, other)
-        for t, r, tupleset in p.arrow_users.get((type_name, rel), ()):
-            for parent_obj, meta in ev.reads.objects(t, tupleset, obj):
+        for t, r, tupleset, via in p.arrow_users.get((type_name, rel), ()):
+            named = obj if via is None else f"{obj}#{via}"
+            for parent_obj, meta in ev.reads.objects(t, tupleset, named):
                 ev.budget.spend()
-                if ev.valid(t, tupleset, obj, meta):
+                if ev.valid(t, tupleset, named, meta):
                     yield from reached(parent_obj, r)
 
 
@@ -133,7 +134,8 @@ def subject_candidates(ev: Evaluation, obj: str, relation: str | None, subject_t
             elif isinstance(e, Arrow):
                 for other, meta in ev.reads.subjects(o, e.tupleset):
                     ev.budget.spend()
-                    if "#" in other or other.endswith(":*") or not ev.valid(t, e.tupleset, other, meta):
+                    if other.endswith(":*") or not ev.valid(t, e.tupleset, other, meta):
                         continue
-                    if schema.relation(other.partition(":")[0], e.computed) is not None:
-                        yield from reach(other, e.computed)
+                    target = arrow_target(other)
+                    if schema.relation(target.partition(":")[0], e.computed) is not None:
+                        yield from reach(target, e.computed)
