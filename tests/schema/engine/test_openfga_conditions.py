@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from tenantguard.relations.reads import MemoryReads, TupleMeta
 from tenantguard.schema import load
-from tenantguard.schema.engine import Decision, SchemaEngine
+from tenantguard.schema.engine import ConditionError, Decision, SchemaEngine
 
 FGA = """model
   schema 1.1
@@ -62,3 +62,10 @@ def test_spicedb_keeps_partial_evaluation() -> None:
     assert e.check(_reads("either"), "doc:1", "view", "user:jon", context={"x": 101}).decision \
         is Decision.CONDITIONAL
 
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_a_non_finite_double_is_refused(value: float) -> None:
+    """JSON cannot carry it, and OpenFGA refuses 1.8e309 (``handles_floats``); +inf used to allow."""
+    e = SchemaEngine(load(FGA, "m.fga"))
+    with pytest.raises(ConditionError):
+        e.check(_reads("floaty"), "doc:1", "viewer", "user:jon", context={"f": value})
