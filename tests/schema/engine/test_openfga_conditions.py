@@ -69,3 +69,45 @@ def test_a_non_finite_double_is_refused(value: float) -> None:
     e = SchemaEngine(load(FGA, "m.fga"))
     with pytest.raises(ConditionError):
         e.check(_reads("floaty"), "doc:1", "viewer", "user:jon", context={"f": value})
+
+
+TTU = """model
+  schema 1.1
+type user
+type folder
+  relations
+    define viewer: [user]
+type document
+  relations
+    define parent: [folder with s_cond, folder with x_cond]
+    define viewer: [user] or viewer from parent
+condition s_cond(s: string) {
+  s == "hello"
+}
+condition x_cond(x: int) {
+  x == 10
+}
+"""
+
+
+def _ttu_reads() -> MemoryReads:
+    return MemoryReads([("document:1", "parent", "folder:a", TupleMeta(condition="s_cond")),
+                        ("document:1", "parent", "folder:b", TupleMeta(condition="x_cond")),
+                        ("folder:a", "viewer", "user:jon", None), ("folder:b", "viewer", "user:jon", None)])
+
+
+def test_openfga_list_users_fails_when_a_condition_on_its_walk_lacks_context() -> None:
+    """OpenFGA's ListUsers reads every tuple on its walk and fails on one it cannot evaluate,
+    although Check allows through the other parent (``relation_through_ttu_with_condition``;
+    ``fga model test`` answers the same error)."""
+    e, r = SchemaEngine(load(TTU, "m.fga")), _ttu_reads()
+    assert e.check(r, "document:1", "viewer", "user:jon", context={"s": "hello"}).allowed
+    with pytest.raises(ConditionError) as err:
+        e.lookup_subjects(r, "document:1", "viewer", "user", context={"s": "hello"})
+    assert err.value.rule == "missing_parameters"
+    with pytest.raises(ConditionError):
+        e.lookup_subjects(r, "document:1", "viewer", "folder", "viewer", context={"x": 10})
+    page = e.lookup_subjects(r, "document:1", "viewer", "folder", "viewer", context={"s": "hello", "x": 10})
+    assert {i.id for i in page.items} == {"folder:a#viewer", "folder:b#viewer"}
+    page = e.lookup_subjects(r, "document:1", "viewer", "user", context={"s": "nope", "x": 10})
+    assert [(i.id, i.decision) for i in page.items] == [("user:jon", Decision.ALLOWED)]

@@ -147,6 +147,10 @@ class SchemaEngine:
         size = self._page_size(page_size)
         digest = query_digest("subjects", object, relation, subject_type, subject_relation, dict(context or {}))
         offset = decode(cursor, digest)
+        if self.schema.dialect == "openfga":  # ListUsers fails when a condition on its walk lacks context
+            for _ in subject_candidates(self._evaluation(reads, context, now), object, relation, subject_type,
+                                        subject_relation, conditions=True):
+                pass
         ev = self._evaluation(reads, context, now)
 
         def decide(text: str) -> Item | None:

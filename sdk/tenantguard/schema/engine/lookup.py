@@ -16,7 +16,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 
+from tenantguard.relations.reads import TupleMeta
 from tenantguard.schema.engine.check import Evaluation
+from tenantguard.schema.engine.errors import ConditionError
+from tenantguard.schema.engine.outcome import Decision
 from tenantguard.schema.engine.prepared import walk
 from tenantguard.schema.engine.subjects import Subject, split
 from tenantguard.schema.model import Arrow, Computed, Direct
@@ -76,11 +79,16 @@ def resource_candidates(ev: Evaluation, object_type: str, relation: str | None, 
 
 
 def subject_candidates(ev: Evaluation, obj: str, relation: str | None, subject_type: str,
-                       subject_relation: str | None) -> Iterator[str]:
+                       subject_relation: str | None, *, conditions: bool = False) -> Iterator[str]:
     """Subjects of ``subject_type`` (``#subject_relation``) that may have ``relation`` on
     ``obj``, each once; ``type:*`` when a wildcard tuple may grant (plain subjects only).
     ``relation`` None: any relation of ``obj``'s type (one walk from all of them, in the
-    type's sorted relation order: the union of every relation's walk)."""
+    type's sorted relation order: the union of every relation's walk).
+
+    ``conditions``: OpenFGA's ListUsers walk, which evaluates the condition of every tuple it
+    reads, follows only those met, and fails the whole query when one cannot be evaluated
+    (openfga ``listusers`` ``expandDirect``/``expandTTU``), even where Check would have found
+    another way: a missing parameter raises ``ConditionError`` (rule ``missing_parameters``)."""
     p = ev.p
     schema = ev.schema
     want = (subject_type, subject_relation)
@@ -118,7 +126,7 @@ def subject_candidates(ev: Evaluation, obj: str, relation: str | None, subject_t
             if isinstance(e, Direct):
                 for other, meta in ev.reads.subjects(o, r):
                     ev.budget.spend()
-                    if not ev.valid(t, r, other, meta):
+                    if not ev.valid(t, r, other, meta) or (conditions and not _met(ev, meta)):
                         continue
                     s_obj, s_type, s_rel = split(other)
                     if s_rel is None:
@@ -135,5 +143,19 @@ def subject_candidates(ev: Evaluation, obj: str, relation: str | None, subject_t
                     ev.budget.spend()
                     if "#" in other or other.endswith(":*") or not ev.valid(t, e.tupleset, other, meta):
                         continue
+                    if conditions and not _met(ev, meta):
+                        continue
                     if schema.relation(other.partition(":")[0], e.computed) is not None:
                         yield from reach(other, e.computed)
+
+
+def _met(ev: Evaluation, meta: TupleMeta | None) -> bool:
+    """Whether a tuple's condition holds under the query's context; one lacking parameters fails."""
+    if meta is None or meta.condition is None:
+        return True
+    outcome = ev.condition(meta)
+    if outcome.decision is Decision.CONDITIONAL:
+        names = ", ".join(sorted(outcome.missing))
+        raise ConditionError(f"condition {meta.condition!r} lacks context parameters: {names}",
+                             rule="missing_parameters", condition=meta.condition, missing=sorted(outcome.missing))
+    return outcome.allowed
