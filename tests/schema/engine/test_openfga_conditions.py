@@ -44,8 +44,11 @@ def test_openfga_a_missing_parameter_is_never_an_answer(context: dict[str, int])
     answer = e.check(_reads("either"), "doc:1", "viewer", "user:jon", context=context)
     assert answer.decision is Decision.CONDITIONAL
     assert set(answer.missing) == {"x", "y"} - set(context)
-    page = e.lookup_resources(_reads("either"), "doc", "viewer", "user:jon", context=context)
-    assert [(i.id, i.decision) for i in page.items] == [("doc:1", Decision.CONDITIONAL)]
+    with pytest.raises(ConditionError) as err:  # ListObjects and ListUsers fail, as OpenFGA's do
+        e.lookup_resources(_reads("either"), "doc", "viewer", "user:jon", context=context)
+    assert err.value.detail["missing"] == sorted({"x", "y"} - set(context))
+    with pytest.raises(ConditionError):
+        e.lookup_subjects(_reads("either"), "doc:1", "viewer", "user", context=context)
 
 
 def test_openfga_every_parameter_given_decides() -> None:
@@ -96,12 +99,16 @@ def _ttu_reads() -> MemoryReads:
                         ("folder:a", "viewer", "user:jon", None), ("folder:b", "viewer", "user:jon", None)])
 
 
-def test_openfga_list_users_fails_when_a_condition_on_its_walk_lacks_context() -> None:
-    """OpenFGA's ListUsers reads every tuple on its walk and fails on one it cannot evaluate,
-    although Check allows through the other parent (``relation_through_ttu_with_condition``;
-    ``fga model test`` answers the same error)."""
+def test_openfga_lookups_fail_when_a_condition_on_their_walk_lacks_context() -> None:
+    """OpenFGA's ListUsers and ListObjects read every tuple on their walk and fail on one they
+    cannot evaluate, although Check allows through the other parent
+    (``relation_through_ttu_with_condition``; ``fga model test`` answers the same errors)."""
     e, r = SchemaEngine(load(TTU, "m.fga")), _ttu_reads()
     assert e.check(r, "document:1", "viewer", "user:jon", context={"s": "hello"}).allowed
+    with pytest.raises(ConditionError):
+        e.lookup_resources(r, "document", "viewer", "user:jon", context={"s": "hello"})
+    page = e.lookup_resources(r, "document", "viewer", "user:jon", context={"s": "nope", "x": 10})
+    assert [(i.id, i.decision) for i in page.items] == [("document:1", Decision.ALLOWED)]
     with pytest.raises(ConditionError) as err:
         e.lookup_subjects(r, "document:1", "viewer", "user", context={"s": "hello"})
     assert err.value.rule == "missing_parameters"
@@ -111,3 +118,14 @@ def test_openfga_list_users_fails_when_a_condition_on_its_walk_lacks_context() -
     assert {i.id for i in page.items} == {"folder:a#viewer", "folder:b#viewer"}
     page = e.lookup_subjects(r, "document:1", "viewer", "user", context={"s": "nope", "x": 10})
     assert [(i.id, i.decision) for i in page.items] == [("user:jon", Decision.ALLOWED)]
+
+
+def test_openfga_lookups_only_evaluate_conditions_the_asked_relation_reads() -> None:
+    """ListObjects follows only edges toward the asked relation: a conditional tuple elsewhere
+    (``folder#viewer`` for ``document#owner``) lacks context without failing the query."""
+    model = TTU.replace("define viewer: [user] or viewer from parent",
+                        "define viewer: [user] or viewer from parent\n    define owner: [user]")
+    e, r = SchemaEngine(load(model, "m.fga")), _ttu_reads()
+    r.write("document:2", "owner", "user:jon")
+    page = e.lookup_resources(r, "document", "owner", "user:jon")
+    assert [(i.id, i.decision) for i in page.items] == [("document:2", Decision.ALLOWED)]

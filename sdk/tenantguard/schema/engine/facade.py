@@ -92,6 +92,13 @@ class SchemaEngine:
                                "(ask about one subject)", rule="wildcard_subject")
         return subject
 
+    def _conditions_on_walk(self) -> bool:
+        """Whether a lookup first walks every candidate evaluating conditions: OpenFGA's ListObjects
+        and ListUsers fail when a tuple on their walk lacks a condition parameter, even where Check
+        allows another way, so an OpenFGA-dialect lookup does too (a schema without conditions
+        cannot meet one, and pages without the extra walk)."""
+        return self.schema.dialect == "openfga" and bool(self.schema.conditions)
+
     def _steps(self, max_steps: int | None) -> int:
         return self.limits.max_steps if max_steps is None else min(max_steps, self.limits.max_steps)
 
@@ -130,6 +137,10 @@ class SchemaEngine:
         size = self._page_size(page_size)
         digest = query_digest("resources", object_type, relation, subject, dict(context or {}))
         offset = decode(cursor, digest)
+        if self._conditions_on_walk():  # ListObjects fails when a condition on its walk lacks context
+            for _ in resource_candidates(self._evaluation(reads, context, now), object_type, relation, subj,
+                                         conditions=True):
+                pass
         ev = self._evaluation(reads, context, now)
 
         def decide(obj: str) -> Item | None:
@@ -147,7 +158,7 @@ class SchemaEngine:
         size = self._page_size(page_size)
         digest = query_digest("subjects", object, relation, subject_type, subject_relation, dict(context or {}))
         offset = decode(cursor, digest)
-        if self.schema.dialect == "openfga":  # ListUsers fails when a condition on its walk lacks context
+        if self._conditions_on_walk():  # ListUsers fails when a condition on its walk lacks context
             for _ in subject_candidates(self._evaluation(reads, context, now), object, relation, subject_type,
                                         subject_relation, conditions=True):
                 pass

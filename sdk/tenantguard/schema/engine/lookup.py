@@ -25,13 +25,24 @@ from tenantguard.schema.engine.subjects import Subject, split
 from tenantguard.schema.model import Arrow, Computed, Direct
 
 
-def resource_candidates(ev: Evaluation, object_type: str, relation: str | None, subject: Subject) -> Iterator[str]:
+def resource_candidates(ev: Evaluation, object_type: str, relation: str | None, subject: Subject, *,
+                        conditions: bool = False) -> Iterator[str]:
     """Objects of ``object_type`` that may have ``relation`` for ``subject``, each once;
     ``relation`` None: any relation of the type. The nodes visited do not depend on the
     target (only on what reaches the subject's kind), so one walk gives the union of every
-    relation's walk, in one deterministic order."""
+    relation's walk, in one deterministic order.
+
+    ``conditions`` (``relation`` given): OpenFGA's ListObjects walk, which reads only tuples
+    on the relations ``relation`` can reach, evaluates each one's condition, follows those met
+    and fails the query on one it cannot evaluate (openfga ``reverseexpand``; ``fga model
+    test`` answers the error even where Check allows another way): a missing parameter
+    raises ``ConditionError`` (rule ``missing_parameters``)."""
     p = ev.p
     kind = subject.kind
+    below = _below(ev, object_type, relation) if conditions and relation is not None else None
+
+    def followed(t: str, r: str, meta: TupleMeta | None) -> bool:
+        return below is None or ((t, r) in below and _met(ev, meta))
 
     def target(type_name: str, rel: str) -> bool:
         return type_name == object_type and (relation is None or rel == relation)
@@ -56,7 +67,7 @@ def resource_candidates(ev: Evaluation, object_type: str, relation: str | None, 
         for t, r in p.direct_by_kind.get(sub_kind, ()):
             for obj, meta in ev.reads.objects(t, r, text):
                 ev.budget.spend()
-                if ev.valid(t, r, text, meta):
+                if ev.valid(t, r, text, meta) and followed(t, r, meta):
                     yield from reached(obj, r)
 
     if subject.relation is not None:
@@ -74,7 +85,7 @@ def resource_candidates(ev: Evaluation, object_type: str, relation: str | None, 
         for t, r, tupleset in p.arrow_users.get((type_name, rel), ()):
             for parent_obj, meta in ev.reads.objects(t, tupleset, obj):
                 ev.budget.spend()
-                if ev.valid(t, tupleset, obj, meta):
+                if ev.valid(t, tupleset, obj, meta) and followed(t, r, meta):
                     yield from reached(parent_obj, r)
 
 
@@ -147,6 +158,28 @@ def subject_candidates(ev: Evaluation, obj: str, relation: str | None, subject_t
                         continue
                     if schema.relation(other.partition(":")[0], e.computed) is not None:
                         yield from reach(other, e.computed)
+
+
+def _below(ev: Evaluation, object_type: str, relation: str) -> set[tuple[str, str]]:
+    """The (type, relation) pairs evaluating ``object_type#relation`` can read tuples of."""
+    schema = ev.schema
+    out: set[tuple[str, str]] = set()
+    todo = [(object_type, relation)]
+    while todo:
+        node = todo.pop()
+        rel = schema.relation(*node)
+        if node in out or rel is None:
+            continue
+        out.add(node)
+        for e in walk(rel.rewrite):
+            if isinstance(e, Direct):
+                todo += [(ref.type, ref.relation) for ref in rel.allowed if ref.relation]
+            elif isinstance(e, Computed):
+                todo.append((node[0], e.relation))
+            elif isinstance(e, Arrow):
+                tupleset = schema.relation(node[0], e.tupleset)
+                todo += [(ref.type, e.computed) for ref in tupleset.allowed if not ref.relation] if tupleset else []
+    return out
 
 
 def _met(ev: Evaluation, meta: TupleMeta | None) -> bool:
