@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Iterator
 
 from tenantguard.relations.reads import TupleMeta
-from tenantguard.schema.engine.check import Evaluation
+from tenantguard.schema.engine.check import Evaluation, arrow_target
 from tenantguard.schema.engine.errors import ConditionError
 from tenantguard.schema.engine.outcome import Decision
 from tenantguard.schema.engine.prepared import walk
@@ -82,10 +82,11 @@ def resource_candidates(ev: Evaluation, object_type: str, relation: str | None, 
         yield from seed(f"{obj}#{rel}", (type_name, rel))
         for other in p.computed_users.get((type_name, rel), ()):
             yield from reached(obj, other)
-        for t, r, tupleset in p.arrow_users.get((type_name, rel), ()):
-            for parent_obj, meta in ev.reads.objects(t, tupleset, obj):
+        for t, r, tupleset, via in p.arrow_users.get((type_name, rel), ()):
+            named = obj if via is None else f"{obj}#{via}"
+            for parent_obj, meta in ev.reads.objects(t, tupleset, named):
                 ev.budget.spend()
-                if ev.valid(t, tupleset, obj, meta) and followed(t, r, meta):
+                if ev.valid(t, tupleset, named, meta) and followed(t, r, meta):
                     yield from reached(parent_obj, r)
 
 
@@ -152,12 +153,13 @@ def subject_candidates(ev: Evaluation, obj: str, relation: str | None, subject_t
             elif isinstance(e, Arrow):
                 for other, meta in ev.reads.subjects(o, e.tupleset):
                     ev.budget.spend()
-                    if "#" in other or other.endswith(":*") or not ev.valid(t, e.tupleset, other, meta):
+                    if other.endswith(":*") or not ev.valid(t, e.tupleset, other, meta):
                         continue
                     if conditions and not _met(ev, meta):
                         continue
-                    if schema.relation(other.partition(":")[0], e.computed) is not None:
-                        yield from reach(other, e.computed)
+                    target = arrow_target(other)
+                    if schema.relation(target.partition(":")[0], e.computed) is not None:
+                        yield from reach(target, e.computed)
 
 
 def _below(ev: Evaluation, object_type: str, relation: str) -> set[tuple[str, str]]:
@@ -178,7 +180,7 @@ def _below(ev: Evaluation, object_type: str, relation: str) -> set[tuple[str, st
                 todo.append((node[0], e.relation))
             elif isinstance(e, Arrow):
                 tupleset = schema.relation(node[0], e.tupleset)
-                todo += [(ref.type, e.computed) for ref in tupleset.allowed if not ref.relation] if tupleset else []
+                todo += [(ref.type, e.computed) for ref in tupleset.allowed if not ref.wildcard] if tupleset else []
     return out
 
 
