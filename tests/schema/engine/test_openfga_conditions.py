@@ -129,3 +129,12 @@ def test_openfga_lookups_only_evaluate_conditions_the_asked_relation_reads() -> 
     r.write("document:2", "owner", "user:jon")
     page = e.lookup_resources(r, "document", "owner", "user:jon")
     assert [(i.id, i.decision) for i in page.items] == [("document:2", Decision.ALLOWED)]
+
+
+def test_openfga_needs_a_declared_parameter_the_expression_does_not_use() -> None:
+    """OpenFGA counts every declared parameter (``fga model test``: "missing context parameters '[y]'")."""
+    model = FGA.replace("condition floaty(f: double)", "condition floaty(f: double, unused: int)")
+    e = SchemaEngine(load(model, "m.fga"))
+    answer = e.check(_reads("floaty"), "doc:1", "viewer", "user:jon", context={"f": 1.0})
+    assert (answer.decision, answer.missing) == (Decision.CONDITIONAL, ("unused",))
+    assert e.check(_reads("floaty"), "doc:1", "viewer", "user:jon", context={"f": 1.0, "unused": 0}).allowed
