@@ -9,7 +9,9 @@ expiry, wildcards, userset parents under arrows, ``.all`` arrows, ``+ & -``); an
 model with conditions (a declared parameter missing answers conditional). Every object,
 relation and subject (plain users, the wildcard, usersets) is asked, and the answers must be
 equal exactly, errors included: both walks spend the same steps, so even running out of the
-step budget must happen on the same questions.
+step budget must happen on the same questions. Each object's relations are also asked together
+of the interpreter with its memo (``check_relations``), which must agree too (there the memo
+may save the steps a budget error needs).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from tenantguard.schema import Schema, SchemaError, load
 from tenantguard.schema.engine import Limits, SchemaEngine
 
 from tests.schema.engine import spicedb_differential
-from tests.schema.engine.agreement import answer, loadable_model
+from tests.schema.engine.agreement import agree, answer, loadable_model
 from tests.schema.engine.differential import IDS, USERS, random_tuples
 
 SUBJECTS = (*USERS, "user:*", "user:nobody", "group:a#r1", "group:b#member", "folder:a#r2", "group:c#member")
@@ -52,6 +54,17 @@ def same_checks(schema: Schema, limits: Limits, reads: MemoryReads, *, contexts:
                             reads, o, r, s, context=c, now=NOW))
                         assert a == b, (obj, rname, subject, context, a, b)
                         answered += not isinstance(a, tuple)
+            # the interpreter with its memo (check_relations: every relation in one evaluation)
+            for subject in subjects:
+                for context in contexts:
+                    together = answer(lambda o=obj, s=subject, c=context, rs=list(t.relations):
+                                      interpreted.check_relations(reads, o, rs, s, context=c, now=NOW))
+                    if isinstance(together, tuple):
+                        continue
+                    for rname, got in together.items():
+                        alone = answer(lambda o=obj, r=rname, s=subject, c=context: compiled.check(
+                            reads, o, r, s, context=c, now=NOW))
+                        assert agree(got, alone), (obj, rname, subject, context, got, alone)
     return answered
 
 

@@ -155,6 +155,8 @@ class Evaluation:
         if depth >= self.max_depth:
             raise ResolutionTooComplex(f"resolution deeper than {self.max_depth} levels", limit=self.max_depth)
         self.budget.spend()
+        if depth > self.deepest:
+            self.deepest = depth  # a leaf answered here (below) reached this level too: a memo entry's height counts it
         if subject.relation == relation and subject.object == obj:
             return ALLOW
         type_name = obj.partition(":")[0]
