@@ -223,6 +223,9 @@ class _Parser:
     def parse(self) -> Schema:
         self._skip_newlines()
         if self._is_word("module"):
+            if self.toks[self.k + 1].kind in ("nl", "eof"):
+                raise SchemaError("expected a module name after 'module'", rule="syntax", line=self.tok.line,
+                                  column=self.tok.column + len("module"))
             raise SchemaError("modular models (module / fga.mod) are not supported: combine the modules "
                               "into one model first (`fga model write` does this)", rule="unsupported",
                               line=self.tok.line, column=self.tok.column)
@@ -238,8 +241,11 @@ class _Parser:
             elif self._is_word("condition"):
                 self._condition()
             elif self._is_word("extend"):
+                # OpenFGA points at the extended type's name
+                named = self._is_word("type", 1) and self.toks[self.k + 2].kind == "id"
+                at = self.toks[self.k + 2] if named else self.tok
                 raise SchemaError("'extend type' belongs to modular models, which are not supported",
-                                  rule="unsupported", line=self.tok.line, column=self.tok.column)
+                                  rule="unsupported", line=at.line, column=at.column)
             else:
                 raise self._fail("expected 'type' or 'condition'")
         return Schema(types=self.types, conditions=self.conditions, dialect="openfga")
@@ -318,7 +324,8 @@ class _Parser:
             if nxt is None:
                 break
             if nxt != op or op == "but not":
-                raise self._fail("mixing 'or', 'and' and 'but not' needs parentheses", self.toks[self.k - 1])
+                at = self.toks[self.k - (2 if nxt == "but not" else 1)]  # the operator's first word
+                raise self._fail("mixing 'or', 'and' and 'but not' needs parentheses", at)
         if op == "or":
             return Union(tuple(items))
         if op == "and":
