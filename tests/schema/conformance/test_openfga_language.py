@@ -165,6 +165,8 @@ def test_the_data_is_all_here() -> None:
     # every errorType the data uses has its row in the table
     assert {x.error_type for c in CASES for x in c.errors} <= ERROR_TYPES.keys()
     assert set(DIVERGES) <= {c.key for c in CASES}
+    assert len(DIVERGES) == 13  # docs/relationships.md counts them: 6 cycles, 6 columns, 1 module
+    assert (len(JSON_TO_DSL), len(OBJECT_IDS)) == (6, 23)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.key not in DIVERGES], ids=str)
