@@ -4,7 +4,7 @@ Written for tenantguard after the rules of OpenFGA's validator and the documente
 openfga/language's tests/data; test_openfga_fga_cli.py checks every verdict against the real
 ``fga model validate``, so a case here is never just our opinion. ``fga model validate`` runs
 only OpenFGA's server-side checks: a case whose refusal comes from OpenFGA's language validator
-or from the API's naming rules (which ``fga`` does not run) says so with ``fga_cli_accepts``.
+(which ``fga`` does not run) says so with ``fga_cli_accepts``.
 """
 
 from __future__ import annotations

@@ -39,8 +39,8 @@ CEL_TYPES = frozenset({"bool", "string", "int", "uint", "double", "bytes", "dura
                        "ipaddress", "any"})
 OPENFGA_PARAM_TYPES = frozenset({"bool", "string", "int", "uint", "double", "duration", "timestamp",
                                  "ipaddress", "any"})
-# OpenFGA's naming rules (openfga/api's model protobuf, which its language validator repeats):
-# what a WriteAuthorizationModel request may name a type or a relation.
+# OpenFGA's naming rules for types and relations, as its language validator states them
+# (openfga/language ``validate-rules``, written after the patterns of OpenFGA's API).
 OPENFGA_TYPE_NAME = re.compile(r"[^:#@*\s]{1,254}")
 OPENFGA_RELATION_NAME = re.compile(r"[^:#@*\s]{1,50}")
 
@@ -96,7 +96,7 @@ def validate_openfga(schema: Schema) -> None:
 
     Besides the server's ``NewAndValidate``, this applies the rules of OpenFGA's language
     validator (openfga/language, which its editor extension and JS/Java SDKs run before a model
-    is written) and of the API's naming rules: names within OpenFGA's patterns
+    is written): names within OpenFGA's naming patterns
     (``invalid_name``), no type restriction or operand listed twice in one relation
     (``duplicate_type_restriction``, ``duplicate_partial_relation``) and no condition that no
     type restriction uses (``condition_not_used``). ``fga model validate`` runs only the server's

@@ -306,7 +306,7 @@ def test_cycles_the_language_accepts_the_server_refuses(fga: str, tmp_path: Path
     assert "cannot contain a cycle" in _fga_validate(fga, tmp_path, case.text)
 
 
-# Refusals that come from openfga/language's validator (and the API's naming rules), which
+# Refusals that come from openfga/language's validator (names, duplicates, unused conditions), which
 # `fga model validate` does not run: tenantguard refuses these models as the language does.
 LANGUAGE_ONLY = [c for c in SEMANTIC if c.errors
                  and {x.error_type for x in c.errors} <= {"duplicated-error", "invalid-name", "condition-not-used"}
