@@ -91,7 +91,7 @@ def check_param_type(type_name: str, allowed: frozenset[str], where: str) -> Non
 # OpenFGA
 # ------------------------------------------------------------------------------------------
 
-def validate_openfga(schema: Schema) -> None:
+def validate_openfga(schema: Schema, *, language_rules: bool = True) -> None:
     """Refuse what OpenFGA refuses (see the module docstring).
 
     Besides the server's ``NewAndValidate``, this applies the rules of OpenFGA's language
@@ -100,11 +100,12 @@ def validate_openfga(schema: Schema) -> None:
     (``invalid_name``), no type restriction or operand listed twice in one relation
     (``duplicate_type_restriction``, ``duplicate_partial_relation``) and no condition that no
     type restriction uses (``condition_not_used``). ``fga model validate`` runs only the server's
-    checks and accepts those models.
+    checks and accepts those models; ``language_rules=False`` does the same (what an OpenFGA
+    store can hold, e.g. to compare engines on it).
     """
     _count(schema)
     _openfga_constructs(schema)
-    _openfga_names(schema)
+    _openfga_names(schema, language_rules)
     ordered = [(schema.types[t], schema.types[t].relations[r])
                for t in sorted(schema.types) for r in sorted(schema.types[t].relations)]
     # OpenFGA checks one relation at a time; every name is checked first here so that the
@@ -112,14 +113,14 @@ def validate_openfga(schema: Schema) -> None:
     for typedef, rel in ordered:
         _openfga_rewrite(schema, typedef, rel, rel.rewrite)
         _openfga_type_restrictions(schema, typedef, rel)
-    for typedef, rel in ordered:
+    for typedef, rel in ordered if language_rules else ():
         _openfga_duplicates(typedef, rel)
     budget = _Budget(ENTRYPOINT_STEPS)
     cyclic: dict[str, set[str]] = {}
     for typedef, rel in ordered:
         _bounded("entrypoints", lambda: _openfga_entrypoints(schema, typedef, rel, budget))  # noqa: B023
         _openfga_cycle(schema, typedef, rel, cyclic)
-    _openfga_conditions(schema)
+    _openfga_conditions(schema, language_rules)
 
 
 def _openfga_constructs(schema: Schema) -> None:
@@ -141,13 +142,13 @@ def _openfga_constructs(schema: Schema) -> None:
                                "unsupported", rel.pos)
 
 
-def _openfga_names(schema: Schema) -> None:
+def _openfga_names(schema: Schema, language_rules: bool) -> None:
     for t in schema.types.values():
         if not t.name:
             raise _err("a type name cannot be empty", "invalid_name", t.pos)
         if t.name in ("self", "this"):
             raise _err(f"a type cannot be named '{t.name}' ('self' and 'this' are reserved)", "reserved_name", t.pos)
-        if not OPENFGA_TYPE_NAME.fullmatch(t.name):
+        if language_rules and not OPENFGA_TYPE_NAME.fullmatch(t.name):
             raise _err(f"type '{_short(t.name)}' does not match OpenFGA's naming rule '{OPENFGA_TYPE_NAME.pattern}' "
                        f"({len(t.name)} characters)", "invalid_name", t.pos)
         for rel in t.relations.values():
@@ -156,7 +157,7 @@ def _openfga_names(schema: Schema) -> None:
             if rel.name in ("self", "this"):
                 raise _err(f"a relation cannot be named '{rel.name}' ('self' and 'this' are reserved)",
                            "reserved_name", rel.pos)
-            if not OPENFGA_RELATION_NAME.fullmatch(rel.name):
+            if language_rules and not OPENFGA_RELATION_NAME.fullmatch(rel.name):
                 raise _err(f"relation '{_short(rel.name)}' of type '{_short(t.name)}' does not match OpenFGA's naming "
                            f"rule '{OPENFGA_RELATION_NAME.pattern}' ({len(rel.name)} characters)", "invalid_name",
                            rel.pos)
@@ -395,7 +396,7 @@ def _reaches_cycle(t: TypeDef) -> set[str]:
     return set(remaining)
 
 
-def _openfga_conditions(schema: Schema) -> None:
+def _openfga_conditions(schema: Schema, language_rules: bool) -> None:
     used = {ref.condition for t in schema.types.values() for rel in t.relations.values() for ref in rel.allowed}
     for key, cond in schema.conditions.items():
         if key != cond.name:
@@ -408,7 +409,7 @@ def _openfga_conditions(schema: Schema) -> None:
             seen.add(p.name)
             check_param_type(p.type, OPENFGA_PARAM_TYPES, f"condition '{cond.name}'")
         check_cel_shape(cond)
-        if key not in used:
+        if language_rules and key not in used:
             raise _err(f"condition '{key}' is not used in the model (no type restriction names it)",
                        "condition_not_used", cond.pos)
 

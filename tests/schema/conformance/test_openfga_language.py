@@ -29,7 +29,14 @@ from typing import Any
 
 import pytest
 import yaml
-from tenantguard.schema import SchemaError, load, parse_openfga, parse_openfga_json, to_openfga_dsl
+from tenantguard.schema import (
+    SchemaError,
+    load,
+    parse_openfga,
+    parse_openfga_json,
+    to_openfga_dsl,
+    validate_openfga,
+)
 from tenantguard.schema.model import Schema
 from tenantguard.schema.modeltest import read_suite
 from tenantguard.schema.modeltest.errors import TestFileError
@@ -323,3 +330,8 @@ def test_language_only_refusals_pass_fga_validate(fga: str, tmp_path: Path, case
     assert _fga_validate(fga, tmp_path, case.text) == ""
     with pytest.raises(SchemaError):
         load(case.text, case.filename)
+
+
+@pytest.mark.parametrize("case", LANGUAGE_ONLY, ids=str)
+def test_the_server_rules_alone_accept_them(case: Case) -> None:
+    validate_openfga(parse_openfga(case.text), language_rules=False)  # what an OpenFGA store can hold
