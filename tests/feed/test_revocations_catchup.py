@@ -1,0 +1,218 @@
+"""A sidecar fed over NATS is not caught up until its revocations are replayed to the stream's end.
+
+Until the revocations consumer has applied everything up to the stream's last sequence as
+JetStream reported it at (re)subscribe, a revoked token must never be allowed: every decision
+is denied ``revocations_not_synced``, ``/ready`` is 503 with that reason, search and lookup
+answer 503 ``revocations_not_synced`` and the token endpoint 503 ``temporarily_unavailable``.
+A state directory that says "caught up" is not believed after a restart. Real nats-server,
+a stand-in plane, in-process sidecars (``tests.harness.fleet``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tenantguard.dev.natsserver import NatsServer
+from tenantguard.errors import TokenRevoked
+from tenantguard.identity.keys import SigningKey, TrustSet
+from tenantguard.identity.tokens import mint
+
+from authz_sidecar.app import create_app
+from authz_sidecar.feed.store import FeedStore
+from tests.harness.fleet import Fleet, Node, eventually, make_bundle, question
+from tests.harness.stand_in_plane import TestPlane
+
+pytestmark = [pytest.mark.nats, pytest.mark.timeout(180)]
+
+MANY = 20_000  # enough that the replay takes a while on a shared two-core machine
+REVOKED_JTI = "revoked-token"
+FAR = int(time.time()) + 3600
+
+
+class World:
+    """A token issuer trusted through a file and a bundle file, so everything but the revocations is
+    in place the moment a sidecar starts: the only thing a decision can wait for is the replay."""
+
+    def __init__(self, root: Path, bundle_key: SigningKey) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        self.edge = SigningKey.generate()
+        trust = TrustSet()
+        trust.add_public_key(self.edge.public_key, "edge")
+        self.trust_file = root / "trust.json"
+        trust.save(self.trust_file)
+        self.bundle_file = root / "bundle.tar.gz"
+        self.bundle_file.write_bytes(make_bundle(bundle_key, 1))
+        self.token = mint(self.edge, issuer="edge", sub="alice", tenant_id="acme", audience="billing",
+                          jti=REVOKED_JTI, lifetime=600)
+
+    async def start(self, fleet: Fleet, name: str) -> Node:
+        return await fleet.start(name, trust_file=self.trust_file, bundle_file=self.bundle_file)
+
+
+def revocations(count: int) -> list[dict[str, Any]]:
+    """``count`` jti revocations, the one of our token last: it is applied at the very end of the replay."""
+    others = [{"kind": "jti", "jti": f"other-{i}", "exp": FAR} for i in range(count - 1)]
+    return [*others, {"kind": "jti", "jti": REVOKED_JTI, "exp": FAR}]
+
+
+def outcome(node: Node, token: str) -> str:
+    """What the sidecar does with ``token`` asking to read project p1 (alice is a member):
+    ``allowed``, ``token_revoked`` (401 at the door) or the deny reason."""
+    try:
+        claims = node.sidecar.authenticate(f"Bearer {token}")
+    except TokenRevoked:
+        return "token_revoked"
+    decision = node.sidecar.decide(question("alice", "p1"), claims, door="test")
+    return "allowed" if decision.allow else decision.reasons[0]
+
+
+async def watch_catch_up(node: Node, token: str, last_seq: int, timeout: float = 120.0) -> list[str]:
+    """Present the revoked token over and over while the replay runs; never allowed. Returns the
+    outcomes seen before the replay reached ``last_seq`` (the plane seq of the last revocation)."""
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while node.feed.revocations.seq < last_seq:
+        result = outcome(node, token)
+        assert result != "allowed", f"a revoked token was allowed during catch-up (after {seen[-3:]})"
+        if result == "revocations_not_synced":
+            assert not node.sidecar.ready, "ready while decisions are held"
+        seen.append(result)
+        assert time.monotonic() < deadline, "the replay did not finish"
+        await asyncio.sleep(0.002)
+    return seen
+
+
+async def test_a_revoked_token_is_never_allowed_while_the_stream_is_replayed(
+    plane: TestPlane, fleet: Fleet, tmp_path: Path, bundle_key: SigningKey
+) -> None:
+    world = World(tmp_path / "world", bundle_key)
+    await plane.write("acme/project:p1#member@user:alice")
+    last = await plane.revoke_many(revocations(MANY))
+    node = await world.start(fleet, "catchup")
+    assert not node.sidecar.ready
+    seen = await watch_catch_up(node, world.token, last)
+    assert "revocations_not_synced" in seen, "the replay was never observed in progress"
+    assert set(seen) <= {"revocations_not_synced"}, seen
+    await eventually(lambda: node.sidecar.ready, "ready once the replay is complete", timeout=30)
+    assert outcome(node, world.token) == "token_revoked"
+    other = mint(world.edge, issuer="edge", sub="alice", tenant_id="acme", audience="billing")
+    assert outcome(node, other) == "allowed"  # a live token still works once caught up
+
+
+async def test_a_restart_is_not_ready_until_it_has_replayed_what_was_published_while_down(
+    plane: TestPlane, fleet: Fleet, tmp_path: Path, bundle_key: SigningKey
+) -> None:
+    world = World(tmp_path / "world", bundle_key)
+    await plane.write("acme/project:p1#member@user:alice")
+    await plane.revoke({"kind": "jti", "jti": "early", "exp": FAR})
+    node = await world.start(fleet, "restart")
+    await eventually(lambda: node.sidecar.ready and node.feed.revocations.seq == 1, "caught up once")
+    assert outcome(node, world.token) == "allowed"
+    await fleet.stop(node)  # persists the state dir
+
+    state = FeedStore(node.state_dir / "feed").state_path
+    doc = json.loads(state.read_text())
+    doc["revocations"]["caught_up_seq"] = 10**9  # the state dir claims far more than it has
+    state.write_text(json.dumps(doc))
+    last = await plane.revoke_many(revocations(MANY))
+
+    again = await world.start(fleet, "restart")
+    assert again.feed.revocations.seq == 1  # restored from the state dir
+    assert not again.sidecar.ready
+    seen = await watch_catch_up(again, world.token, last)
+    assert "revocations_not_synced" in seen, "the replay was never observed in progress"
+    await eventually(lambda: again.sidecar.ready, "ready once re-caught-up", timeout=30)
+    assert outcome(again, world.token) == "token_revoked"
+    status = again.feed.status()["revocations"]
+    assert status["caught_up"] is True and status["caught_up_seq"] == MANY + 1
+
+
+async def test_the_doors_refuse_while_the_replay_runs(
+    plane: TestPlane, fleet: Fleet, tmp_path: Path, bundle_key: SigningKey
+) -> None:
+    world = World(tmp_path / "world", bundle_key)
+    await plane.write("acme/project:p1#member@user:alice")
+    last = await plane.revoke_many(revocations(MANY))
+    node = await world.start(fleet, "doors")
+    form = {"grant_type": "urn:ietf:params:oauth:grant-type:token-exchange", "subject_token": world.token,
+            "subject_token_type": "urn:ietf:params:oauth:token-type:access_token", "audience": "orders"}
+    lookup = {"subject": {"type": "user", "id": "alice"}, "action": {"name": "read"},
+              "resource": {"type": "project"}}
+    auth = {"Authorization": f"Bearer {world.token}"}
+    transport = httpx.ASGITransport(app=create_app(node.sidecar))
+    async with httpx.AsyncClient(transport=transport, base_url="http://sidecar") as client:
+        ready = await client.get("/ready")
+        exchanged = await client.post("/oauth2/token", data=form)
+        looked_up = await client.post("/v1/lookup/resources", json=lookup, headers=auth)
+        searched = await client.post("/access/v1/search/resource", json=lookup, headers=auth)
+        checked = await client.post("/v1/check", json=question("alice", "p1"), headers=auth)
+        assert node.feed.revocations.seq < last, "the replay ended before the doors were asked: use more revocations"
+
+        assert ready.status_code == 503
+        assert ready.json()["reason"] == "revocations_not_synced"
+        assert exchanged.status_code == 503, exchanged.text
+        assert exchanged.json()["error"] == "temporarily_unavailable"
+        assert exchanged.headers["cache-control"] == "no-store"
+        assert looked_up.status_code == 503, looked_up.text
+        assert looked_up.json()["error"] == "revocations_not_synced"
+        assert searched.status_code == 503, searched.text
+        assert searched.json()["error"] == "revocations_not_synced"
+        assert checked.status_code == 200 and checked.json()["allow"] is False
+        assert checked.json()["reasons"] == ["revocations_not_synced"]
+
+        await eventually(lambda: node.sidecar.ready, "caught up", timeout=120)
+        assert (await client.get("/ready")).status_code == 200
+        after = await client.post("/oauth2/token", data=form)
+        assert after.status_code == 400 and "token_revoked" in after.json()["error_description"]
+        assert (await client.post("/v1/lookup/resources", json=lookup, headers=auth)).status_code == 401
+
+
+async def test_an_empty_revocations_stream_is_caught_up_at_once(
+    plane: TestPlane, fleet: Fleet, tmp_path: Path, bundle_key: SigningKey
+) -> None:
+    world = World(tmp_path / "world", bundle_key)
+    await plane.write("acme/project:p1#member@user:alice")
+    node = await world.start(fleet, "empty")
+    await eventually(lambda: node.sidecar.ready, "ready with an empty revocations stream", timeout=10)
+    assert node.feed.revocations.seq == 0
+    assert outcome(node, world.token) == "allowed"
+
+
+async def test_restarted_with_nats_unreachable_it_stays_not_ready_and_denies_everything(
+    plane: TestPlane, fleet: Fleet, nats_server: NatsServer, tmp_path: Path, bundle_key: SigningKey
+) -> None:
+    world = World(tmp_path / "world", bundle_key)
+    await plane.write("acme/project:p1#member@user:alice")
+    node = await world.start(fleet, "cold")
+    await eventually(lambda: node.sidecar.ready and outcome(node, world.token) == "allowed", "caught up")
+    await fleet.stop(node)
+    await plane.close()
+    nats_server.kill()
+
+    again = await world.start(fleet, "cold")
+    await eventually(lambda: again.feed.last_error is not None, "a failed connect attempt")
+    assert not again.sidecar.ready
+    assert again.sidecar.readiness.reason_code() == "revocations_not_synced"
+    assert outcome(again, world.token) == "revocations_not_synced"
+
+
+async def test_a_running_sidecar_that_loses_nats_keeps_deciding_from_memory(
+    plane: TestPlane, fleet: Fleet, nats_server: NatsServer, tmp_path: Path, bundle_key: SigningKey
+) -> None:
+    world = World(tmp_path / "world", bundle_key)
+    await plane.write("acme/project:p1#member@user:alice")
+    await plane.revoke({"kind": "jti", "jti": "early", "exp": FAR})
+    node = await world.start(fleet, "warm")
+    await eventually(lambda: node.sidecar.ready and node.feed.revocations.seq == 1, "caught up")
+    await plane.close()
+    nats_server.kill()
+    await eventually(lambda: node.feed.last_error is not None and node.sidecar.feed_state != "live",
+                     "the connection lost")
+    assert node.sidecar.ready
+    assert outcome(node, world.token) == "allowed"
