@@ -32,6 +32,8 @@ class FeedMetrics:
                                registry=registry)
         self.connects = Counter("tg_feed_connects", "NATS connections established", registry=registry)
         self.gaps = Counter("tg_feed_sequence_gaps", "Sequence gaps seen, by kind", ["kind"], registry=registry)
+        self.slow_consumer = Counter("tg_feed_slow_consumer", "Messages the NATS client dropped (slow consumer), "
+                                     "by follower kind", ["kind"], registry=registry)
 
 
 class EventGate:

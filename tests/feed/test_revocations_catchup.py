@@ -112,8 +112,8 @@ async def test_a_restart_is_not_ready_until_it_has_replayed_what_was_published_w
     await plane.write("acme/project:p1#member@user:alice")
     await plane.revoke({"kind": "jti", "jti": "early", "exp": FAR})
     node = await world.start(fleet, "restart")
-    await eventually(lambda: node.sidecar.ready and node.feed.revocations.seq == 1, "caught up once")
-    assert outcome(node, world.token) == "allowed"
+    await eventually(lambda: node.sidecar.ready and node.feed.revocations.seq == 1
+                     and outcome(node, world.token) == "allowed", "caught up once, relations in")
     await fleet.stop(node)  # persists the state dir
 
     state = FeedStore(node.state_dir / "feed").state_path
@@ -181,7 +181,8 @@ async def test_an_empty_revocations_stream_is_caught_up_at_once(
     node = await world.start(fleet, "empty")
     await eventually(lambda: node.sidecar.ready, "ready with an empty revocations stream", timeout=10)
     assert node.feed.revocations.seq == 0
-    assert outcome(node, world.token) == "allowed"
+    assert node.feed.status()["revocations"]["caught_up"] is True
+    await eventually(lambda: outcome(node, world.token) == "allowed", "allowed once the relations are in")
 
 
 async def test_restarted_with_nats_unreachable_it_stays_not_ready_and_denies_everything(
@@ -209,7 +210,8 @@ async def test_a_running_sidecar_that_loses_nats_keeps_deciding_from_memory(
     await plane.write("acme/project:p1#member@user:alice")
     await plane.revoke({"kind": "jti", "jti": "early", "exp": FAR})
     node = await world.start(fleet, "warm")
-    await eventually(lambda: node.sidecar.ready and node.feed.revocations.seq == 1, "caught up")
+    await eventually(lambda: node.sidecar.ready and node.feed.revocations.seq == 1
+                     and outcome(node, world.token) == "allowed", "caught up, relations in")
     await plane.close()
     nats_server.kill()
     await eventually(lambda: node.feed.last_error is not None and node.sidecar.feed_state != "live",
