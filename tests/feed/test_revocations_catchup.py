@@ -11,6 +11,7 @@ a stand-in plane, in-process sidecars (``tests.harness.fleet``).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ from tenantguard.identity.tokens import mint
 
 from authz_sidecar.app import create_app
 from authz_sidecar.feed.store import FeedStore
-from tests.harness.fleet import Fleet, Node, eventually, make_bundle, question
+from tests.harness.fleet import FAST, Fleet, Node, eventually, make_bundle, question
 from tests.harness.stand_in_plane import TestPlane
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(180)]
@@ -51,8 +52,8 @@ class World:
         self.token = mint(self.edge, issuer="edge", sub="alice", tenant_id="acme", audience="billing",
                           jti=REVOKED_JTI, lifetime=600)
 
-    async def start(self, fleet: Fleet, name: str) -> Node:
-        return await fleet.start(name, trust_file=self.trust_file, bundle_file=self.bundle_file)
+    async def start(self, fleet: Fleet, name: str, **kw: Any) -> Node:
+        return await fleet.start(name, trust_file=self.trust_file, bundle_file=self.bundle_file, **kw)
 
 
 def revocations(count: int) -> list[dict[str, Any]]:
@@ -218,3 +219,33 @@ async def test_a_running_sidecar_that_loses_nats_keeps_deciding_from_memory(
                      "the connection lost")
     assert node.sidecar.ready
     assert outcome(node, world.token) == "allowed"
+
+
+async def test_a_reconnect_is_held_while_it_replays_what_was_published_during_the_outage(
+    plane: TestPlane, fleet: Fleet, nats_server: NatsServer, tmp_path: Path, bundle_key: SigningKey,
+    plane_key: SigningKey
+) -> None:
+    world = World(tmp_path / "world", bundle_key)
+    await plane.write("acme/project:p1#member@user:alice")
+    slow_reconnect = dataclasses.replace(FAST, backoff_initial=10.0, backoff_max=10.0)  # 5..10 s before retrying
+    node = await world.start(fleet, "reconnect", options=slow_reconnect)
+    await eventually(lambda: node.sidecar.ready and outcome(node, world.token) == "allowed", "caught up")
+    await plane.close()
+    nats_server.kill()
+    await eventually(lambda: node.sidecar.feed_state != "live", "the connection lost")
+    assert node.sidecar.ready  # deciding from memory meanwhile
+
+    nats_server.start()  # same port, same store; the sidecar comes back 5..10 s after losing it
+    again = await TestPlane.connect(nats_server.url, plane_key)
+    again.revocations_seq = plane.revocations_seq
+    try:
+        last = await again.revoke_many(revocations(5_000))
+    finally:
+        await again.close()
+    assert node.feed.connects == 1, "reconnected before the revocations were stored: the test proves nothing"
+    await eventually(lambda: node.feed.connects == 2 and (not node.sidecar.ready or node.feed.revocations.seq == last),
+                     "reconnected and resubscribed", timeout=30)
+    seen = await watch_catch_up(node, world.token, last)
+    assert "revocations_not_synced" in seen, "the replay was never observed in progress"
+    await eventually(lambda: node.sidecar.ready, "ready once re-caught-up", timeout=30)
+    assert outcome(node, world.token) == "token_revoked"
