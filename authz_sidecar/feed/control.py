@@ -215,8 +215,9 @@ class RevocationsFollower:
 
     def dropped(self, stream_seq: int) -> None:
         """The client dropped the message at ``stream_seq`` (slow consumer): held until replayed."""
+        if self.lost_from is None:
+            self.catch_up.lost(f"revocation at stream seq {stream_seq} dropped by a slow consumer; replaying")
         self.lost_from = stream_seq if self.lost_from is None else min(self.lost_from, stream_seq)
-        self.catch_up.lost(f"revocation at stream seq {stream_seq} dropped by a slow consumer; replaying")
 
     def apply(self, event: Event, data: bytes) -> bool:
         if event.seq <= self.seq:

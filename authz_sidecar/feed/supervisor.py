@@ -108,6 +108,7 @@ class Feed:
         self.cells = {cell: RelationsFollower(self._ctx, cell) for cell in sidecar.relations.indexes}
         self.trust = TrustFollower(self._ctx)
         self.revocations = RevocationsFollower(self._ctx)
+        self.metrics.revocations_caught_up.set_function(lambda: 1.0 if self.revocations.catch_up.synced else 0.0)
         self.bundles = [BundleFollower(self._ctx, topology.BUNDLE_SCOPE_ALL),
                         BundleFollower(self._ctx, sidecar.config.service)]
         self.shadows = [ShadowFollower(self._ctx, topology.BUNDLE_SCOPE_ALL),
@@ -117,6 +118,7 @@ class Feed:
         self._records_js: tuple[Client, Any] | None = None  # (connection, its JetStream context) for records
         self._revocations_sub: Any = None  # the live revocations subscription (ended on a slow-consumer drop)
         self._drop_task: asyncio.Task[None] | None = None  # ends that subscription (a reference keeps it alive)
+        self._drops_logged: set[str] = set()  # kinds whose slow-consumer drop was logged this session
         self._persisted_caught_up_seq = 0  # what the state dir said (status only; never believed)
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
@@ -332,6 +334,7 @@ class Feed:
         """Run every follower and the heartbeat listener until the connection is lost."""
         log.info("feed connected to %s", natsconn.connected_server(nc) or self.server)
         self.sidecar.feed_state = "resyncing"
+        self._drops_logged.clear()
         js = nc.jetstream(timeout=self.options.request_timeout)
         followers: list[Follower] = [*self.cells.values(), self.trust, self.revocations, *self.bundles,
                                      *self.shadows]
@@ -417,7 +420,10 @@ class Feed:
         stream, stream_seq = _ack_position(exc.reply)
         kind = "revocations" if stream == self.revocations.stream else (stream or "unknown").lower()
         self.metrics.slow_consumer.labels(kind).inc()
-        log.error("nats dropped a message of %s (stream seq %s): slow consumer", kind, stream_seq or "?")
+        first = self.revocations.lost_from is None if kind == "revocations" else kind not in self._drops_logged
+        self._drops_logged.add(kind)
+        if first:  # a burst drops thousands: the counter has them all, the log the first of each subscription
+            log.error("nats dropped a message of %s (stream seq %s): slow consumer", kind, stream_seq or "?")
         if kind != "revocations" or stream_seq is None:
             return
         self.revocations.dropped(stream_seq)

@@ -22,6 +22,7 @@ from tenantguard.dev.natsserver import NatsServer
 from tenantguard.feed import topology
 from tenantguard.identity.keys import SigningKey
 
+from authz_sidecar.feed import FeedOptions
 from tests.harness.fleet import FAST, Fleet, eventually, make_bundle
 from tests.harness.stand_in_plane import TestPlane
 
@@ -65,8 +66,8 @@ async def test_a_slow_consumer_drop_of_revocations_is_counted_and_replayed(
 ) -> None:
     bundle = tmp_path / "bundle.tar.gz"
     bundle.write_bytes(make_bundle(bundle_key, 1))
-    last = await plane.revoke_many([{"kind": "jti", "jti": f"j{i}", "exp": FAR} for i in range(5_000)])
-    tiny = dataclasses.replace(FAST, revocations_pending_msgs_limit=16)  # type: ignore[call-arg]
+    last = await plane.revoke_many([{"kind": "jti", "jti": f"j{i}", "exp": FAR} for i in range(3_000)])
+    tiny = dataclasses.replace(FAST, revocations_pending_msgs_limit=64)
     node = await fleet.start("slow", options=tiny, bundle_file=bundle)
     registry = node.sidecar.metrics.registry
 
@@ -77,5 +78,13 @@ async def test_a_slow_consumer_drop_of_revocations_is_counted_and_replayed(
     await eventually(lambda: node.feed.revocations.seq == last and node.sidecar.ready,
                      "every revocation applied despite the drops", timeout=90)
     revoked = node.sidecar.revocations.jtis
-    assert all(f"j{i}" in revoked for i in range(5_000)), "a dropped revocation was never applied"
+    assert all(f"j{i}" in revoked for i in range(3_000)), "a dropped revocation was never applied"
     assert node.feed.status()["revocations"]["caught_up"] is True
+
+
+def test_the_revocations_subscription_has_room_for_a_whole_replay() -> None:
+    """The client queue of the revocations subscription holds 1,000,000 messages / 256 MiB by default
+    (nats-py's default is 512 Ki messages / 128 MiB; the other followers keep 10,000 / 64 MiB)."""
+    options = FeedOptions()
+    assert options.revocations_pending_msgs_limit == 1_000_000
+    assert options.revocations_pending_bytes_limit == 256 * 1024 * 1024
