@@ -251,3 +251,35 @@ async def test_a_reconnect_is_held_while_it_replays_what_was_published_during_th
     assert "revocations_not_synced" in seen, "the replay was never observed in progress"
     await eventually(lambda: node.sidecar.ready, "ready once re-caught-up", timeout=30)
     assert outcome(node, world.token) == "token_revoked"
+
+
+@pytest.mark.parametrize("edit", ["position past the stream's end", "events deleted from the file"])
+async def test_a_persisted_position_is_checked_against_the_live_stream(
+    edit: str, plane: TestPlane, fleet: Fleet, tmp_path: Path, bundle_key: SigningKey
+) -> None:
+    """A position that the stream does not bear out is not resumed from: the whole stream is read.
+    Resuming past the end would skip every new revocation (and count as caught up at once);
+    resuming after revocations deleted from the file would never apply them again."""
+    world = World(tmp_path / "world", bundle_key)
+    for i in range(3):
+        await plane.revoke({"kind": "jti", "jti": f"before-{i}", "exp": FAR})
+    node = await world.start(fleet, "edited")
+    await eventually(lambda: node.sidecar.ready and node.feed.revocations.seq == 3, "caught up")
+    await fleet.stop(node)
+    state = FeedStore(node.state_dir / "feed").state_path
+    doc = json.loads(state.read_text())
+    if edit == "events deleted from the file":
+        doc["revocations"]["events"] = doc["revocations"]["events"][:1]
+    else:
+        doc["revocations"]["stream_seq"] = 10**6
+    state.write_text(json.dumps(doc))
+    expected = {"before-0", "before-1", "before-2"}
+    if edit == "position past the stream's end":  # something new to miss
+        await plane.revoke({"kind": "jti", "jti": "after", "exp": FAR})
+        expected.add("after")
+    # (deleted events: nothing new follows, so no sequence gap would ever reveal the hole)
+
+    again = await world.start(fleet, "edited")
+    await eventually(lambda: again.sidecar.ready, "caught up again")
+    assert set(again.sidecar.revocations.jtis) == expected
+    assert again.feed.revocations.seq == len(expected)
