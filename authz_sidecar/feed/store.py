@@ -12,7 +12,9 @@
   refuses announces). Those are re-verified against the plane key on load, so a file
   edited on disk cannot add a trusted key, lift a revocation, or raise a scope's position
   past what the plane announced (which would make the sidecar ignore new bundles while
-  reporting itself in step).
+  reporting itself in step). ``revocations.caught_up_seq`` (the stream seq the sidecar last
+  caught up at) is for the status only: readiness after a restart needs a fresh catch-up
+  against the live stream (:mod:`.catchup`), and the revocations position is checked there.
 
 Both files are replaced atomically (temp file, fsync, rename), so a crash leaves the old
 or the new, never half of either; ``feed.json`` names the relations seq its stream seq
