@@ -19,17 +19,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from tenantguard.dev.natsserver import NatsServer
-from tenantguard.identity.keys import SigningKey
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO)]  # also runnable as bench/bench_revocations.py (bench/run.py does that)
 
-from authz_sidecar.config import SidecarConfig
-from authz_sidecar.feed import Feed, FeedOptions
-from authz_sidecar.runtime import Sidecar
-from tests.harness.stand_in_plane import TestPlane
+from tenantguard.dev.natsserver import NatsServer  # noqa: E402
+from tenantguard.identity.keys import SigningKey  # noqa: E402
+
+from authz_sidecar.config import SidecarConfig  # noqa: E402
+from authz_sidecar.feed import Feed, FeedOptions  # noqa: E402
+from authz_sidecar.runtime import Sidecar  # noqa: E402
+from tests.harness.stand_in_plane import TestPlane  # noqa: E402
 
 FAR = 4_102_444_800  # 2100-01-01: the revocations stay live however long the run takes
 

@@ -32,6 +32,7 @@ SUITE: dict[str, tuple[list[str], list[str] | None]] = {
     "rollout": ([], ["--quick"]),
     "sidecar": ([], None),  # needs h2load; ~2 minutes
     "propagation": ([], None),
+    "revocations": (["20000"], None),  # a nats-server and ~1 minute: catch-up before readiness
     "plane": ([], None),
     "sdk": ([], None),  # needs wrk
     # Cerbos, SpiceDB and the 8-hop chain (bench/install_peers.sh first; a peer not
