@@ -242,8 +242,11 @@ class RevocationsFollower:
         return True
 
     def to_keep(self, now: float) -> list[str]:
-        """The signed events still worth persisting (expired jti revocations are dropped)."""
-        self.kept = [k for k in self.kept if k.forget_after is None or k.forget_after >= now]
+        """The signed events still worth persisting (expired jti revocations are dropped, except
+        the newest: it is what the persisted stream position is checked against at restart,
+        so a quiet stream's restart resumes there instead of replaying everything)."""
+        newest = self.kept[-1] if self.kept else None
+        self.kept = [k for k in self.kept if k.forget_after is None or k.forget_after >= now or k is newest]
         return [k.raw for k in self.kept]
 
 

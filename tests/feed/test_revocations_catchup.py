@@ -283,3 +283,24 @@ async def test_a_persisted_position_is_checked_against_the_live_stream(
     await eventually(lambda: again.sidecar.ready, "caught up again")
     assert set(again.sidecar.revocations.jtis) == expected
     assert again.feed.revocations.seq == len(expected)
+
+
+async def test_a_restart_resumes_after_its_persisted_position_even_when_the_newest_revocation_expired(
+    plane: TestPlane, fleet: Fleet, tmp_path: Path, bundle_key: SigningKey
+) -> None:
+    """The newest revocation is kept in the state dir even once expired: the persisted position is
+    checked against it, and without it every restart after a quiet spell would replay the stream."""
+    world = World(tmp_path / "world", bundle_key)
+    await plane.revoke({"kind": "jti", "jti": "live", "exp": FAR})
+    await plane.revoke({"kind": "jti", "jti": "expired", "exp": int(time.time()) - 60})
+    node = await world.start(fleet, "quiet")
+    await eventually(lambda: node.sidecar.ready and node.feed.revocations.seq == 2, "caught up")
+    await fleet.stop(node)
+
+    again = await world.start(fleet, "quiet")
+    assert again.feed.revocations.seq == 2  # the expired newest one restored too
+    await eventually(lambda: again.sidecar.ready, "caught up again")
+    duplicates = again.sidecar.metrics.registry.get_sample_value("tg_events_duplicate_total",
+                                                                 {"kind": "revocations"}) or 0.0
+    assert duplicates == 0.0, "the restart replayed the stream instead of resuming after its position"
+    assert "live" in again.sidecar.revocations.jtis
