@@ -34,8 +34,9 @@ class Readiness:
 
     @property
     def ready(self) -> bool:
-        """Whether this sidecar can decide: a verified bundle is active (``/ready``, gRPC health),
-        the plane runs the same cell count, and (scoped sidecars) every cell in scope is loaded."""
+        """Whether this sidecar can decide (``/ready``, gRPC health): nothing holds the core (e.g.
+        revocations not replayed), a verified bundle is active, the plane runs the same cell count,
+        and (scoped sidecars) every cell in scope is loaded."""
         return (self._core.hold.current is None and self._core.ready and self.scope_problem is None
                 and not self._cells_pending())
 
