@@ -82,6 +82,7 @@ def test_nats_outage_sidecar_cold_restart_and_recovery(cluster: Cluster) -> None
     assert cluster.status("reports")["bundle_revision"] is not None  # the bundle, from disk
     assert cluster.digest("reports") == before
     assert cluster.status("reports")["trust"]["source"] == "plane"  # the plane's trust set, from disk
+    assert not cluster.status("reports")["ready"]
     ready = httpx.get(f"{cluster.url('reports')}/ready", timeout=10)
     assert ready.status_code == 503 and ready.json()["reason"] == "revocations_not_synced", ready.text
     assert not any(decisions(cluster, "reports").values())
