@@ -171,12 +171,24 @@ definition doc {
     relation parent: doc
     permission perm = parent->parent->perm
 }
-""", "syntax"),
+""", "nested_arrow"),
     Case("use after definition", "definition user {}\nuse expiration\n", "syntax"),
     Case("unknown use flag", "use magic\ndefinition user {}", "syntax"),
-    Case("expiration without use",
+    # Without 'use expiration', 'expiration' and 'and' are plain identifiers (SpiceDB's lexer
+    # flags): 'with expiration' names a caveat, and only a defined one passes.
+    Case("expiration without use names a caveat",
          "definition user {}\ndefinition doc {\n    relation viewer_rel: user with expiration\n}",
-         "expiration_not_enabled"),
+         "undefined_condition"),
+    Case("a caveat named expiration without use (SpiceDB takes it)",
+         "caveat expiration(n int) {\n    n > 0\n}\ndefinition user {}\n"
+         "definition doc {\n    relation viewer: user with expiration\n}", None),
+    Case("and without use expiration",
+         "definition user {}\ncaveat cav(n int) {\n    n > 0\n}\n"
+         "definition doc {\n    relation viewer: user with cav and expiration\n}", "syntax"),
+    Case("expiration is a keyword after use expiration",
+         "use expiration\ncaveat expiration(n int) {\n    n > 0\n}", "syntax"),
+    Case("and is a keyword after use expiration",
+         "use expiration\ndefinition user {}\ndefinition doc {\n    relation and: user\n}", "syntax"),
     Case("expiration before caveat", """
 use expiration
 definition user {}
@@ -188,10 +200,30 @@ definition doc {
     Case("unterminated comment", "definition user {} /* open", "syntax"),
     Case("import refused", 'import "other.zed"\ndefinition user {}', "unsupported"),
     Case("partial refused", "partial p {\n    relation viewer: user\n}", "unsupported"),
-    Case("self refused", "definition user {\n    permission me = self\n}", "unsupported"),
-    Case("permission type annotation refused",
+    Case("use partial refused", "use partial\npartial p {\n    relation viewer: user\n}", "unsupported"),
+    Case("use import refused", "use import\nimport \"other.zed\"\ndefinition user {}", "unsupported"),
+    Case("use self refused", "use self\ndefinition user {\n    permission me_perm = self\n}", "unsupported"),
+    Case("use typechecking refused", "use typechecking\ndefinition user {}", "unsupported"),
+    Case("self without use self is a relation name",
+         "definition user {\n    relation self: user\n    permission me_perm = self\n}", None),
+    Case("permission type annotation dropped without use typechecking (SpiceDB strips it)",
          "definition user {}\ndefinition doc {\n    relation viewer_rel: user\n"
-         "    permission perm: user = viewer_rel\n}", "unsupported"),
+         "    permission perm: user | group = viewer_rel\n}", None),
+    Case("type annotation without a type",
+         "definition user {}\ndefinition doc {\n    relation viewer_rel: user\n"
+         "    permission perm: = viewer_rel\n}", "syntax"),
+    Case("type annotation with a path",
+         "definition user {}\ndefinition doc {\n    relation viewer_rel: user\n"
+         "    permission perm: org/user = viewer_rel\n}", "syntax"),
+    Case("empty statements in a definition", "definition user {;;}", None),
+    Case("two semicolons at the top level", "definition user {};;", "syntax"),
+    Case("caveat with a character SpiceDB cannot lex", "caveat cav(a int) {\n    a == 1 `\n}", "syntax"),
+    Case("caveat string with an escaped quote (SpiceDB's lexer has no escapes)",
+         'caveat cav(a string) {\n    a == "x\\"y"\n}', "syntax"),
+    Case("triple single quotes end only at three double quotes (SpiceDB's lexer)",
+         "caveat cav(a string) {\n    a == '''xy'''\n}", "syntax"),
+    Case("a brace in a block comment before the caveat expression",
+         "caveat cav(a int) {\n    /* } */ a > 0\n}", None),
     # -- semantic --------------------------------------------------------------------------
     Case("duplicate definition", "definition user {}\ndefinition user {}", "duplicate_type"),
     Case("caveat and definition share a name", "definition thing {}\ncaveat thing(alpha int) { alpha > 0 }",
