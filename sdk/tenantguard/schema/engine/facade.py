@@ -61,7 +61,7 @@ class SchemaEngine:
         self.max_depth = self.limits.depth_for(schema.dialect)
         self._prepared = prepare(schema)
         self._conditions = compile_all(schema.conditions, max_chars=self.limits.max_expression_chars,
-                                       require_all=schema.dialect == "openfga")
+                                       require_all=schema.dialect == "openfga", dialect=schema.dialect)
 
     def _evaluation(self, reads: RelationReads, context: Mapping[str, Any] | None, now: float | None,
                     max_steps: int | None = None, *, memo: bool = True) -> Evaluation:
