@@ -118,6 +118,9 @@ def _replace_direct(expr: Expr, by: Expr) -> Expr:
     return expr
 
 
+_SPICEDB_ONLY_CEL = re.compile(r"\.\s*isSubtreeOf\s*\(")  # SpiceDB's map function; OpenFGA has none
+
+
 def to_openfga_form(schema: Schema) -> Schema:
     """The schema as OpenFGA states it; refuses SpiceDB-only constructs by name."""
     if schema.dialect == "openfga":
@@ -129,6 +132,8 @@ def to_openfga_form(schema: Schema) -> Schema:
         for p in cond.params:
             if "bytes" in p.type or p.type.count("<") > 1 or "," in p.type:
                 raise _not_expressible("OpenFGA", f"caveat '{cond.name}' parameter '{p.name}' has type '{p.type}'")
+        if _SPICEDB_ONLY_CEL.search(cond.expression):
+            raise _not_expressible("OpenFGA", f"caveat '{cond.name}' uses SpiceDB's isSubtreeOf")
     types = {t.name: TypeDef(t.name, {r.name: replace(r, is_permission=False) for r in t.relations.values()}, t.pos)
              for t in schema.types.values()}
     return _validated(Schema(types=types, conditions=dict(schema.conditions), dialect="openfga"), "OpenFGA")

@@ -5,7 +5,8 @@ which is what ``fga model validate`` runs): rewrites name defined relations, a t
 plain direct relation of concrete types, every relation has an entrypoint, and no relation
 reaches itself through computed relations alone. ``validate_spicedb`` follows SpiceDB's schema
 compiler and type system (``pkg/schema``): permissions versus relations, arrows over relations
-without wildcards, caveats with used parameters, and no permission that only aliases itself.
+without wildcards, caveats whose CEL compiles (type-checked, as the engine compiles it) and uses
+every parameter, and no permission that only aliases itself.
 
 Every refusal is a SchemaError whose ``rule`` is stable; positions come from the model's
 ``pos`` fields (0/absent for JSON input). Both functions return None or raise.
@@ -537,6 +538,24 @@ def _spicedb_caveat(cond: Condition) -> None:
             raise _err(f"duplicate parameter '{p.name}' defined on caveat '{cond.name}'", "duplicate_param", cond.pos)
         seen.add(p.name)
         check_param_type(p.type, CEL_TYPES, f"caveat '{cond.name}'")
+    check_cel_shape(cond)
+    _spicedb_caveat_compiles(cond)
+    for p in cond.params:
         if p.name not in used:
             raise _err(f"parameter '{p.name}' for caveat '{cond.name}' is unused", "unused_param", cond.pos)
-    check_cel_shape(cond)
+
+
+def _spicedb_caveat_compiles(cond: Condition) -> None:
+    """SpiceDB's compiler type-checks each caveat's CEL against its parameters (undeclared
+    names, syntax, a non-boolean result) before its type system looks for unused parameters;
+    the check is the engine's own compile, so what loads here also prepares."""
+    from tenantguard.schema.engine.conditions import CompiledCondition  # the engine imports this module's package
+
+    try:
+        CompiledCondition(cond, max_chars=len(cond.expression) + 1, dialect="spicedb")
+    except SchemaError as e:
+        detail = ("caveat expression must result in a boolean value" if e.rule == "condition_not_bool"
+                  else e.message.split(" does not compile: ", 1)[-1].removeprefix("INVALID_ARGUMENT: ")
+                  .removesuffix(" [INVALID_ARGUMENT]"))
+        raise _err(f"invalid expression for caveat '{cond.name}': {detail}", "invalid_caveat_expression",
+                   cond.pos) from None
