@@ -106,7 +106,7 @@ caveat on_network(ip ipaddress, cidr string) {
     Case("caveat types and nested braces", """
 caveat typed(a int, b uint, c double, d bool, e string, f bytes, g duration, h timestamp, i list<int>,
              j map<string>, k any, l ipaddress) {
-    a > 0 && b > 0u && c > 0.0 && d && e != "}" && f != b"" && g > duration("1s") &&
+    a > 0 && b > 0 && c > 0.0 && d && e != "}" && f != b"" && g > duration("1s") &&
     h > timestamp("2020-01-01T00:00:00Z") && i.size() > 0 && {"x": j}.size() > 0 && k != null &&
     l.in_cidr("10.0.0.0/8")
 }
@@ -300,6 +300,12 @@ definition doc {
          "invalid_caveat_expression"),
     Case("caveat expression that is not boolean", "caveat cav(a int) {\n    a + 1\n}", "invalid_caveat_expression"),
     Case("caveat expression CEL cannot parse", "caveat cav(a int) {\n    a > > 1\n}", "invalid_caveat_expression"),
+    Case("uint is CEL int in SpiceDB: compared with an int literal (basiccaveat.zed)",
+         "caveat cav(u uint) {\n    u == 42\n}", None),
+    Case("uint is CEL int in SpiceDB: not with a uint literal", "caveat cav(u uint) {\n    u > 0u\n}",
+         "invalid_caveat_expression"),
+    Case("optional types in a caveat (SpiceDB enables them)",
+         "caveat cav(m map<string>) {\n    m.?foo.orValue('') == 'x'\n}", None),
     Case("caveat with SpiceDB's isSubtreeOf",
          "caveat cav(a map<any>, b map<any>) {\n    a.isSubtreeOf(b)\n}", None),
     Case("unknown caveat type", "caveat cav(a integer) { a > 0 }", "invalid_param_type"),

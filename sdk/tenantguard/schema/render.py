@@ -118,7 +118,16 @@ def _replace_direct(expr: Expr, by: Expr) -> Expr:
     return expr
 
 
-_SPICEDB_ONLY_CEL = re.compile(r"\.\s*isSubtreeOf\s*\(")  # SpiceDB's map function; OpenFGA has none
+def _openfga_condition_compiles(cond: Condition) -> None:
+    """A caveat's CEL in OpenFGA's environment: SpiceDB's ``uint`` is CEL ``int``, and its
+    ``isSubtreeOf`` and optional types are not OpenFGA's."""
+    from tenantguard.schema.engine.conditions import CompiledCondition  # the engine imports this package
+
+    try:
+        CompiledCondition(cond, max_chars=len(cond.expression) + 1, dialect="openfga")
+    except SchemaError as e:
+        raise _not_expressible("OpenFGA", f"caveat '{cond.name}' does not compile as an OpenFGA condition "
+                               f"({e.message})") from None
 
 
 def to_openfga_form(schema: Schema) -> Schema:
@@ -132,8 +141,7 @@ def to_openfga_form(schema: Schema) -> Schema:
         for p in cond.params:
             if "bytes" in p.type or p.type.count("<") > 1 or "," in p.type:
                 raise _not_expressible("OpenFGA", f"caveat '{cond.name}' parameter '{p.name}' has type '{p.type}'")
-        if _SPICEDB_ONLY_CEL.search(cond.expression):
-            raise _not_expressible("OpenFGA", f"caveat '{cond.name}' uses SpiceDB's isSubtreeOf")
+        _openfga_condition_compiles(cond)
     types = {t.name: TypeDef(t.name, {r.name: replace(r, is_permission=False) for r in t.relations.values()}, t.pos)
              for t in schema.types.values()}
     return _validated(Schema(types=types, conditions=dict(schema.conditions), dialect="openfga"), "OpenFGA")

@@ -1,4 +1,4 @@
-"""SpiceDB's caveat functions beyond CEL's own: ``in_cidr`` and ``isSubtreeOf``."""
+"""SpiceDB's caveat environment beyond CEL's own: ``isSubtreeOf``, optional types, ``uint`` as CEL ``int``."""
 
 from __future__ import annotations
 
@@ -44,3 +44,25 @@ def test_openfga_conditions_have_no_is_subtree_of() -> None:
     with pytest.raises(SchemaError) as info:
         CompiledCondition(cond, max_chars=10_000, dialect="openfga")
     assert info.value.rule == "condition_invalid"
+
+
+def _evaluate(text: str, context: dict[str, Any], dialect: str = "spicedb") -> Any:
+    schema = load(text, "c.zed")
+    (cond,) = schema.conditions.values()
+    return CompiledCondition(cond, max_chars=10_000, dialect=dialect).evaluate(context, None, 1000)  # type: ignore[arg-type]
+
+
+def test_optional_types_as_in_spicedb() -> None:
+    text = "caveat cav(m map<string>) {\n    m.?foo.orValue('') == 'x'\n}"
+    assert _evaluate(text, {"m": {"foo": "x"}}) == ALLOW
+    assert _evaluate(text, {"m": {}}) == DENY
+
+
+def test_spicedb_uint_is_a_cel_int() -> None:
+    text = "caveat cav(u uint) {\n    u == 42 && u < 43\n}"  # SpiceDB's basiccaveat.zed compares a uint to 42
+    assert _evaluate(text, {"u": 42}) == ALLOW
+    assert _evaluate(text, {"u": 41}) == DENY
+    with pytest.raises(ConditionError):
+        _evaluate(text, {"u": -1})
+    with pytest.raises(SchemaError):  # OpenFGA's uint is CEL's: no uint == int
+        _evaluate(text, {"u": 42}, dialect="openfga")

@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cel_expr_python import cel
+from cel_expr_python.ext.ext_optional import ExtOptional
 
 from tenantguard.schema.engine.errors import ConditionError
 from tenantguard.schema.engine.outcome import ALLOW, DENY, Outcome, conditional
@@ -90,8 +91,10 @@ _IN_CIDR = cel.FunctionDecl("in_cidr", [cel.Overload(
 _IS_SUBTREE_OF = cel.FunctionDecl("isSubtreeOf", [cel.Overload(
     "map_is_subtree_of_map", return_type=cel.Type.BOOL, parameters=[_ANY_MAP, _ANY_MAP], is_member=True,
     impl=_is_subtree_of)])
-# Each language's functions beyond CEL's own: OpenFGA has no isSubtreeOf.
+# Each language's functions beyond CEL's own: OpenFGA has no isSubtreeOf; SpiceDB's environment
+# also has CEL's optional types (``m.?key.orValue(x)``, pkg/caveats/types/typeset.go).
 _FUNCTIONS: dict[Dialect, list[Any]] = {"openfga": [_IN_CIDR], "spicedb": [_IN_CIDR, _IS_SUBTREE_OF]}
+_EXTENSIONS: dict[Dialect, list[Any]] = {"openfga": [], "spicedb": [ExtOptional()]}
 
 
 def _split_generic(spelled: str) -> tuple[str, str | None]:
@@ -102,18 +105,23 @@ def _split_generic(spelled: str) -> tuple[str, str | None]:
     return s, None
 
 
-def cel_type(spelled: str) -> Any:
-    """The CEL type of a declared parameter type (``map<T>`` is a map from string to T)."""
+def cel_type(spelled: str, dialect: Dialect = "openfga") -> Any:
+    """The CEL type of a declared parameter type (``map<T>`` is a map from string to T).
+
+    SpiceDB declares its ``uint`` as CEL ``int`` holding a non-negative value
+    (``pkg/caveats/types/basic.go``), so ``u == 42`` type-checks there and ``u == 42u`` does
+    not; OpenFGA's ``uint`` is CEL's."""
     head, arg = _split_generic(spelled)
-    simple = {"int": cel.Type.INT, "uint": cel.Type.UINT, "double": cel.Type.DOUBLE, "bool": cel.Type.BOOL,
-              "string": cel.Type.STRING, "bytes": cel.Type.BYTES, "duration": cel.Type.DURATION,
-              "timestamp": cel.Type.TIMESTAMP, "ipaddress": cel.Type.STRING, "any": cel.Type.DYN}
+    simple = {"int": cel.Type.INT, "uint": cel.Type.INT if dialect == "spicedb" else cel.Type.UINT,
+              "double": cel.Type.DOUBLE, "bool": cel.Type.BOOL, "string": cel.Type.STRING, "bytes": cel.Type.BYTES,
+              "duration": cel.Type.DURATION, "timestamp": cel.Type.TIMESTAMP, "ipaddress": cel.Type.STRING,
+              "any": cel.Type.DYN}
     if arg is None and head in simple:
         return simple[head]
     if head == "list" and arg is not None:
-        return cel.Type.List(cel_type(arg))
+        return cel.Type.List(cel_type(arg, dialect))
     if head == "map" and arg is not None:
-        return cel.Type.Map(cel.Type.STRING, cel_type(arg))
+        return cel.Type.Map(cel.Type.STRING, cel_type(arg, dialect))
     raise SchemaError(f"unsupported condition parameter type {spelled!r}", rule="condition_param_type")
 
 
@@ -198,8 +206,8 @@ class CompiledCondition:
                               rule="condition_too_large")
         self.name = condition.name
         self.params = {p.name: p.type for p in condition.params}
-        env = cel.NewEnv(variables={p.name: cel_type(p.type) for p in condition.params},
-                         functions=_FUNCTIONS[dialect])
+        env = cel.NewEnv(variables={p.name: cel_type(p.type, dialect) for p in condition.params},
+                         functions=_FUNCTIONS[dialect], extensions=_EXTENSIONS[dialect])
         try:
             self._program = env.compile(condition.expression)
         except RuntimeError as e:
