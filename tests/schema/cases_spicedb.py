@@ -306,6 +306,14 @@ definition doc {
          "invalid_caveat_expression"),
     Case("optional types in a caveat (SpiceDB enables them)",
          "caveat cav(m map<string>) {\n    m.?foo.orValue('') == 'x'\n}", None),
+    # compiler_test.go's TestCompileMultipleCaveats: each caveat compiles in its own parameters
+    Case("caveats reuse parameter names", "caveat first_caveat(firstcondition int) {\n    firstcondition == 42\n}\n"
+         "caveat second_caveat(secondcondition string) {\n    secondcondition == 'hello world'\n}\n"
+         "caveat third_caveat(firstcondition bool) {\n    firstcondition\n}", None),
+    Case("a caveat cannot read another caveat's parameter",
+         "caveat first_caveat(firstcondition int) {\n    firstcondition == 42\n}\n"
+         "caveat second_caveat(secondcondition string) {\n    firstcondition == 42\n}",
+         "invalid_caveat_expression"),
     Case("caveat with SpiceDB's isSubtreeOf",
          "caveat cav(a map<any>, b map<any>) {\n    a.isSubtreeOf(b)\n}", None),
     Case("unknown caveat type", "caveat cav(a integer) { a > 0 }", "invalid_param_type"),

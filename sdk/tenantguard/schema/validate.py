@@ -505,8 +505,10 @@ def _spicedb_allowed(schema: Schema, t: TypeDef, rel: Relation) -> None:
                            f"'{wildcard}': wildcard relations cannot be transitively included",
                            "transitive_wildcard", rel.pos)
         if ref.condition and ref.condition not in schema.conditions:
-            raise _err(f"caveat '{ref.condition}' used by '{t.name}#{rel.name}' is not defined", "undefined_condition",
-                       rel.pos)
+            hint = (" (for relationships that expire, put 'use expiration' at the top of the schema)"
+                    if ref.condition == "expiration" else "")
+            raise _err(f"caveat '{ref.condition}' used by '{t.name}#{rel.name}' is not defined{hint}",
+                       "undefined_condition", rel.pos)
 
 
 def _spicedb_alias_cycles(t: TypeDef) -> None:
