@@ -248,3 +248,19 @@ def test_known_divergences_still_diverge(name: str) -> None:
         assert spicedb_refuses and refusal is not None
         return
     assert spicedb_refuses == (refusal is None), f"{name} no longer diverges: update KNOWN_DIVERGENCES"
+
+
+def test_mutated_files_are_refused_only_with_schema_errors() -> None:
+    """Random edits of SpiceDB's parser files (fixed seed): a SchemaError or a schema, never a crash."""
+    import random
+
+    rng = random.Random(31)
+    texts = [p.read_text() for p in FILES.values()]
+    pieces = [*"{}()+-&|:;#*./<>,=!?[]%\"'`\n\t _a1é", "->", "...", "use ", "expiration", "and", "with", "caveat",
+              "definition", "relation", "permission", "nil", "self", "/*", "*/", "//", '"""', "'''"]
+    for _ in range(1500):
+        text = rng.choice(texts)
+        for _ in range(rng.randint(1, 4)):
+            k = rng.randrange(len(text) + 1)
+            text = (text[:k] + rng.choice(pieces) + text[k:]) if rng.random() < 0.5 else text[:k] + text[k + 3:]
+        _refusal(text)
