@@ -1,7 +1,7 @@
 """SpiceDB schemas with the verdict SpiceDB's compiler and type system give them: None (valid)
 or our rule name. Written after SpiceDB's parser tests (pkg/schemadsl/parser/tests) and the
-errors of pkg/schema. We are stricter than SpiceDB in one rule: ``arrow_unreachable`` (SpiceDB
-only warns). Caveat names follow SpiceDB's (``c``, ``Cav``, ``org/cav``), the last cases."""
+errors of pkg/schema; test_spicedb_language_oracle.py asks SpiceDB itself about each. Caveat
+names follow SpiceDB's (``c``, ``Cav``, ``org/cav``), the last cases."""
 
 from __future__ import annotations
 
@@ -277,7 +277,7 @@ definition doc {
     relation viewer: group#member
 }
 """, "transitive_wildcard"),
-    Case("arrow to a relation no subject type has", """
+    Case("arrow to a relation no subject type has (SpiceDB takes it, zed validate warns)", """
 definition user {}
 definition folder {
     relation owner: user
@@ -286,7 +286,7 @@ definition doc {
     relation parent: folder
     permission view = parent->viewer
 }
-""", "arrow_unreachable"),
+""", None),
     Case("undefined caveat", "definition user {}\ndefinition doc {\n    relation viewer_rel: user with missing\n}",
          "undefined_condition"),
     Case("caveat without parameters", "caveat empty() { true }", "syntax"),
@@ -306,6 +306,12 @@ definition doc {
          "invalid_caveat_expression"),
     Case("optional types in a caveat (SpiceDB enables them)",
          "caveat cav(m map<string>) {\n    m.?foo.orValue('') == 'x'\n}", None),
+    # pkg/schema's definition_test.go (TestDefinition "full type check"): folder has no 'view'
+    Case("full type check", "definition user {}\ndefinition folder {\n    relation can_comment: user\n"
+         "    relation parent: folder\n}\ndefinition document {\n    relation owner: user\n"
+         "    relation can_comment: user | folder#can_comment\n    permission editor = owner\n"
+         "    relation parent: folder\n    relation viewer: user | user:*\n"
+         "    permission view = viewer + editor + parent->view\n}", None),
     # compiler_test.go's TestCompileMultipleCaveats: each caveat compiles in its own parameters
     Case("caveats reuse parameter names", "caveat first_caveat(firstcondition int) {\n    firstcondition == 42\n}\n"
          "caveat second_caveat(secondcondition string) {\n    secondcondition == 'hello world'\n}\n"

@@ -41,7 +41,6 @@ ORACLE_DIVERGENCES: dict[str, str] = {
     "cases/use partial refused": "use partial",
     "cases/use self refused": "use self",
     "cases/use typechecking refused": "use typechecking",
-    "cases/arrow to a relation no subject type has": "arrow_unreachable, stricter than SpiceDB's warning",
 }
 
 
