@@ -306,6 +306,66 @@ definition doc {
          "invalid_caveat_expression"),
     Case("optional types in a caveat (SpiceDB enables them)",
          "caveat cav(m map<string>) {\n    m.?foo.orValue('') == 'x'\n}", None),
+    # pkg/schema's definition_test.go (TestDefinition): its proto-built cases written as schema text
+    Case('definition_test: invalid relation in computed_userset',
+         'definition document {\n    relation owner: document\n    permission editor = owner\n'
+         '    relation parent: document\n    permission viewer = editors + parent->viewer\n}',
+         'undefined_relation'),
+    Case('definition_test: invalid relation in tuple_to_userset',
+         'definition document {\n    relation owner: document\n    permission editor = owner\n'
+         '    relation parent: document\n    permission viewer = editor + parents->viewer\n}',
+         'undefined_relation'),
+    Case('definition_test: use of permission in tuple_to_userset',
+         'definition document {\n    relation owner: document\n    permission editor = owner\n'
+         '    permission viewer = editor->viewer\n}',
+         'permission_in_arrow'),
+    Case('definition_test: relation in relation types has invalid namespace',
+         'definition document {\n    relation owner: someinvalidns\n}',
+         'undefined_type'),
+    Case('definition_test: relation in relation types has invalid relation',
+         'definition anotherns {}\ndefinition document {\n    relation owner: anotherns#foobar\n}',
+         'undefined_relation'),
+    Case('definition_test: recursive transitive wildcard type check',
+         'definition user {}\ndefinition group {\n    relation member: group#manager | user\n'
+         '    relation manager: group#member | user:*\n}\ndefinition document {\n'
+         '    relation viewer: user | group#member\n}',
+         'transitive_wildcard'),
+    Case('definition_test: redefinition of allowed public relation',
+         'definition user {}\ndefinition document {\n    relation viewer: user:* | user:*\n}',
+         'duplicate_subject'),
+    Case('definition_test: no redefinition of allowed relation',
+         'definition user {\n    relation viewer: user\n}\ndefinition document {\n'
+         '    relation viewer: user:* | user | user#viewer\n}',
+         None),
+    Case('definition_test: duplicate caveat',
+         'caveat definedcaveat(n int) {\n    n == 2\n}\ndefinition user {}\ndefinition document {\n'
+         '    relation viewer: user with definedcaveat | user with definedcaveat\n}',
+         'duplicate_subject'),
+    Case('definition_test: valid wildcard caveat',
+         'caveat definedcaveat(n int) {\n    n == 2\n}\ndefinition user {}\ndefinition document {\n'
+         '    relation viewer: user | user:* with definedcaveat\n}',
+         None),
+    Case('definition_test: valid all the caveats',
+         'caveat definedcaveat(n int) {\n    n == 2\n}\ndefinition user {}\ndefinition team {\n'
+         '    relation member: user\n}\ndefinition document {\n'
+         '    relation viewer: user | user with definedcaveat | user:* with definedcaveat'
+         ' | team#member with definedcaveat\n'
+         '}',
+         None),
+    Case('definition_test: duplicate expiration',
+         'use expiration\ndefinition user {}\ndefinition document {\n'
+         '    relation viewer: user with expiration | user with expiration\n}',
+         'duplicate_subject'),
+    Case('definition_test: non-duplicate expiration',
+         'use expiration\ndefinition user {}\ndefinition team {}\ndefinition document {\n'
+         '    relation viewer: user with expiration | team with expiration | user\n}',
+         None),
+    Case('definition_test: self is valid if used as a relation that exists',
+         'definition user {}\ndefinition document {\n    relation self: user\n    permission editor = self\n}',
+         None),
+    Case("definition_test: self is invalid if used as a relation that doesn't exist",
+         'definition document {\n    permission editor = self\n}',
+         'undefined_relation'),
     # pkg/schema's definition_test.go (TestDefinition "full type check"): folder has no 'view'
     Case("full type check", "definition user {}\ndefinition folder {\n    relation can_comment: user\n"
          "    relation parent: folder\n}\ndefinition document {\n    relation owner: user\n"
