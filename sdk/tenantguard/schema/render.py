@@ -53,6 +53,7 @@ from tenantguard.schema.model import (
 )
 from tenantguard.schema.openfga import RESERVED, skip_string
 from tenantguard.schema.openfga_json import to_openfga_json as _json_of_openfga
+from tenantguard.schema.spicedb import cel_lex_error
 from tenantguard.schema.validate import validate_openfga, validate_spicedb, walk
 
 DIRECT_SUFFIX = "_direct"
@@ -83,6 +84,11 @@ def to_spicedb_form(schema: Schema) -> Schema:
     if schema.dialect == "spicedb":
         return schema
     types = {t.name: TypeDef(t.name, _spicedb_relations(t), t.pos) for t in schema.types.values()}
+    for cond in schema.conditions.values():
+        problem = cel_lex_error(cond.expression)
+        if problem:  # SpiceDB's lexer reads a caveat's CEL too, and has no string escapes
+            raise _not_expressible("SpiceDB", f"condition '{cond.name}': SpiceDB cannot read its expression "
+                                   f"({problem})")
     return _validated(Schema(types=types, conditions=dict(schema.conditions), dialect="spicedb"), "SpiceDB")
 
 

@@ -511,6 +511,13 @@ def _flatten(expr: Expr, kind: type) -> tuple[Expr, ...]:
     return (expr,)
 
 
+def cel_lex_error(expression: str) -> str | None:
+    """Why SpiceDB's lexer cannot read this caveat expression (a string with an escaped quote, a
+    character it does not know), or None when it can; for writing CEL into a SpiceDB schema."""
+    last = _Lexer(expression).tokens()[-2:]
+    return last[0].value if last and last[0].kind == "error" else None
+
+
 def parse_spicedb(text: str) -> Schema:
     """Parse SpiceDB schema text into the internal form (syntax only; see ``validate``)."""
     check_size(text)
