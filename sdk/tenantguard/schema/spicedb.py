@@ -460,10 +460,12 @@ class _Parser:
                 break
         self._expect(")", "')'")
         self._expect("{", "'{'")
+        start = self.tok
         expression = self._caveat_expression(name.value)
         self._expect("}", "'}' closing the caveat expression")
         self.conditions[name.value] = Condition(name.value, tuple(params), expression,
-                                                pos=Position(name.line, name.column))
+                                                pos=Position(name.line, name.column),
+                                                expression_pos=Position(start.line, start.column))
 
     def _caveat_expression(self, caveat: str) -> str:
         """SpiceDB's consumeCaveatExpression: the tokens up to the '}' that balances the opening

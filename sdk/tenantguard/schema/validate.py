@@ -553,8 +553,26 @@ def _spicedb_caveat_compiles(cond: Condition) -> None:
     try:
         CompiledCondition(cond, max_chars=len(cond.expression) + 1, dialect="spicedb")
     except SchemaError as e:
-        detail = ("caveat expression must result in a boolean value" if e.rule == "condition_not_bool"
-                  else e.message.split(" does not compile: ", 1)[-1].removeprefix("INVALID_ARGUMENT: ")
+        if e.rule == "condition_not_bool":
+            raise _err(f"invalid expression for caveat '{cond.name}': caveat expression must result in a boolean "
+                       "value", "invalid_caveat_expression", cond.expression_pos if cond.expression_pos.line
+                       else cond.pos) from None
+        detail = (e.message.split(" does not compile: ", 1)[-1].removeprefix("INVALID_ARGUMENT: ")
                   .removesuffix(" [INVALID_ARGUMENT]"))
+        where = cond.pos
+        start = cond.expression_pos
+        if start.line:
+            # CEL counts from the expression's start; say where in the schema, as SpiceDB does
+            def in_schema(m: re.Match[str]) -> str:
+                line, col = int(m.group(1)), int(m.group(2))
+                return f"{cond.name}:{start.line + line - 1}:{start.column + col - 1 if line == 1 else col}"
+
+            detail = _CEL_ERROR_AT.sub(in_schema, detail)
+            first = re.search(rf"{re.escape(cond.name)}:(\d+):(\d+)", detail)
+            if first:
+                where = Position(int(first.group(1)), int(first.group(2)))
         raise _err(f"invalid expression for caveat '{cond.name}': {detail}", "invalid_caveat_expression",
-                   cond.pos) from None
+                   where) from None
+
+
+_CEL_ERROR_AT = re.compile(r"<input>:(\d+):(\d+)")

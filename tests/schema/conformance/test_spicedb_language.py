@@ -131,6 +131,7 @@ COMPILE_UNDEFINED_RELATION = frozenset({
     "self without use self is allowed when used in permission name",
 })
 _SPICEDB_LINE = re.compile(r"line (\d+), column (\d+)")
+_SPICEDB_CEL_AT = re.compile(r"ERROR: [\w/]+:(\d+):(\d+):")
 
 
 def _refusal(text: str) -> SchemaError | None:
@@ -213,6 +214,9 @@ def test_compile_error_is_refused(case: CompileCase) -> None:
     where = _SPICEDB_LINE.search(case.error)
     if where:
         assert refusal.line == int(where.group(1)), f"{refusal} (SpiceDB: {case.error})"
+    cel = _SPICEDB_CEL_AT.search(case.error)
+    if cel:  # a CEL error at its place in the schema, as SpiceDB maps it
+        assert (refusal.line, refusal.column) == (int(cel.group(1)), int(cel.group(2))), str(refusal)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES.values() if not c.error and c.name not in UNSUPPORTED],
