@@ -1,6 +1,7 @@
 """Whether a sidecar can decide, and why not: ``/ready``, the gRPC health service and the status.
 
-Ready means a verified bundle is active, the plane runs the cell count this sidecar was
+Ready means nothing holds the decision core (a fed sidecar: its revocations replayed up to the
+stream's end), a verified bundle is active, the plane runs the cell count this sidecar was
 configured for, and (scoped sidecars) the relations of every cell in scope are loaded.
 """
 
@@ -29,15 +30,21 @@ class Readiness:
         self.cells_bootstrapped: set[str] = set() if fed else set(relations.indexes)
         self.scope_problem: str | None = None  # e.g. the plane runs another cell count (the feed sets it)
         self.changed = asyncio.Event()
+        core.hold.on_change = self.changed.set  # the feed changes the hold on the serving loop
 
     @property
     def ready(self) -> bool:
-        """Whether this sidecar can decide: a verified bundle is active (``/ready``, gRPC health),
-        the plane runs the same cell count, and (scoped sidecars) every cell in scope is loaded."""
-        return self._core.ready and self.scope_problem is None and not self._cells_pending()
+        """Whether this sidecar can decide (``/ready``, gRPC health): nothing holds the core (e.g.
+        revocations not replayed), a verified bundle is active, the plane runs the same cell count,
+        and (scoped sidecars) every cell in scope is loaded."""
+        return (self._core.hold.current is None and self._core.ready and self.scope_problem is None
+                and not self._cells_pending())
 
     def reason(self) -> str | None:
         """Why :attr:`ready` is False, for ``/ready`` and the status; None when ready."""
+        held = self._core.hold.current
+        if held is not None:
+            return held.message
         if self.scope_problem is not None:
             return self.scope_problem
         if not self._core.ready:
@@ -46,6 +53,17 @@ class Readiness:
         if pending:
             return f"relations of cells {', '.join(pending[:8])} not bootstrapped yet"
         return None
+
+    def reason_code(self) -> str | None:
+        """:meth:`reason` as a stable machine-readable code; None when ready."""
+        held = self._core.hold.current
+        if held is not None:
+            return held.code
+        if self.scope_problem is not None:
+            return "cell_count_mismatch"
+        if not self._core.ready:
+            return "no_active_bundle"
+        return "cells_not_bootstrapped" if self._cells_pending() else None
 
     def cell_bootstrapped(self, cell: str) -> None:
         """The feed loaded ``cell`` (snapshot, stream or persisted state)."""

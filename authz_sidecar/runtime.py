@@ -169,7 +169,7 @@ class Sidecar:
             self.config.service, key or SigningKey.generate(), self.verifier, lambda: self.core.active,
             lifetime=self.config.exchange_lifetime, max_act_depth=self.config.exchange_max_act_depth,
             edge=edge, client_secret=client_secret, tenant=self.config.tenant,
-            holds_tenant=self.relations.scope.holds_tenant,
+            holds_tenant=self.relations.scope.holds_tenant, hold=self.core.hold,
         )
 
     # -- bundles (the policy slot's entry points) -------------------------------------------

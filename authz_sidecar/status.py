@@ -58,7 +58,7 @@ def report(sidecar: Reported) -> dict[str, Any]:
     config, relations, keys = sidecar.config, sidecar.relations, sidecar.exchange_keys
     return {
         "service": config.service,
-        "ready": sidecar.core.ready,
+        "ready": sidecar.readiness.ready,  # as /ready: a held core (revocations not replayed) is not ready
         "bundle_revision": sidecar.policy.bundle_revision,
         "decision_entrypoint": sidecar.policy.decision_entrypoint,
         "relations_seq": relations.applied_seq,

@@ -32,6 +32,7 @@ SUITE: dict[str, tuple[list[str], list[str] | None]] = {
     "rollout": ([], ["--quick"]),
     "sidecar": ([], None),  # needs h2load; ~2 minutes
     "propagation": ([], None),
+    "revocations": (["20000"], None),  # a nats-server and ~1 minute: catch-up before readiness
     "plane": ([], None),
     "sdk": ([], None),  # needs wrk
     "grpc_cost": ([], ["--requests", "300"]),  # needs h2load (else says skipped); ~15 s quick

@@ -40,6 +40,10 @@ class FeedOptions:
     max_bundle_bytes: int = 64 * 1024 * 1024
     pending_msgs_limit: int = 10_000  # per subscription; beyond it the client drops and we resync
     pending_bytes_limit: int = 64 * 1024 * 1024
+    # The revocations subscription replays the whole stream at start: room for all of it, so the
+    # client does not drop while the replay runs (a drop is still caught: held, counted, replayed).
+    revocations_pending_msgs_limit: int = 1_000_000
+    revocations_pending_bytes_limit: int = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from tenantguard.identity.revocations import RevocationList
 from tenantguard.rollout.shadow import ShadowSettings
 
 from .base import FeedContext, fetch_object
+from .catchup import CatchUp, StreamEnd
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +149,11 @@ class RevocationsFollower:
     A gap is rescanned once from the stream's start. If the stream itself lacks the
     missing seq, later revocations are still applied (and the gap alarmed): refusing
     every future revocation because one is lost would keep revoked tokens alive.
+
+    Decisions are held until the replay reaches the stream's end as JetStream states it at
+    each (re)subscribe (:mod:`.catchup`). A message the client dropped (slow consumer) is
+    loss: held again and replayed from the last message handled. A position restored from
+    the state directory is checked against the live stream before the replay starts there.
     """
 
     kind = "revocations"
@@ -160,13 +166,38 @@ class RevocationsFollower:
         self.stream_seq = stream_seq
         self.kept: list[_Kept] = []
         self._rescanned = False
+        self.catch_up = CatchUp(ctx.sidecar.core.hold)
+        self.restored = False  # stream_seq came from the state dir: check it against the stream first
+        self.lost_from: int | None = None  # stream seq of the first message the client dropped
 
     async def start(self, js: JetStreamContext) -> ConsumerConfig:
+        state = (await js.stream_info(self.stream)).state
+        if self.stream_seq > state.last_seq:
+            log.warning("revocations: position %d is past the stream's end %d (a new stream?); reading it all",
+                        self.stream_seq, state.last_seq)
+            self.stream_seq = 0
+        elif self.restored and self.stream_seq and not await self._position_holds(js):
+            log.warning("revocations: the persisted position %d does not hold revocation %d; reading it all",
+                        self.stream_seq, self.seq)
+            self.stream_seq = 0
+        self.restored, self.lost_from = False, None
+        self.catch_up.begin(self.stream_seq, StreamEnd(state.last_seq, state.messages))
         if self.stream_seq:
             return ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=self.stream_seq + 1)
         return ConsumerConfig(deliver_policy=DeliverPolicy.ALL)
 
+    async def _position_holds(self, js: JetStreamContext) -> bool:
+        """The message at the persisted position is the newest revocation restored with it."""
+        try:
+            stored = await js.get_msg(self.stream, self.stream_seq)
+        except NotFoundError:
+            return False
+        event = self._ctx.gate.peek(stored.data or b"", REVOCATION)
+        return event is not None and event.seq == self.seq
+
     async def handle(self, js: JetStreamContext, data: bytes, stream_seq: int) -> bool:
+        if self.lost_from is not None and stream_seq >= self.lost_from:
+            return False  # past a dropped message: resubscribe after the last one handled
         event = self._ctx.gate.verify(data, REVOCATION, where=self.subject)
         if event is not None and event.seq > self.seq + 1 and not self._rescanned:
             self._ctx.metrics.gaps.labels(self.kind).inc()
@@ -177,6 +208,16 @@ class RevocationsFollower:
             self.apply(event, data)
         self.stream_seq = stream_seq
         return True
+
+    def advanced(self, num_pending: int) -> None:
+        """After :meth:`handle`: ``num_pending`` is what the consumer still has after this message."""
+        self.catch_up.advance(self.stream_seq, num_pending)
+
+    def dropped(self, stream_seq: int) -> None:
+        """The client dropped the message at ``stream_seq`` (slow consumer): held until replayed."""
+        if self.lost_from is None:
+            self.catch_up.lost(f"revocation at stream seq {stream_seq} dropped by a slow consumer; replaying")
+        self.lost_from = stream_seq if self.lost_from is None else min(self.lost_from, stream_seq)
 
     def apply(self, event: Event, data: bytes) -> bool:
         if event.seq <= self.seq:
@@ -201,8 +242,11 @@ class RevocationsFollower:
         return True
 
     def to_keep(self, now: float) -> list[str]:
-        """The signed events still worth persisting (expired jti revocations are dropped)."""
-        self.kept = [k for k in self.kept if k.forget_after is None or k.forget_after >= now]
+        """The signed events still worth persisting (expired jti revocations are dropped, except
+        the newest: it is what the persisted stream position is checked against at restart,
+        so a quiet stream's restart resumes there instead of replaying everything)."""
+        newest = self.kept[-1] if self.kept else None
+        self.kept = [k for k in self.kept if k.forget_after is None or k.forget_after >= now or k is newest]
         return [k.raw for k in self.kept]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import CollectorRegistry, Counter, Gauge
 from tenantguard.feed.events import PLANE_ISSUER, Event, EventRejected, verify_event
 from tenantguard.identity.keys import TrustSet
 
@@ -32,6 +32,11 @@ class FeedMetrics:
                                registry=registry)
         self.connects = Counter("tg_feed_connects", "NATS connections established", registry=registry)
         self.gaps = Counter("tg_feed_sequence_gaps", "Sequence gaps seen, by kind", ["kind"], registry=registry)
+        self.revocations_caught_up = Gauge("tg_revocations_caught_up", "1 once the revocations stream is replayed "
+                                           "to the end JetStream reported at the last (re)subscribe (decisions are "
+                                           "held while 0)", registry=registry)
+        self.slow_consumer = Counter("tg_feed_slow_consumer", "Messages the NATS client dropped (slow consumer), "
+                                     "by follower kind", ["kind"], registry=registry)
 
 
 class EventGate:

@@ -12,7 +12,9 @@
   refuses announces). Those are re-verified against the plane key on load, so a file
   edited on disk cannot add a trusted key, lift a revocation, or raise a scope's position
   past what the plane announced (which would make the sidecar ignore new bundles while
-  reporting itself in step).
+  reporting itself in step). ``revocations.caught_up_seq`` (the stream seq the sidecar last
+  caught up at) is for the status only: readiness after a restart needs a fresh catch-up
+  against the live stream (:mod:`.catchup`), and the revocations position is checked there.
 
 Both files are replaced atomically (temp file, fsync, rename), so a crash leaves the old
 or the new, never half of either; ``feed.json`` names the relations seq its stream seq
@@ -51,6 +53,9 @@ class ControlState:
     cells: int = 1
     scope_types: list[str] | None = None  # the object types the persisted relations were kept for
     bundle_events: dict[str, str] = field(default_factory=dict)  # scope -> that announce, signed, as received
+    # the revocations stream seq this sidecar last caught up at: shown in the status, never believed
+    # for readiness (a restarted sidecar catches up against the live stream again)
+    revocations_caught_up_seq: int = 0
 
     def to_wire(self) -> dict[str, Any]:
         c0 = self.relations.get(DEFAULT_CELL, (0, 0))
@@ -60,7 +65,8 @@ class ControlState:
                           "positions": {c: {"seq": a, "stream_seq": b}
                                         for c, (a, b) in sorted(self.relations.items())}},
             "trust_event": self.trust_event,
-            "revocations": {"stream_seq": self.revocations_stream_seq, "events": self.revocation_events},
+            "revocations": {"stream_seq": self.revocations_stream_seq, "caught_up_seq": self.revocations_caught_up_seq,
+                            "events": self.revocation_events},
             "bundles": {scope: {"seq": seq, "event": self.bundle_events.get(scope)}
                         for scope, seq in sorted(self.bundle_seqs.items())},
         }
@@ -94,7 +100,7 @@ class ControlState:
         return cls({str(c): (_int(v.get("seq", 0)), _int(v.get("stream_seq", 0))) for c, v in positions.items()},
                    trust, list(events), _int(rev.get("stream_seq")),
                    {str(k): _int(v.get("seq")) for k, v in bundles.items()}, _int(rel.get("cells", 1)), types,
-                   {k: e for k, e in announces.items() if e is not None})
+                   {k: e for k, e in announces.items() if e is not None}, _int(rev.get("caught_up_seq", 0)))
 
 
 def _int(value: Any) -> int:

@@ -15,6 +15,11 @@ the last batch applied; revocations likewise; trust and bundles: the last value,
 when its seq was already applied). That keeps "where do we resume" in one place, ours,
 instead of split between us and the client library's ordered-consumer resets.
 
+Revocations are the exception to "decisions go on throughout": until the revocations consumer
+has replayed its stream up to the end JetStream states at each (re)subscribe, decisions are
+held (:mod:`.catchup`). A message the NATS client drops for a slow consumer is loss: counted
+in ``tg_feed_slow_consumer_total``, and the revocations consumer is held and resubscribed.
+
 Initial connects are bounded (``asyncio.wait_for`` plus a finite ``max_reconnect_attempts``:
 nats-py otherwise keeps retrying a dead server for minutes), and the sidecar starts
 serving from its persisted state without waiting for NATS at all.
@@ -35,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
+from nats.errors import SlowConsumerError
 from nats.js.client import JetStreamContext
 from tenantguard.errors import ConfigError, NatsAuthorizationRefused, TenantGuardError
 from tenantguard.feed import natsconn, topology
@@ -102,6 +108,7 @@ class Feed:
         self.cells = {cell: RelationsFollower(self._ctx, cell) for cell in sidecar.relations.indexes}
         self.trust = TrustFollower(self._ctx)
         self.revocations = RevocationsFollower(self._ctx)
+        self.metrics.revocations_caught_up.set_function(lambda: 1.0 if self.revocations.catch_up.synced else 0.0)
         self.bundles = [BundleFollower(self._ctx, topology.BUNDLE_SCOPE_ALL),
                         BundleFollower(self._ctx, sidecar.config.service)]
         self.shadows = [ShadowFollower(self._ctx, topology.BUNDLE_SCOPE_ALL),
@@ -109,6 +116,10 @@ class Feed:
         self.plane = PlaneView()
         self._nc: Client | None = None
         self._records_js: tuple[Client, Any] | None = None  # (connection, its JetStream context) for records
+        self._revocations_sub: Any = None  # the live revocations subscription (ended on a slow-consumer drop)
+        self._drop_task: asyncio.Task[None] | None = None  # ends that subscription (a reference keeps it alive)
+        self._drops_logged: set[str] = set()  # kinds whose slow-consumer drop was logged this session
+        self._persisted_caught_up_seq = 0  # what the state dir said (status only; never believed)
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._persist_lock = asyncio.Lock()
@@ -193,6 +204,8 @@ class Feed:
         for event, data in sorted(verified, key=lambda pair: pair[0].seq):
             self.revocations.apply(event, data)
         self.revocations.stream_seq = state.revocations_stream_seq if complete else 0
+        self.revocations.restored = self.revocations.stream_seq > 0  # checked against the stream first
+        self._persisted_caught_up_seq = state.revocations_caught_up_seq
 
     async def start(self) -> None:
         if self._task is None:
@@ -273,6 +286,9 @@ class Feed:
         authorization refusal is raised at once: every node of a cluster shares the users.
         """
         async def on_error(exc: Exception) -> None:
+            if isinstance(exc, SlowConsumerError):
+                self._on_slow_consumer(exc)
+                return
             log.debug("nats: %s", shown_text(str(exc)))
 
         servers = self.connection.servers
@@ -318,6 +334,7 @@ class Feed:
         """Run every follower and the heartbeat listener until the connection is lost."""
         log.info("feed connected to %s", natsconn.connected_server(nc) or self.server)
         self.sidecar.feed_state = "resyncing"
+        self._drops_logged.clear()
         js = nc.jetstream(timeout=self.options.request_timeout)
         followers: list[Follower] = [*self.cells.values(), self.trust, self.revocations, *self.bundles,
                                      *self.shadows]
@@ -370,20 +387,55 @@ class Feed:
 
     async def _consume(self, js: JetStreamContext, follower: Follower, progressed: Callable[[], None]) -> None:
         config = await follower.start(js)
+        revocations = follower is self.revocations
+        options = self.options
         sub = await js.subscribe(follower.subject, stream=follower.stream, ordered_consumer=True, config=config,
-                                 idle_heartbeat=self.options.idle_heartbeat,
-                                 pending_msgs_limit=self.options.pending_msgs_limit,
-                                 pending_bytes_limit=self.options.pending_bytes_limit)
+                                 idle_heartbeat=options.idle_heartbeat,
+                                 pending_msgs_limit=options.revocations_pending_msgs_limit if revocations
+                                 else options.pending_msgs_limit,
+                                 pending_bytes_limit=options.revocations_pending_bytes_limit if revocations
+                                 else options.pending_bytes_limit)
+        if revocations:
+            self._revocations_sub = sub
         try:
             async for msg in sub.messages:
                 if not await follower.handle(js, msg.data, msg.metadata.sequence.stream):
                     return
-                if (follower is self.trust or follower is self.revocations) and not msg.metadata.num_pending:
+                if revocations:
+                    self.revocations.advanced(msg.metadata.num_pending)
+                if (follower is self.trust or revocations) and not msg.metadata.num_pending:
                     self.persist_control_now()  # no await since the apply: nobody has seen it unpersisted
                 progressed()
         finally:
+            if revocations and self._revocations_sub is sub:
+                self._revocations_sub = None
             with contextlib.suppress(*_RECOVERABLE):
                 await asyncio.wait_for(sub.unsubscribe(), timeout=self.options.request_timeout)
+
+    def _on_slow_consumer(self, exc: SlowConsumerError) -> None:
+        """The client dropped a message that found its subscription's queue full. On the revocations
+        subscription that is a hole: hold decisions and resubscribe after the last message handled
+        (nats-py's ordered consumer does not redeliver it; tests/feed/test_revocations_slow_consumer.py).
+        Other followers find the hole by their own sequence checks; the drop is counted for them too."""
+        stream, stream_seq = _ack_position(exc.reply)
+        kind = "revocations" if stream == self.revocations.stream else (stream or "unknown").lower()
+        self.metrics.slow_consumer.labels(kind).inc()
+        first = self.revocations.lost_from is None if kind == "revocations" else kind not in self._drops_logged
+        self._drops_logged.add(kind)
+        if first:  # a burst drops thousands: the counter has them all, the log the first of each subscription
+            log.error("nats dropped a message of %s (stream seq %s): slow consumer", kind, stream_seq or "?")
+        if kind != "revocations" or stream_seq is None:
+            return
+        self.revocations.dropped(stream_seq)
+        sub = self._revocations_sub
+        if sub is not None:  # wake the consumer even if nothing follows the dropped message
+            self._revocations_sub = None
+            self._drop_task = asyncio.get_running_loop().create_task(self._end_subscription(sub),
+                                                                     name="feed-revocations-drop")
+
+    async def _end_subscription(self, sub: Any) -> None:
+        with contextlib.suppress(*_RECOVERABLE):
+            await asyncio.wait_for(sub.unsubscribe(), timeout=self.options.request_timeout)
 
     async def _on_heartbeat(self, msg: Msg) -> None:
         event = self.gate.verify(msg.data, topology.PLANE_HEARTBEAT, where=topology.SUBJECT_HEARTBEAT)
@@ -512,6 +564,7 @@ class Feed:
             trust_event=self.trust.raw,
             revocation_events=self.revocations.to_keep(time.time()),
             revocations_stream_seq=self.revocations.stream_seq,
+            revocations_caught_up_seq=self.revocations.catch_up.caught_up_seq,
             bundle_seqs={b.scope: b.seq for b in self.bundles if b.seq},
             bundle_events={b.scope: b.raw for b in self.bundles if b.seq and b.raw is not None},
         )
@@ -568,7 +621,11 @@ class Feed:
                       **{cell: {"applied_seq": f.applied, "plane_seq": f.plane_seq, "stream_seq": f.stream_seq}
                          for cell, f in self.cells.items()}},
             "trust": {"applied_seq": self.trust.seq, "plane_seq": self.plane.trust_seq},
-            "revocations": {"applied_seq": self.revocations.seq, "plane_seq": self.plane.revocations_seq},
+            "revocations": {"applied_seq": self.revocations.seq, "plane_seq": self.plane.revocations_seq,
+                            "stream_seq": self.revocations.stream_seq, "caught_up": self.revocations.catch_up.synced,
+                            "target_seq": self.revocations.catch_up.target,
+                            "caught_up_seq": self.revocations.catch_up.caught_up_seq,
+                            "persisted_caught_up_seq": self._persisted_caught_up_seq},
             "bundles": {b.scope: {"announce_seq": b.seq, "revision": b.revision} for b in self.bundles},
             "bundle_plane_seqs": {b.scope: self.plane.bundles[b.scope] for b in self.bundles
                                   if b.scope in self.plane.bundles},
@@ -580,3 +637,17 @@ class Feed:
             "persisted_relations_seq": sum(self._persisted[0]) if self.store is not None else None,
             "last_error": self.last_error,
         }
+
+
+def _ack_position(reply: str | None) -> tuple[str | None, int | None]:
+    """(stream, stream seq) from a JetStream message's reply subject: ``$JS.ACK.<stream>.<consumer>.
+    <delivered>.<sseq>...`` (9 tokens) or, with domain and account hash, ``$JS.ACK.<domain>.<hash>.
+    <stream>.<consumer>.<delivered>.<sseq>...`` (11 or more)."""
+    tokens = (reply or "").split(".")
+    if len(tokens) < 9 or tokens[:2] != ["$JS", "ACK"]:
+        return None, None
+    offset = 2 if len(tokens) >= 11 else 0
+    try:
+        return tokens[2 + offset], int(tokens[5 + offset])
+    except ValueError:
+        return tokens[2 + offset], None

@@ -76,13 +76,17 @@ async def health_ready(request: Request) -> JSONResponse:
 
 @probes.get("/ready")  # type: ignore[untyped-decorator]
 async def ready(request: Request) -> JSONResponse:
-    """Ready only once a verified bundle is active (before that every decision would deny), the plane
-    runs the same cell count, and a scoped sidecar has loaded every cell in its scope."""
+    """Ready only once nothing holds decisions (a fed sidecar has replayed its revocations stream to
+    its end), a verified bundle is active (before that every decision would deny), the plane runs the
+    same cell count, and a scoped sidecar has loaded every cell in its scope. A 503 names why in
+    ``reason``, a stable code (``revocations_not_synced``, ``no_active_bundle``, ``cell_count_mismatch``,
+    ``cells_not_bootstrapped``)."""
     sidecar: Sidecar = request.app.state.sidecar
     if sidecar.ready:
         return JSONResponse({"status": "ready", "bundle_revision": sidecar.bundle_revision})
-    return JSONResponse({"status": "not_ready", "error": "not_ready",
-                         "message": sidecar.readiness.reason() or "not ready"}, status_code=503,
+    readiness = sidecar.readiness
+    return JSONResponse({"status": "not_ready", "error": "not_ready", "reason": readiness.reason_code() or "not_ready",
+                         "message": readiness.reason() or "not ready"}, status_code=503,
                         headers=RETRY_AFTER)
 
 

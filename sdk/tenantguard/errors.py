@@ -267,6 +267,13 @@ class NotReady(Unavailable):
     code = "not_ready"
 
 
+class RevocationsNotSynced(Unavailable):
+    """The revocations stream has not been replayed up to its end yet (a sidecar starting, or
+    recovering from a lost message): a token revoked meanwhile would pass, so nothing is decided."""
+
+    code = "revocations_not_synced"
+
+
 # --------------------------------------------------------------------------- untrusted JSON
 
 

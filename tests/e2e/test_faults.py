@@ -1,5 +1,5 @@
-"""Faults against a real deployment: NATS dies mid-stream, a sidecar restarts without NATS,
-bundles are tampered with on the way in and inside NATS.
+"""Faults against a real deployment: NATS dies mid-stream, a sidecar restarts without NATS (and
+waits for it before deciding), bundles are tampered with on the way in and inside NATS.
 
 One deployment for the module (conftest). The tests run in file order and build on each
 other's state; every wait is a poll with a deadline that only bounds a hang.
@@ -73,20 +73,28 @@ def test_nats_outage_sidecar_cold_restart_and_recovery(cluster: Cluster) -> None
         assert decisions(cluster, service) == expected, service
         eventually(lambda s=service: cluster.status(s)["feed"] != "live", f"{service} notices NATS is gone")
 
-    # (e) a sidecar restarted while NATS is down serves from its persisted state
+    # (e) a sidecar restarted while NATS is down restores its persisted state, but decides nothing
+    # until NATS is back and its revocations are replayed: one published while it was down would
+    # otherwise be missed (tests/feed/test_revocations_catchup.py)
     before = cluster.digest("reports")
     cluster.sidecars["reports"].stop()  # SIGTERM: persists relations, trust, revocations on the way out
     cluster.start_sidecar("reports")
-    assert cluster.status("reports")["ready"]
+    assert cluster.status("reports")["bundle_revision"] is not None  # the bundle, from disk
     assert cluster.digest("reports") == before
-    assert decisions(cluster, "reports") == expected
     assert cluster.status("reports")["trust"]["source"] == "plane"  # the plane's trust set, from disk
+    assert not cluster.status("reports")["ready"]
+    ready = httpx.get(f"{cluster.url('reports')}/ready", timeout=10)
+    assert ready.status_code == 503 and ready.json()["reason"] == "revocations_not_synced", ready.text
+    assert not any(decisions(cluster, "reports").values())
+    held = cluster.check("reports", cluster.token("alice", "reports"))
+    assert held.status_code == 200 and held.json()["reasons"] == ["revocations_not_synced"], held.text
     # its key registration cannot complete (the plane cannot publish without NATS): retried, not fatal
     eventually(lambda: cluster.status("reports")["registration"]["state"] == "failed", "registration retrying")
 
     # nats-server comes back on the same port; the plane and the sidecars resume by themselves
     cluster.nats.start()
     eventually(lambda: cluster.plane_status()["ready"], "the plane reconnected")
+    eventually(lambda: decisions(cluster, "reports") == expected, "the restarted sidecar deciding once caught up")
 
     def committed() -> int | None:
         """Writes are idempotent, so a write refused while the plane's consumers recover (503) is

@@ -208,8 +208,12 @@ async def test_cold_start_restores_every_cell_from_persisted_state(
     again = await fleet.start("cold", cells=CELLS)
     assert again.sidecar.relations.seqs() == {"c0": 3, "c1": 1}  # before any connection could succeed
     assert again.sidecar.relations.index("c1").digest() == cplane.digest("c1")
-    assert again.sidecar.ready, again.sidecar.readiness.reason()  # every cell bootstrapped from disk
-    assert decide(again.sidecar, "bob", "p1", tenant=T1).allow
+    assert again.sidecar.readiness.cells_bootstrapped == {"c0", "c1"}  # every cell bootstrapped from disk
+    # ...but a restart never decides before its revocations are replayed from the live stream,
+    # and NATS is down: not ready for that reason alone, every decision denied
+    assert not again.sidecar.ready
+    assert again.sidecar.readiness.reason_code() == "revocations_not_synced"
+    assert decide(again.sidecar, "bob", "p1", tenant=T1).reasons == ("revocations_not_synced",)
 
     # the same state dir under another type scope is not believed (it may lack what is now in scope)
     await fleet.stop(again)

@@ -2,7 +2,9 @@
 
 Written for tenantguard after the rules of OpenFGA's validator and the documented cases in
 openfga/language's tests/data; test_openfga_fga_cli.py checks every verdict against the real
-``fga model validate``, so a case here is never just our opinion.
+``fga model validate``, so a case here is never just our opinion. ``fga model validate`` runs
+only OpenFGA's server-side checks: a case whose refusal comes from OpenFGA's language validator
+(which ``fga`` does not run) says so with ``fga_cli_accepts``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ class Case(NamedTuple):
     name: str
     text: str
     rule: str | None
+    fga_cli_accepts: bool = False
 
 
 H = "model\n  schema 1.1\ntype user\n"
@@ -109,11 +112,31 @@ type team
   relations
     define member: [user, group#member]
 """), None),
-    Case("duplicate entries tolerated", _t("""
+    Case("duplicate type restriction", _t("""
 type doc
   relations
     define viewer: [user, user]
+"""), "duplicate_type_restriction", fga_cli_accepts=True),
+    Case("same restriction with two conditions", _t("""
+type doc
+  relations
+    define viewer: [user, user with c]
+condition c(x: int) {
+  x < 10
+}
+"""), None),
+    Case("duplicate operand", _t("""
+type doc
+  relations
+    define viewer: [user]
     define editor: viewer or viewer
+"""), "duplicate_partial_relation", fga_cli_accepts=True),
+    Case("same operand at two levels", _t("""
+type doc
+  relations
+    define viewer: [user]
+    define blocked: [user]
+    define editor: viewer or (viewer but not blocked)
 """), None),
     Case("names with dashes dots slashes", _t("""
 type org/team-a.b
@@ -152,7 +175,7 @@ condition c(m: map<string>, k: string) {
 condition c(x: int) {
   x < 10
 }
-"""), None),
+"""), "condition_not_used", fga_cli_accepts=True),
     Case("condition one line with spaces", _t("""
 type doc
   relations
@@ -167,7 +190,11 @@ condition c(s: string) {
   s == "}" || s == '{'
 }
 """), None),
-    Case("long type name", _t("type " + "a" * 300), None),
+    Case("longest type name", _t("type " + "a" * 254), None),
+    Case("type name too long", _t("type " + "a" * 255), "invalid_name", fga_cli_accepts=True),
+    Case("longest relation name", _t(f"type doc\n  relations\n    define {'r' * 50}: [user]"), None),
+    Case("relation name too long", _t(f"type doc\n  relations\n    define {'r' * 51}: [user]"), "invalid_name",
+         fga_cli_accepts=True),
     Case("wildcard in arrow target type", _t("""
 type folder
   relations

@@ -71,7 +71,7 @@ def test_condition_parameters_and_expression_as_openfga_stores_it() -> None:
 
 
 @pytest.mark.parametrize(("text", "line", "column"), [
-    (H + "type doc\n  relations\n    define v: [person]\n", 6, 12),
+    (H + "type doc\n  relations\n    define v: [person]\n", 6, 16),  # the restriction, as OpenFGA points
     (H + "type doc\n  relations\n    define v: [user]\n    define w: v or nope\n", 7, 20),
     (H + "type doc\n  relations\n    define v: [user] or\n", 6, 24),
 ])

@@ -14,7 +14,17 @@ from tenantguard.schema import (
     validate_spicedb,
 )
 from tenantguard.schema.errors import SchemaError
-from tenantguard.schema.model import Computed, Direct, Relation, Schema, SubjectRef, TypeDef, Union
+from tenantguard.schema.model import (
+    Computed,
+    Direct,
+    Exclusion,
+    Intersection,
+    Relation,
+    Schema,
+    SubjectRef,
+    TypeDef,
+    Union,
+)
 
 FGA = """model
   schema 1.1
@@ -131,8 +141,9 @@ def test_openfga_transitive_wildcard_is_refused_for_spicedb() -> None:
 
 
 def test_openfga_duplicate_subjects_are_merged_for_spicedb() -> None:
-    out = to_spicedb(load("model\n  schema 1.1\ntype user\ntype doc\n  relations\n    define viewer: [user, user]\n",
-                          "m.fga"))
+    # OpenFGA's validator refuses the duplicate (load does too), but its server stores such models
+    out = to_spicedb(parse_openfga("model\n  schema 1.1\ntype user\ntype doc\n  relations\n"
+                                   "    define viewer: [user, user]\n"))
     assert "relation viewer: user\n" in out
 
 
@@ -165,12 +176,19 @@ def _schema(rewrite: object, allowed: tuple[SubjectRef, ...] = (SubjectRef("user
                   conditions={}, dialect="openfga")
 
 
+def test_dsl_moves_the_direct_assignment_of_a_union_first_as_openfga_does() -> None:
+    # openfga/language's JSON-to-DSL transformer writes `rel1 or this` as `[user] or rel1`
+    assert "define viewer: [user] or owner\n" in to_openfga_dsl(_schema(Union((Computed("owner"), Direct()))))
+    nested = _schema(Intersection((Union((Computed("owner"), Direct())), Computed("owner"))))
+    assert "define viewer: ([user] or owner) and owner\n" in to_openfga_dsl(nested)
+
+
 def test_dsl_refuses_a_direct_assignment_the_grammar_cannot_place() -> None:
     with pytest.raises(SchemaError) as info:
-        to_openfga_dsl(_schema(Union((Computed("owner"), Direct()))))
+        to_openfga_dsl(_schema(Exclusion(Computed("owner"), Direct())))
     assert info.value.rule == "not_expressible"
     # ... while JSON states it fine, and reads back the same
-    schema = _schema(Union((Computed("owner"), Direct())))
+    schema = _schema(Exclusion(Computed("owner"), Direct()))
     assert parse_openfga_json(to_openfga_json(schema)) == schema
 
 

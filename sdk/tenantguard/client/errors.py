@@ -58,7 +58,7 @@ def _by_code(root: type[TenantGuardError], *, exclude: type[TenantGuardError] | 
 # errors share codes such as "invalid_request" with InvalidInput, so they get their own table.
 _GENERAL: dict[str, type[TenantGuardError]] = {cls.code: cls for cls in (
     tg_errors.InvalidInput, tg_errors.PayloadTooLarge, tg_errors.TokenError, tg_errors.Unavailable,
-    tg_errors.NotReady, tg_errors.PolicyError,
+    tg_errors.NotReady, tg_errors.RevocationsNotSynced, tg_errors.PolicyError,
 )}
 _GENERAL.update(_by_code(tg_errors.TokenError))
 # Bounded-JSON refusals, content types and the search doors' typed errors (the CLI's

@@ -5,6 +5,8 @@ mode) builds a :class:`DecisionRequest` and calls :meth:`DecisionCore.decide`. T
 never raises to its caller: any error becomes a deny with a reason (fail closed).
 
 Order of work, cheapest and most decisive first:
+0. a hold (:mod:`tenantguard.decision.hold`, e.g. revocations not replayed yet) denies
+   everything with its reason;
 1. subject and tenant: from the verified token when there is one (the body may only
    agree with it: type, id and tenant; see :meth:`DecisionCore._subject`), otherwise as
    the local PEP states them;
@@ -33,6 +35,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from tenantguard.decision.hold import DecisionHold
 from tenantguard.decision.permissions import condition_context, permissions_of, reads_permissions, related_answer
 from tenantguard.decision.verdicts import Verdict, VerdictMemo, projected_key, question_key
 from tenantguard.errors import InvalidInput, TenantGuardError
@@ -505,6 +508,8 @@ class DecisionCore:
         self.confirmer = confirmer
         self.on_decision = on_decision
         self.active: PolicyRevision | None = None
+        # While anything is held, every decision is denied with the held reason (fail closed).
+        self.hold = DecisionHold()
         self._clock = clock
         # Sees every decision that reached the policy, after it is made (shadow evaluation,
         # ``tenantguard.rollout.shadow``); must be O(1) and never block. None: no cost at all.
@@ -542,6 +547,9 @@ class DecisionCore:
         view: TenantRelations | None = None
         act_as = high_risk = False
         try:
+            held = self.hold.current
+            if held is not None:
+                raise _Denied(held.code)
             tenant, subject = self._subject(request)
             seq = tenant_seq(relations, tenant)  # what a deny before the policy reports
             self._check_kill_switch(tenant)

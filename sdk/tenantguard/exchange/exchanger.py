@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tenantguard.decision.core import PolicyRevision
+from tenantguard.decision.hold import DecisionHold
 from tenantguard.errors import TenantGuardError, TokenError
 from tenantguard.feed.topology import sidecar_issuer
 from tenantguard.identity.keys import SigningKey
@@ -224,6 +225,7 @@ class TokenExchanger:
         clock: Callable[[], float] = time.time,
         tenant: str | None = None,
         holds_tenant: Callable[[str], bool] | None = None,
+        hold: DecisionHold | None = None,
     ) -> None:
         if not 0 < lifetime <= MAX_LIFETIME:
             raise ValueError(f"exchange lifetime must be within (0, {MAX_LIFETIME:.0f}] s")
@@ -242,6 +244,8 @@ class TokenExchanger:
         self.tenant = tenant  # a single-tenant sidecar exchanges this tenant's tokens only
         # a sidecar scoped to some tenant cells exchanges only their tenants' tokens (out_of_scope)
         self.holds_tenant = holds_tenant
+        # the decision core's hold: while decisions are held (revocations not replayed), nothing is minted
+        self.hold = hold
         self._clock = clock
 
     def jwks(self) -> dict[str, Any]:
@@ -258,11 +262,13 @@ class TokenExchanger:
 
     async def exchange(self, request: ExchangeRequest) -> ExchangeResult:
         """Verify, ask the policy, mint; raises :class:`ExchangeError` with the OAuth code."""
+        self._check_hold()
         subject = await self._subject(request)
         return self.exchange_subject(subject, request)
 
     def exchange_subject(self, subject: Subject, request: ExchangeRequest) -> ExchangeResult:
         """The synchronous rest of an exchange, once the subject is known."""
+        self._check_hold()
         if self.tenant is not None and subject.tenant_id != self.tenant:
             raise InvalidRequest("this sidecar serves another tenant", reason="tenant_not_served")
         if self.holds_tenant is not None and not self.holds_tenant(subject.tenant_id):
@@ -319,6 +325,13 @@ class TokenExchanger:
             if isinstance(exc, ExchangeError):
                 raise
             raise InvalidRequest(f"subject_token rejected: {exc.message}", reason=exc.code) from None
+
+    def _check_hold(self) -> None:
+        """503 ``temporarily_unavailable`` while decisions are held: a token revoked but not yet
+        replayed here would otherwise be exchanged for a fresh one."""
+        held = self.hold.current if self.hold is not None else None
+        if held is not None:
+            raise TemporarilyUnavailable(held.message, reason=held.code)
 
     @staticmethod
     def _check_nameable(subject: Subject) -> None:

@@ -96,7 +96,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass
-from itertools import islice, repeat
+from itertools import chain, islice, repeat
 from operator import and_, rshift
 
 from tenantguard.relations.errors import ChangeBatchInvalid, SequenceGap
@@ -117,6 +117,7 @@ Chunks = tuple[Keys, ...]
 _NO_CHUNKS: Chunks = ()
 _NO_MAXES: Keys = ()
 _ONE_CHUNK: Keys = ()  # the maxes of a one-chunk key set (not kept: readers never need them)
+_EAGER = 32  # a forward range of at most this many keys is decoded at once (see _facts)
 _NO_LINKS: dict[int, int] = {}  # a partition without usersets (never written to: replaced)
 
 
@@ -948,6 +949,28 @@ class _Transaction:
         return _State(tenants, seq, count)
 
 
+def _facts(part: _Partition, lo: int, hi: int) -> Iterator[Fact]:
+    """The subjects of the forward keys in ``[lo, hi)``, as facts without meta. A short range in
+    one chunk (what a check reads: a pair's few usersets or parents) is decoded at once, which
+    costs less than starting two generators, and none or one key costs one bisect; a longer
+    range is decoded lazily, as it is read."""
+    fwd = part.fwd
+    names, mask = part.names, (1 << part.w) - 1
+    if len(fwd) != 1:
+        return ((names[key & mask], None) for key in _between(part.fwd_max, fwd, lo, hi))
+    chunk = fwd[0]
+    n = len(chunk)
+    start = bisect_left(chunk, lo)
+    if start == n or (key := chunk[start]) >= hi:
+        return iter(())
+    if start + 1 == n or chunk[start + 1] >= hi:
+        return iter(((names[key & mask], None),))
+    end = bisect_left(chunk, hi, start + 2)
+    if end - start <= _EAGER:
+        return iter([(names[key & mask], None) for key in chunk[start:end]])
+    return ((names[key & mask], None) for key in islice(chunk, start, end))
+
+
 # --------------------------------------------------------------------------- public
 
 
@@ -987,15 +1010,15 @@ class TenantRelations:
         the side table's."""
         part = self._part
         if part is None:
-            return
+            return iter(())
         o, r = part.ids.get(object), part.rel_ids.get(relation)
+        plain: Iterator[Fact] = iter(())
         if o is not None and r is not None:
             lo = (o << part.rbits | r) << part.sw
-            names, mask = part.names, (1 << part.w) - 1
-            for key in _between(part.fwd_max, part.fwd, lo, lo + (1 << part.sw)):
-                yield names[key & mask], None
-        if part.meta is not None:
-            yield from part.meta.fwd.get((object, relation), {}).items()
+            plain = _facts(part, lo, lo + (1 << part.sw))
+        if part.meta is not None and (extra := part.meta.fwd.get((object, relation))):
+            return chain(plain, extra.items())
+        return plain
 
     def find(self, object: str, relation: str, subject: str) -> Fact | None:
         """The tuple ``object#relation@subject``: the side table's, else one probe of the forward
@@ -1013,24 +1036,28 @@ class TenantRelations:
             return None
         if "#" in subject:
             s |= 1 << part.w
-        return (subject, None) if _has(part.fwd_max, part.fwd, (o << part.rbits | r) << part.sw | s) else None
+        key = (o << part.rbits | r) << part.sw | s
+        fwd = part.fwd
+        if len(fwd) == 1:  # most partitions: _has() without the call
+            chunk = fwd[0]
+            i = bisect_left(chunk, key)
+            return (subject, None) if i < len(chunk) and chunk[i] == key else None
+        return (subject, None) if _has(part.fwd_max, fwd, key) else None
 
     def usersets(self, object: str, relation: str) -> Iterator[Fact]:
         """The userset subjects of ``object#relation``: the flagged tail of its forward range
         (they sort last), then the side table's."""
         part = self._part
         if part is None:
-            return
+            return iter(())
         o, r = part.ids.get(object), part.rel_ids.get(relation)
+        plain: Iterator[Fact] = iter(())
         if o is not None and r is not None:
-            lo, flag = (o << part.rbits | r) << part.sw, 1 << part.w
-            names, mask = part.names, flag - 1
-            for key in _between(part.fwd_max, part.fwd, lo | flag, lo + (1 << part.sw)):
-                yield names[key & mask], None
-        if part.meta is not None:
-            for subject, meta in part.meta.fwd.get((object, relation), {}).items():
-                if "#" in subject:
-                    yield subject, meta
+            lo = (o << part.rbits | r) << part.sw
+            plain = _facts(part, lo | 1 << part.w, lo + (1 << part.sw))
+        if part.meta is not None and (extra := part.meta.fwd.get((object, relation))):
+            return chain(plain, ((subject, meta) for subject, meta in extra.items() if "#" in subject))
+        return plain
 
     def objects(self, object_type: str, relation: str, subject: str) -> Iterator[Fact]:
         """Every object of ``object_type`` whose ``relation`` names exactly ``subject``: a range of

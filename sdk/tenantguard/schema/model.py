@@ -39,6 +39,8 @@ class SubjectRef:
     ``user`` -> SubjectRef("user"); ``user:*`` -> wildcard=True; ``group#member`` ->
     relation="member"; ``user with ip_ok`` -> condition="ip_ok"; SpiceDB's
     ``user with expiration`` -> expiration=True (both may be set: ``user with c and expiration``).
+    ``pos`` is where the restriction starts and ``condition_pos`` where its condition's name does
+    (for error messages only: they take no part in equality).
     """
 
     type: str
@@ -46,6 +48,8 @@ class SubjectRef:
     wildcard: bool = False
     condition: str | None = None
     expiration: bool = False
+    pos: Position = field(default=Position(), compare=False)
+    condition_pos: Position = field(default=Position(), compare=False)
 
 
 class Expr:
@@ -75,12 +79,14 @@ class Arrow(Expr):
     ``parent->view`` and ``parent.any(view)`` -> Arrow("parent", "view");
     SpiceDB ``parent.all(view)`` -> Arrow("parent", "view", all=True) (every subject of
     ``parent`` must have ``view``, and there must be at least one).
+    ``pos`` is where the arrow starts, ``tupleset_pos`` where its tupleset's name does.
     """
 
     tupleset: str
     computed: str
     all: bool = False
     pos: Position = field(default=Position(), compare=False)
+    tupleset_pos: Position = field(default=Position(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)

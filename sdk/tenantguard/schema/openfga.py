@@ -223,6 +223,9 @@ class _Parser:
     def parse(self) -> Schema:
         self._skip_newlines()
         if self._is_word("module"):
+            if self.toks[self.k + 1].kind in ("nl", "eof"):
+                raise SchemaError("expected a module name after 'module'", rule="syntax", line=self.tok.line,
+                                  column=self.tok.column + len("module"))
             raise SchemaError("modular models (module / fga.mod) are not supported: combine the modules "
                               "into one model first (`fga model write` does this)", rule="unsupported",
                               line=self.tok.line, column=self.tok.column)
@@ -238,8 +241,11 @@ class _Parser:
             elif self._is_word("condition"):
                 self._condition()
             elif self._is_word("extend"):
+                # OpenFGA points at the extended type's name
+                named = self._is_word("type", 1) and self.toks[self.k + 2].kind == "id"
+                at = self.toks[self.k + 2] if named else self.tok
                 raise SchemaError("'extend type' belongs to modular models, which are not supported",
-                                  rule="unsupported", line=self.tok.line, column=self.tok.column)
+                                  rule="unsupported", line=at.line, column=at.column)
             else:
                 raise self._fail("expected 'type' or 'condition'")
         return Schema(types=self.types, conditions=self.conditions, dialect="openfga")
@@ -258,8 +264,9 @@ class _Parser:
         self._keyword("type")
         name = self._name("a type name")
         if name.value in self.types:
-            raise SchemaError(f"type '{name.value}' is defined twice", rule="duplicate_type",
-                              line=name.line, column=name.column)
+            first = self.types[name.value].pos
+            raise SchemaError(f"type '{name.value}' is defined twice (again at line {name.line})",
+                              rule="duplicate_type", line=first.line, column=first.column)
         if len(self.types) >= MAX_TYPES:
             raise SchemaError(f"more than {MAX_TYPES} types", rule="too_large", line=name.line, column=name.column)
         self._end_of_line()
@@ -275,6 +282,7 @@ class _Parser:
                                       rule="duplicate_relation", line=rel.pos.line, column=rel.pos.column)
                 relations[rel.name] = rel
             if not relations:
+                self._skip_newlines()
                 raise self._fail("expected at least one 'define' after 'relations'")
         self.types[name.value] = TypeDef(name.value, relations, Position(name.line, name.column))
 
@@ -316,7 +324,8 @@ class _Parser:
             if nxt is None:
                 break
             if nxt != op or op == "but not":
-                raise self._fail("mixing 'or', 'and' and 'but not' needs parentheses", self.toks[self.k - 1])
+                at = self.toks[self.k - (2 if nxt == "but not" else 1)]  # the operator's first word
+                raise self._fail("mixing 'or', 'and' and 'but not' needs parentheses", at)
         if op == "or":
             return Union(tuple(items))
         if op == "and":
@@ -347,12 +356,14 @@ class _Parser:
         return inner
 
     def _rewrite(self) -> Expr:
+        if self._is_word("but") and self._is_word("not", 1):
+            raise self._fail("expected a relation name, '(' or '[' before 'but not'")
         name = self._name("a relation name")
         pos = Position(name.line, name.column)
         if self._is_word("from"):
             self.k += 1
             tupleset = self._name("a relation name after 'from'")
-            return Arrow(tupleset.value, name.value, pos=pos)
+            return Arrow(tupleset.value, name.value, pos=pos, tupleset_pos=Position(tupleset.line, tupleset.column))
         return Computed(name.value, pos=pos)
 
     def _direct(self, allowed: list[SubjectRef]) -> Expr:
@@ -365,7 +376,8 @@ class _Parser:
             self._expect(",", "',' or ']'")
 
     def _restriction(self) -> SubjectRef:
-        type_name = self._name("a type name").value
+        start = self._name("a type name")
+        type_name = start.value
         relation: str | None = None
         wildcard = False
         if self.tok.kind == ":":
@@ -376,10 +388,13 @@ class _Parser:
             self.k += 1
             relation = self._name("a relation name after '#'").value
         condition: str | None = None
+        condition_pos = Position()
         if self._is_word("with"):
             self.k += 1
-            condition = self._name("a condition name after 'with'").value
-        return SubjectRef(type_name, relation, wildcard, condition)
+            cond = self._name("a condition name after 'with'")
+            condition, condition_pos = cond.value, Position(cond.line, cond.column)
+        return SubjectRef(type_name, relation, wildcard, condition, pos=Position(start.line, start.column),
+                          condition_pos=condition_pos)
 
     # -- conditions ----------------------------------------------------------------------
     def _condition(self) -> None:
@@ -398,7 +413,9 @@ class _Parser:
             if any(p.name == pname.value for p in params):
                 raise SchemaError(f"parameter '{pname.value}' is defined twice in condition '{name.value}'",
                                   rule="duplicate_param", line=pname.line, column=pname.column)
-            self._expect(":", "':' after the parameter name")
+            if self.tok.kind != ":":
+                raise self._fail("expected 'name: type' for a parameter", pname)
+            self.k += 1
             params.append(Param(pname.value, self._param_type()))
             if self.tok.kind == ")":
                 self.k += 1

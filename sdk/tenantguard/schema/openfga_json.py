@@ -79,6 +79,8 @@ def parse_openfga_json(source: str | Mapping[str, Any]) -> Schema:
         doc = source
     doc = _obj(doc, "the model")
     version = _get(doc, "schema_version")
+    if version is None or version == "":
+        raise SchemaError("schema version required (schema_version: \"1.1\")", rule="schema_version")
     if version not in ("1.1", "1.2"):
         raise SchemaError(f"schema version {version!r} is not supported (1.1 is)", rule="schema_version")
     typedefs = _get(doc, "type_definitions", [])
@@ -97,7 +99,34 @@ def parse_openfga_json(source: str | Mapping[str, Any]) -> Schema:
         check_counts(len(types), relation_count, 0)
         types[typedef.name] = typedef
     conds = {name: _condition(name, _obj(raw, f"condition '{name}'")) for name, raw in conditions.items()}
+    _one_module_per_file(typedefs, conditions)
     return Schema(types=types, conditions=conds, dialect="openfga")
+
+
+def _one_module_per_file(typedefs: list[Any], conditions: Mapping[str, Any]) -> None:
+    """A combined modular model names each part's module and source file; OpenFGA's validator
+    refuses one file holding two modules. Models without that metadata are not affected."""
+    modules: dict[str, str] = {}
+
+    def note(meta: Any, where: str) -> None:
+        if not isinstance(meta, Mapping):
+            return
+        module, info = meta.get("module"), _get(meta, "source_info")
+        file = info.get("file") if isinstance(info, Mapping) else None
+        if not (isinstance(module, str) and module and isinstance(file, str) and file):
+            return
+        if modules.setdefault(file, module) != module:
+            raise SchemaError(f"file '{file}' holds two modules, '{modules[file]}' and '{module}' ({where}); "
+                              "a file may only include one module", rule="multiple_modules_in_file")
+
+    for raw in typedefs:
+        meta = raw.get("metadata")
+        note(meta, f"type '{raw.get('type')}'")
+        rels = meta.get("relations") if isinstance(meta, Mapping) else None
+        for rname, rmeta in (rels or {}).items() if isinstance(rels, Mapping) else ():
+            note(rmeta, f"relation '{raw.get('type')}#{rname}'")
+    for name, raw in conditions.items():
+        note(raw.get("metadata"), f"condition '{name}'")
 
 
 def _typedef(raw: Mapping[str, Any]) -> TypeDef:

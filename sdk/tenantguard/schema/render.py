@@ -190,9 +190,23 @@ def _fga_name(name: str) -> str:
     return name
 
 
+def _direct_first(expr: Expr) -> Expr:
+    """Unions and intersections with the direct assignment moved to the front, as OpenFGA's own
+    JSON-to-DSL transformer writes them (both are commutative, so the meaning is the same)."""
+    if isinstance(expr, (Union, Intersection)):
+        children = [_direct_first(c) for c in expr.children]
+        at = next((i for i, c in enumerate(children) if isinstance(c, Direct)), 0)
+        children.insert(0, children.pop(at))
+        return type(expr)(tuple(children))
+    if isinstance(expr, Exclusion):
+        return Exclusion(_direct_first(expr.base), _direct_first(expr.subtract))
+    return expr
+
+
 def _fga_relation(t: TypeDef, rel: Relation) -> str:
     directs = [n for n in walk(rel.rewrite) if isinstance(n, Direct)]
     if directs:
+        rel = replace(rel, rewrite=_direct_first(rel.rewrite))
         spine = rel.rewrite
         while isinstance(spine, (Union, Intersection, Exclusion)):
             spine = spine.base if isinstance(spine, Exclusion) else spine.children[0]

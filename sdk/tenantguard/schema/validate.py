@@ -40,6 +40,10 @@ CEL_TYPES = frozenset({"bool", "string", "int", "uint", "double", "bytes", "dura
                        "ipaddress", "any"})
 OPENFGA_PARAM_TYPES = frozenset({"bool", "string", "int", "uint", "double", "duration", "timestamp",
                                  "ipaddress", "any"})
+# OpenFGA's naming rules for types and relations, as its language validator states them
+# (openfga/language ``validate-rules``, written after the patterns of OpenFGA's API).
+OPENFGA_TYPE_NAME = re.compile(r"[^:#@*\s]{1,254}")
+OPENFGA_RELATION_NAME = re.compile(r"[^:#@*\s]{1,50}")
 
 
 def _err(message: str, rule: str, pos: Position | None = None) -> SchemaError:
@@ -88,11 +92,21 @@ def check_param_type(type_name: str, allowed: frozenset[str], where: str) -> Non
 # OpenFGA
 # ------------------------------------------------------------------------------------------
 
-def validate_openfga(schema: Schema) -> None:
-    """Refuse what OpenFGA's ``NewAndValidate`` refuses (see the module docstring)."""
+def validate_openfga(schema: Schema, *, language_rules: bool = True) -> None:
+    """Refuse what OpenFGA refuses (see the module docstring).
+
+    Besides the server's ``NewAndValidate``, this applies the rules of OpenFGA's language
+    validator (openfga/language, which its editor extension and JS/Java SDKs run before a model
+    is written): names within OpenFGA's naming patterns
+    (``invalid_name``), no type restriction or operand listed twice in one relation
+    (``duplicate_type_restriction``, ``duplicate_partial_relation``) and no condition that no
+    type restriction uses (``condition_not_used``). ``fga model validate`` runs only the server's
+    checks and accepts those models; ``language_rules=False`` does the same (what an OpenFGA
+    store can hold, e.g. to compare engines on it).
+    """
     _count(schema)
     _openfga_constructs(schema)
-    _openfga_names(schema)
+    _openfga_names(schema, language_rules)
     ordered = [(schema.types[t], schema.types[t].relations[r])
                for t in sorted(schema.types) for r in sorted(schema.types[t].relations)]
     # OpenFGA checks one relation at a time; every name is checked first here so that the
@@ -100,12 +114,14 @@ def validate_openfga(schema: Schema) -> None:
     for typedef, rel in ordered:
         _openfga_rewrite(schema, typedef, rel, rel.rewrite)
         _openfga_type_restrictions(schema, typedef, rel)
+    for typedef, rel in ordered if language_rules else ():
+        _openfga_duplicates(typedef, rel)
     budget = _Budget(ENTRYPOINT_STEPS)
     cyclic: dict[str, set[str]] = {}
     for typedef, rel in ordered:
         _bounded("entrypoints", lambda: _openfga_entrypoints(schema, typedef, rel, budget))  # noqa: B023
         _openfga_cycle(schema, typedef, rel, cyclic)
-    _openfga_conditions(schema)
+    _openfga_conditions(schema, language_rules)
 
 
 def _openfga_constructs(schema: Schema) -> None:
@@ -127,18 +143,29 @@ def _openfga_constructs(schema: Schema) -> None:
                                "unsupported", rel.pos)
 
 
-def _openfga_names(schema: Schema) -> None:
+def _openfga_names(schema: Schema, language_rules: bool) -> None:
     for t in schema.types.values():
         if not t.name:
             raise _err("a type name cannot be empty", "invalid_name", t.pos)
         if t.name in ("self", "this"):
             raise _err(f"a type cannot be named '{t.name}' ('self' and 'this' are reserved)", "reserved_name", t.pos)
+        if language_rules and not OPENFGA_TYPE_NAME.fullmatch(t.name):
+            raise _err(f"type '{_short(t.name)}' does not match OpenFGA's naming rule '{OPENFGA_TYPE_NAME.pattern}' "
+                       f"({len(t.name)} characters)", "invalid_name", t.pos)
         for rel in t.relations.values():
             if not rel.name:
                 raise _err(f"type '{t.name}' has a relation with an empty name", "invalid_name", rel.pos)
             if rel.name in ("self", "this"):
                 raise _err(f"a relation cannot be named '{rel.name}' ('self' and 'this' are reserved)",
                            "reserved_name", rel.pos)
+            if language_rules and not OPENFGA_RELATION_NAME.fullmatch(rel.name):
+                raise _err(f"relation '{_short(rel.name)}' of type '{_short(t.name)}' does not match OpenFGA's naming "
+                           f"rule '{OPENFGA_RELATION_NAME.pattern}' ({len(rel.name)} characters)", "invalid_name",
+                           rel.pos)
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= 60 else name[:57] + "..."
 
 
 def _openfga_rewrite(schema: Schema, t: TypeDef, rel: Relation, expr: Expr) -> None:
@@ -161,15 +188,21 @@ def _openfga_arrow(schema: Schema, t: TypeDef, arrow: Arrow) -> None:
                    "undefined_relation", arrow.pos)
     if not isinstance(tupleset.rewrite, Direct):
         raise _err(f"'{t.name}#{arrow.tupleset}' is used as a tupleset ('{arrow.computed} from {arrow.tupleset}') "
-                   "and so must be a direct relation only", "tupleset_not_direct", arrow.pos)
+                   "and so must be a direct relation only", "tupleset_not_direct", _tupleset_pos(arrow))
     if not any(arrow.computed in getattr(schema.types.get(ref.type), "relations", {}) for ref in tupleset.allowed):
         kinds = ", ".join(ref.type for ref in tupleset.allowed)
         raise _err(f"relation '{arrow.computed}' in '{arrow.computed} from {arrow.tupleset}' is not defined on any "
                    f"type '{t.name}#{arrow.tupleset}' allows ({kinds})", "undefined_relation", arrow.pos)
 
 
-def _tuplesets(t: TypeDef) -> set[str]:
-    return {n.tupleset for rel in t.relations.values() for n in walk(rel.rewrite) if isinstance(n, Arrow)}
+def _tupleset_pos(arrow: Arrow) -> Position:
+    return arrow.tupleset_pos if arrow.tupleset_pos.line else arrow.pos
+
+
+def _tupleset_use(t: TypeDef, name: str) -> Arrow | None:
+    """The first arrow (in the order written) that uses relation ``name`` of ``t`` as its tupleset."""
+    uses = [n for rel in t.relations.values() for n in walk(rel.rewrite) if isinstance(n, Arrow) and n.tupleset == name]
+    return min(uses, key=lambda a: (a.pos.line, a.pos.column), default=None)
 
 
 def _openfga_type_restrictions(schema: Schema, t: TypeDef, rel: Relation) -> None:
@@ -180,21 +213,52 @@ def _openfga_type_restrictions(schema: Schema, t: TypeDef, rel: Relation) -> Non
     if not assignable and rel.allowed:
         raise _err(f"'{t.name}#{rel.name}' lists types but is not directly assignable", "unexpected_type_restrictions",
                    rel.pos)
-    is_tupleset = rel.name in _tuplesets(t)
+    use = _tupleset_use(t, rel.name)
     for ref in rel.allowed:
         shown = _ref_text(ref)
         target = schema.types.get(ref.type)
+        where = ref.pos if ref.pos.line else rel.pos
         if target is None:
-            raise _err(f"'{t.name}#{rel.name}' allows undefined type '{ref.type}'", "undefined_type", rel.pos)
-        if (ref.relation or ref.wildcard) and is_tupleset:
-            raise _err(f"'{t.name}#{rel.name}' is a tupleset, so it may only allow concrete types, not '{shown}'",
-                       "invalid_tupleset_type", rel.pos)
+            raise _err(f"'{t.name}#{rel.name}' allows undefined type '{ref.type}'", "undefined_type", where)
+        if (ref.relation or ref.wildcard) and use is not None:
+            # OpenFGA's validator points at the 'from' that uses the relation, not at the restriction.
+            raise _err(f"'{t.name}#{rel.name}' is a tupleset ('{use.computed} from {use.tupleset}'), so it may only "
+                       f"allow concrete types, not '{shown}'", "invalid_tupleset_type", _tupleset_pos(use))
         if ref.relation and ref.relation not in target.relations:
             raise _err(f"'{t.name}#{rel.name}' allows '{shown}' but '{ref.type}' has no relation '{ref.relation}'",
-                       "undefined_relation", rel.pos)
+                       "undefined_relation", where)
         if ref.condition and ref.condition not in schema.conditions:
             raise _err(f"'{t.name}#{rel.name}' uses undefined condition '{ref.condition}'", "undefined_condition",
-                       rel.pos)
+                       ref.condition_pos if ref.condition_pos.line else where)
+
+
+def _openfga_duplicates(t: TypeDef, rel: Relation) -> None:
+    """OpenFGA's language validator: a type restriction listed twice in a relation, or one operand
+    twice among the top-level operands of its union, intersection or exclusion."""
+    seen: set[SubjectRef] = set()
+    for ref in rel.allowed:
+        if ref in seen:
+            first = next(r for r in rel.allowed if r == ref)
+            raise _err(f"the type restriction '{_ref_text(ref)}"
+                       f"{f' with {ref.condition}' if ref.condition else ''}' is a duplicate in the relation "
+                       f"'{t.name}#{rel.name}'", "duplicate_type_restriction", first.pos if first.pos.line else rel.pos)
+        seen.add(ref)
+    expr = rel.rewrite
+    operands: tuple[Expr, ...] = ()
+    if isinstance(expr, (Union, Intersection)):
+        operands = expr.children
+    elif isinstance(expr, Exclusion):
+        operands = (expr.base, expr.subtract)
+    named: dict[Expr, Expr] = {}
+    for operand in operands:
+        if not isinstance(operand, (Computed, Arrow)):
+            continue
+        if operand in named:
+            first = named[operand]
+            shown = first.relation if isinstance(first, Computed) else f"{first.computed} from {first.tupleset}"
+            raise _err(f"the partial relation definition '{shown}' is a duplicate in the relation "
+                       f"'{t.name}#{rel.name}'", "duplicate_partial_relation", first.pos if first.pos.line else rel.pos)
+        named[operand] = operand
 
 
 def _ref_text(ref: SubjectRef) -> str:
@@ -333,7 +397,8 @@ def _reaches_cycle(t: TypeDef) -> set[str]:
     return set(remaining)
 
 
-def _openfga_conditions(schema: Schema) -> None:
+def _openfga_conditions(schema: Schema, language_rules: bool) -> None:
+    used = {ref.condition for t in schema.types.values() for rel in t.relations.values() for ref in rel.allowed}
     for key, cond in schema.conditions.items():
         if key != cond.name:
             raise _err(f"condition key '{key}' does not match its name '{cond.name}'", "invalid_condition", cond.pos)
@@ -345,6 +410,9 @@ def _openfga_conditions(schema: Schema) -> None:
             seen.add(p.name)
             check_param_type(p.type, OPENFGA_PARAM_TYPES, f"condition '{cond.name}'")
         check_cel_shape(cond)
+        if language_rules and key not in used:
+            raise _err(f"condition '{key}' is not used in the model (no type restriction names it)",
+                       "condition_not_used", cond.pos)
 
 
 # ------------------------------------------------------------------------------------------

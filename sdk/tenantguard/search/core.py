@@ -314,6 +314,7 @@ class Searcher:
 
     def resources(self, question: Question, *, limit: int | None = None, token: str | None = None) -> Page:
         """Resources of ``question.resource["type"]`` the subject may act on (ids ``type:id``)."""
+        self.core.hold.check()  # held decisions: an error, not an empty page that looks like an answer
         kind = _type_of(question.resource, "resource")
         pinned, offset = self._start("resource", question, limit, token)
         size = self._page_size(limit)
@@ -342,6 +343,7 @@ class Searcher:
         own subject only), in ``tenant`` (the caller's, resolved by the door), with the
         ``subject.properties`` the question states (e.g. roles).
         """
+        self.core.hold.check()
         kind = _type_of(question.subject, "subject")
         _type_of(question.resource, "resource")
         rid = question.resource.get("id")
@@ -371,6 +373,7 @@ class Searcher:
     def actions(self, question: Question, *, limit: int | None = None, token: str | None = None) -> Page:
         """Actions the subject may take on the resource, among those the bundle's
         ``search_actions`` rule proposes (a sibling of the decision rule)."""
+        self.core.hold.check()
         _type_of(question.resource, "resource")
         rid = question.resource.get("id")
         if not isinstance(rid, str) or not rid:  # both inputs named, as for a check (AuthZEN 1.0 search)
@@ -402,6 +405,7 @@ class Searcher:
         subject reaches in the graph, and with a schema typing ``via`` those it proposes (a
         project reached through folders); each is decided as a resource carrying that value.
         """
+        self.core.hold.check()
         _type_of(question.resource, "resource")
         via = via or attribute
         if NAME_RE.fullmatch(via) is None or not attribute or len(attribute) > 256:

@@ -12,17 +12,17 @@ from collections.abc import Callable
 from typing import Any
 
 from tenantguard.relations.reads import MemoryReads
-from tenantguard.schema import Schema, SchemaError, load
+from tenantguard.schema import Schema, SchemaError
 from tenantguard.schema.engine import EngineError, SchemaEngine
 
-from tests.schema.engine.differential import IDS, USERS, random_model
+from tests.schema.engine.differential import IDS, USERS, load_as_openfga_stores, random_model
 
 
 def loadable_model(rng: random.Random) -> Schema:
     """The first model the grammar draws that loads (it draws many that OpenFGA refuses too)."""
     while True:
         try:
-            return load(random_model(rng), "random.fga")
+            return load_as_openfga_stores(random_model(rng))
         except SchemaError:
             continue
 

@@ -4,8 +4,10 @@
 precomputed) and answers queries over any ``RelationReads`` (the sidecar's index, or
 ``MemoryReads``), following the schema's dialect's engine (OpenFGA or SpiceDB) on their
 common subset. One idea per module: ``outcome`` (three-valued results), ``conditions``
-(CEL), ``prepared`` (per-schema precomputation), ``check``, ``lookup``, ``expand``,
-``paging`` (cursors), ``limits`` and ``errors``.
+(CEL), ``prepared`` (per-schema precomputation), ``check`` (the interpreter: the
+reference walk), ``compiled`` (the same check walk compiled to closures once per schema,
+what ``SchemaEngine.check`` runs), ``lookup``, ``expand``, ``paging`` (cursors), ``limits``
+and ``errors``.
 """
 
 from tenantguard.schema.engine.errors import (

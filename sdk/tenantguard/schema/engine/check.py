@@ -36,7 +36,9 @@ folder without walking the folder's ancestry again for each. Reuse never changes
 an entry records the nodes its evaluation touched and how much deeper it went, and is
 reused only where the evaluation would run identically: no touched node on the current path
 (OpenFGA's cycle rule tests exactly those) and the depth limit not reached from here.
-``tests/schema/engine/test_memo.py`` holds memo-on equal to memo-off over random models.
+The height counts every level entered, leaves included (a node answered by the identity rule
+or the reach prune still reached its depth). ``tests/schema/engine/test_memo.py`` holds memo-on
+equal to memo-off over random models, ``test_compiled.py`` for userset subjects too.
 """
 
 from __future__ import annotations
@@ -155,6 +157,8 @@ class Evaluation:
         if depth >= self.max_depth:
             raise ResolutionTooComplex(f"resolution deeper than {self.max_depth} levels", limit=self.max_depth)
         self.budget.spend()
+        if depth > self.deepest:
+            self.deepest = depth  # a leaf answered here (below) reached this level too: a memo entry's height counts it
         if subject.relation == relation and subject.object == obj:
             return ALLOW
         type_name = obj.partition(":")[0]

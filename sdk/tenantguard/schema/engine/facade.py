@@ -15,6 +15,7 @@ from typing import Any
 
 from tenantguard.relations.reads import RelationReads
 from tenantguard.schema.engine.check import TRACK_FROM, Evaluation
+from tenantguard.schema.engine.compiled import CompiledCheck
 from tenantguard.schema.engine.conditions import compile_all
 from tenantguard.schema.engine.errors import InvalidQuery, UnknownRelation
 from tenantguard.schema.engine.expand import expand
@@ -48,9 +49,10 @@ class SchemaEngine:
     """check / lookup_resources / lookup_subjects / expand for one schema."""
 
     def __init__(self, schema: Schema, limits: Limits | None = None, *, memo: bool = True,
-                 cut_cycles: bool = True, track_from: int = TRACK_FROM) -> None:
+                 cut_cycles: bool = True, track_from: int = TRACK_FROM, compiled: bool = True) -> None:
         """``memo=False`` evaluates every sub-check afresh, ``cut_cycles=False`` walks SpiceDB's
-        cycles to the depth limit: the references the memo and the cycle cut are tested against.
+        cycles to the depth limit, ``compiled=False`` answers ``check`` with the interpreter: the
+        references the memo, the cycle cut and the compiled check are tested against.
         ``track_from`` is the depth at which a SpiceDB-dialect walk starts again with its path
         tracked (tests lower it to exercise the cut under small depth limits)."""
         self.schema = schema
@@ -62,6 +64,7 @@ class SchemaEngine:
         self._prepared = prepare(schema)
         self._conditions = compile_all(schema.conditions, max_chars=self.limits.max_expression_chars,
                                        require_all=schema.dialect == "openfga", dialect=schema.dialect)
+        self._compiled = CompiledCheck(self._prepared) if compiled else None
 
     def _evaluation(self, reads: RelationReads, context: Mapping[str, Any] | None, now: float | None,
                     max_steps: int | None = None, *, memo: bool = True) -> Evaluation:
@@ -115,6 +118,8 @@ class SchemaEngine:
         subj = self._subject(subject)
         # one question: the memo's bookkeeping costs more than the diamonds it would save (bench_schema.py)
         ev = self._evaluation(reads, context, now, memo=False)
+        if self._compiled is not None:
+            return _result(self._compiled.ask(ev, object, relation, subj))
         return _result(ev.ask(object, relation, subj))
 
     def check_relations(self, reads: RelationReads, object: str, relations: Iterable[str], subject: str, *,

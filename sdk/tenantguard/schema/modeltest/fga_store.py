@@ -31,22 +31,35 @@ from tenantguard.schema.modeltest.files import (
     MAX_TUPLES,
     expect_list,
     expect_mapping,
+    known_fields,
     read_text,
     read_yaml,
     relative,
 )
 from tenantguard.schema.modeltest.tuples import fga_csv, fga_tuple
 
+# The fields each level of a store file may have (``fga model test`` refuses any other).
+STORE_FIELDS = frozenset({"name", "model", "model_file", "tuples", "tuple_file", "tuple_files", "tests"})
+TEST_FIELDS = frozenset({"name", "description", "tuples", "tuple_file", "tuple_files", "check", "list_objects",
+                         "list_users"})
+CHECK_FIELDS = frozenset({"user", "users", "object", "objects", "context", "assertions"})
+LIST_OBJECTS_FIELDS = frozenset({"user", "type", "context", "assertions"})
+LIST_USERS_FIELDS = frozenset({"object", "user_filter", "context", "assertions"})
+USER_FILTER_FIELDS = frozenset({"type", "relation"})
+LIST_USERS_EXPECTED_FIELDS = frozenset({"users"})
+
 
 def read_store_file(path: Path) -> Suite:
     """Parse ``path`` (a ``.fga.yaml`` store file) into a Suite; raises TestFileError."""
     doc = expect_mapping(read_yaml(path), str(path), "a store file")
+    known_fields(doc, STORE_FIELDS, str(path), "a store file")
     schema = _model(path, doc)
     tuples = _tuples(path, doc, str(path))
     tests = []
     budget = [MAX_ASSERTIONS]
     for n, raw in enumerate(expect_list(doc.get("tests"), str(path), "tests")):
         test = expect_mapping(raw, f"{path}: tests[{n}]", "a test")
+        known_fields(test, TEST_FIELDS, f"{path}: tests[{n}]", "a test")
         name = str(test.get("name") or f"test {n + 1}")
         where = f"{path}: {name}"
         tests.append(TestCase(name, tuple(_tuples(path, test, where)), tuple(_assertions(test, where, budget))))
@@ -106,7 +119,10 @@ def _tuple_file(file: Path, where: str) -> list[TupleSpec]:
         items = read_yaml(file, text)
     else:
         raise TestFileError(where, f"tuple file {file.name}: use .yaml, .yml, .json or .csv", rule="unsupported")
-    return [fga_tuple(f"{file}: [{i}]", t) for i, t in enumerate(expect_list(items, str(file), "a tuple file"))]
+    # fga decodes a YAML tuple file knowing its fields, a JSON one without
+    strict = file.suffix.lower() != ".json"
+    return [fga_tuple(f"{file}: [{i}]", t, strict=strict)
+            for i, t in enumerate(expect_list(items, str(file), "a tuple file"))]
 
 
 def _one_or_many(item: dict[str, Any], one: str, many: str, where: str) -> list[str]:
@@ -129,6 +145,7 @@ def _assertions(test: dict[str, Any], where: str, budget: list[int]) -> list[Ass
     for i, raw in enumerate(expect_list(test.get("check"), where, "check")):
         at = f"{where}: check[{i}]"
         item = expect_mapping(raw, at, "a check")
+        known_fields(item, CHECK_FIELDS, at, "a check")
         context = expect_mapping(item.get("context"), at, "context")
         expected = expect_mapping(item.get("assertions"), at, "assertions")
         users, objects = _one_or_many(item, "user", "users", at), _one_or_many(item, "object", "objects", at)
@@ -142,6 +159,7 @@ def _assertions(test: dict[str, Any], where: str, budget: list[int]) -> list[Ass
     for i, raw in enumerate(expect_list(test.get("list_objects"), where, "list_objects")):
         at = f"{where}: list_objects[{i}]"
         item = expect_mapping(raw, at, "a list_objects test")
+        known_fields(item, LIST_OBJECTS_FIELDS, at, "a list_objects test")
         user, object_type = item.get("user"), item.get("type")
         if not isinstance(user, str) or not isinstance(object_type, str):
             raise TestFileError(at, "list_objects needs user and type", rule="syntax")
@@ -154,12 +172,14 @@ def _assertions(test: dict[str, Any], where: str, budget: list[int]) -> list[Ass
     for i, raw in enumerate(expect_list(test.get("list_users"), where, "list_users")):
         at = f"{where}: list_users[{i}]"
         item = expect_mapping(raw, at, "a list_users test")
+        known_fields(item, LIST_USERS_FIELDS, at, "a list_users test")
         obj = item.get("object")
         if not isinstance(obj, str):
             raise TestFileError(at, "list_users needs object", rule="syntax")
         filters = []
         for f in expect_list(item.get("user_filter"), at, "user_filter"):
             f = expect_mapping(f, at, "a user_filter entry")
+            known_fields(f, USER_FILTER_FIELDS, at, "a user_filter entry")
             if not isinstance(f.get("type"), str):
                 raise TestFileError(at, "a user_filter entry needs type", rule="syntax")
             filters.append(f["type"] + (f"#{f['relation']}" if f.get("relation") else ""))
@@ -168,7 +188,9 @@ def _assertions(test: dict[str, Any], where: str, budget: list[int]) -> list[Ass
         context = expect_mapping(item.get("context"), at, "context")
         for relation, value in expect_mapping(item.get("assertions"), at, "assertions").items():
             _spend(budget, 1, at)
-            users = expect_list(expect_mapping(value, at, f"assertion {relation}").get("users"), at, "users")
+            expected_users = expect_mapping(value, at, f"assertion {relation}")
+            known_fields(expected_users, LIST_USERS_EXPECTED_FIELDS, at, f"assertion {relation}")
+            users = expect_list(expected_users.get("users"), at, "users")
             out.append(ListUsersAssertion(obj, relation, tuple(filters), frozenset(map(str, users)), context,
                                           f"{at}: {relation} of {obj}"))
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,15 @@ def expect_list(value: object, where: str, what: str) -> list[Any]:
     if not isinstance(value, list):
         raise TestFileError(where, f"{what} must be a list", rule="syntax")
     return value
+
+
+def known_fields(value: Mapping[Any, Any], allowed: frozenset[str], where: str, what: str) -> None:
+    """Refuse a key ``allowed`` does not name, as ``fga model test`` does (its YAML decoder
+    knows its fields: ``field x not found in type ...``)."""
+    unknown = sorted(str(k) for k in value if k not in allowed)
+    if unknown:
+        raise TestFileError(where, f"{what} has no field {', '.join(map(repr, unknown))} "
+                            f"(known: {', '.join(sorted(allowed))})", rule="unknown_field")
 
 
 def expect_mapping(value: object, where: str, what: str) -> dict[str, Any]:

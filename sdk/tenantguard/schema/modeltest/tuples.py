@@ -18,6 +18,7 @@ from typing import Any
 from tenantguard.relations.reads import TupleMeta
 from tenantguard.schema.modeltest.cases import TupleSpec
 from tenantguard.schema.modeltest.errors import TestFileError
+from tenantguard.schema.modeltest.files import known_fields
 
 _NAME = r"[a-z][a-z0-9_]*(?:/[a-z][a-z0-9_]*)*"
 _ID = r"[^\s#@:\[\]]+"
@@ -25,8 +26,20 @@ ZED_RELATIONSHIP = re.compile(
     rf"(?P<object>{_NAME}:{_ID})#(?P<relation>[a-z][a-z0-9_]*)"
     rf"@(?P<subject>{_NAME}:(?:{_ID}|\*))(?:#(?P<subject_relation>[a-z][a-z0-9_]*|\.\.\.))?"
 )
-_OBJECT = re.compile(rf"{_NAME}:{_ID}")
-_SUBJECT = re.compile(rf"{_NAME}:(?:{_ID}|\*)(?:#[a-z][a-z0-9_]*)?")
+# OpenFGA's rules for what a tuple names (openfga/language ``pkg/go/validation``, which its store
+# file validation runs): types and relations as its models name them, and ids that may hold
+# ``_ | * @ . + / -`` but no ``#``, ``:`` or whitespace and do not start with ``*``.
+FGA_TYPE = r"[^:#@*\s]{1,254}"
+FGA_RELATION = r"[^:#@*\s]{1,50}"
+FGA_ID = r"[^#:\s*][a-zA-Z0-9_|*@.+/\-]*"
+_FGA_OBJECT = re.compile(rf"{FGA_TYPE}:{FGA_ID}")
+_FGA_SUBJECT = re.compile(rf"{FGA_TYPE}:(?:{FGA_ID}(?:#{FGA_RELATION})?|\*)")
+_FGA_RELATION = re.compile(FGA_RELATION)
+
+
+def fga_object_ok(text: str) -> bool:
+    """Whether OpenFGA accepts ``text`` as a tuple's object (``type:id``, 2 to 256 characters)."""
+    return 2 <= len(text) <= 256 and _FGA_OBJECT.fullmatch(text) is not None
 CSV_COLUMNS = ("user_type", "user_id", "user_relation", "relation", "object_type", "object_id",
                "condition_name", "condition_context")
 
@@ -55,17 +68,27 @@ def _context(where: str, value: object) -> dict[str, Any]:
     return dict(value)
 
 
-def fga_tuple(where: str, item: object) -> TupleSpec:
-    """One OpenFGA tuple object: ``{user, relation, object[, condition: {name, context}]}``."""
+TUPLE_FIELDS = frozenset({"user", "relation", "object", "condition"})
+CONDITION_FIELDS = frozenset({"name", "context"})
+
+
+def fga_tuple(where: str, item: object, *, strict: bool = True) -> TupleSpec:
+    """One OpenFGA tuple object: ``{user, relation, object[, condition: {name, context}]}``.
+
+    ``strict`` refuses other fields, as ``fga`` reads YAML (its JSON tuple files ignore them)."""
     if not isinstance(item, Mapping):
         raise TestFileError(where, "a tuple must be a mapping with user, relation and object", rule="bad_tuple")
+    if strict:
+        known_fields(item, TUPLE_FIELDS, where, "a tuple")
+        if isinstance(item.get("condition"), Mapping):
+            known_fields(item["condition"], CONDITION_FIELDS, where, "a tuple's condition")
     user, relation, obj = item.get("user"), item.get("relation"), item.get("object")
-    if not (isinstance(user, str) and _SUBJECT.fullmatch(user)):
+    if not (isinstance(user, str) and 2 <= len(user) <= 512 and _FGA_SUBJECT.fullmatch(user)):
         raise TestFileError(where, f"tuple user {user!r} must be type:id, type:* or type:id#relation",
                             rule="bad_tuple")
-    if not (isinstance(obj, str) and _OBJECT.fullmatch(obj)):
+    if not (isinstance(obj, str) and fga_object_ok(obj)):
         raise TestFileError(where, f"tuple object {obj!r} must be type:id", rule="bad_tuple")
-    if not (isinstance(relation, str) and re.fullmatch(r"[a-z][a-z0-9_]*", relation)):
+    if not (isinstance(relation, str) and _FGA_RELATION.fullmatch(relation)):
         raise TestFileError(where, f"tuple relation {relation!r} must be a name", rule="bad_tuple")
     meta = None
     condition = item.get("condition")
