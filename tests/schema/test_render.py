@@ -155,6 +155,20 @@ def test_openfga_condition_with_unused_parameter_cannot_be_a_caveat() -> None:
     assert info.value.detail["cause"] == "unused_param"
 
 
+@pytest.mark.parametrize(("body", "needle"), [
+    ('x == "a\\"b"', "Unterminated string"),  # SpiceDB's lexer has no escapes
+    ("x == 'a' && n > 0u", "invalid expression"),  # SpiceDB's uint is CEL int
+])
+def test_openfga_condition_spicedb_cannot_read_is_refused(body: str, needle: str) -> None:
+    fga = ("model\n  schema 1.1\ntype user\ntype doc\n  relations\n    define viewer: [user with cond]\n"
+           f"condition cond(x: string, n: uint) {{\n  {body}\n}}\n")
+    if "n >" not in body:
+        fga = fga.replace(", n: uint", "")
+    with pytest.raises(SchemaError) as info:
+        to_spicedb(load(fga, "m.fga"))
+    assert info.value.rule == "not_expressible" and needle in str(info.value)
+
+
 def _schema(rewrite: object, allowed: tuple[SubjectRef, ...] = (SubjectRef("user"),)) -> Schema:
     rel = Relation("viewer", rewrite, allowed)  # type: ignore[arg-type]
     other = Relation("owner", Direct(), (SubjectRef("user"),))

@@ -146,6 +146,7 @@ class Condition:
     params: tuple[Param, ...]
     expression: str
     pos: Position = field(default=Position(), compare=False)
+    expression_pos: Position = field(default=Position(), compare=False)  # where the CEL text starts
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,6 +53,7 @@ from tenantguard.schema.model import (
 )
 from tenantguard.schema.openfga import RESERVED, skip_string
 from tenantguard.schema.openfga_json import to_openfga_json as _json_of_openfga
+from tenantguard.schema.spicedb import cel_lex_error
 from tenantguard.schema.validate import validate_openfga, validate_spicedb, walk
 
 DIRECT_SUFFIX = "_direct"
@@ -83,6 +84,11 @@ def to_spicedb_form(schema: Schema) -> Schema:
     if schema.dialect == "spicedb":
         return schema
     types = {t.name: TypeDef(t.name, _spicedb_relations(t), t.pos) for t in schema.types.values()}
+    for cond in schema.conditions.values():
+        problem = cel_lex_error(cond.expression)
+        if problem:  # SpiceDB's lexer reads a caveat's CEL too, and has no string escapes
+            raise _not_expressible("SpiceDB", f"condition '{cond.name}': SpiceDB cannot read its expression "
+                                   f"({problem})")
     return _validated(Schema(types=types, conditions=dict(schema.conditions), dialect="spicedb"), "SpiceDB")
 
 
@@ -118,6 +124,18 @@ def _replace_direct(expr: Expr, by: Expr) -> Expr:
     return expr
 
 
+def _openfga_condition_compiles(cond: Condition) -> None:
+    """A caveat's CEL in OpenFGA's environment: SpiceDB's ``uint`` is CEL ``int``, and its
+    ``isSubtreeOf`` and optional types are not OpenFGA's."""
+    from tenantguard.schema.engine.conditions import CompiledCondition  # the engine imports this package
+
+    try:
+        CompiledCondition(cond, max_chars=len(cond.expression) + 1, dialect="openfga")
+    except SchemaError as e:
+        raise _not_expressible("OpenFGA", f"caveat '{cond.name}' does not compile as an OpenFGA condition "
+                               f"({e.message})") from None
+
+
 def to_openfga_form(schema: Schema) -> Schema:
     """The schema as OpenFGA states it; refuses SpiceDB-only constructs by name."""
     if schema.dialect == "openfga":
@@ -129,6 +147,7 @@ def to_openfga_form(schema: Schema) -> Schema:
         for p in cond.params:
             if "bytes" in p.type or p.type.count("<") > 1 or "," in p.type:
                 raise _not_expressible("OpenFGA", f"caveat '{cond.name}' parameter '{p.name}' has type '{p.type}'")
+        _openfga_condition_compiles(cond)
     types = {t.name: TypeDef(t.name, {r.name: replace(r, is_permission=False) for r in t.relations.values()}, t.pos)
              for t in schema.types.values()}
     return _validated(Schema(types=types, conditions=dict(schema.conditions), dialect="openfga"), "OpenFGA")

@@ -5,7 +5,8 @@ which is what ``fga model validate`` runs): rewrites name defined relations, a t
 plain direct relation of concrete types, every relation has an entrypoint, and no relation
 reaches itself through computed relations alone. ``validate_spicedb`` follows SpiceDB's schema
 compiler and type system (``pkg/schema``): permissions versus relations, arrows over relations
-without wildcards, caveats with used parameters, and no permission that only aliases itself.
+without wildcards, caveats whose CEL compiles (type-checked, as the engine compiles it) and uses
+every parameter, and no permission that only aliases itself.
 
 Every refusal is a SchemaError whose ``rule`` is stable; positions come from the model's
 ``pos`` fields (0/absent for JSON input). Both functions return None or raise.
@@ -465,9 +466,9 @@ SPICEDB_PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def validate_spicedb(schema: Schema) -> None:
     """Refuse what SpiceDB's schema compiler and type system refuse (see the module docstring).
 
-    One rule is stricter than SpiceDB: an arrow whose right side exists on none of the left
-    relation's subject types is refused (``arrow_unreachable``); SpiceDB only warns about it
-    (``zed validate``'s arrow-references-unreachable-relation), and such an arrow can never match.
+    An arrow whose right side exists on none of the left relation's subject types is taken, as
+    SpiceDB takes it (``zed validate`` only warns: arrow-references-unreachable-relation); it
+    grants nothing.
     """
     _count(schema)
     for t in schema.types.values():
@@ -526,9 +527,6 @@ def _spicedb_arrow(schema: Schema, t: TypeDef, rel: Relation, arrow: Arrow) -> N
         raise _err(f"for arrow under permission '{rel.name}': relation '{t.name}#{arrow.tupleset}' includes wildcard "
                    f"type '{wildcard}': wildcard relations cannot be used on the left side of arrows",
                    "wildcard_in_arrow", arrow.pos)
-    if not any(schema.relation(ref.type, arrow.computed) for ref in left.allowed):
-        raise _err(f"arrow '{arrow.tupleset}->{arrow.computed}' under '{t.name}#{rel.name}': '{arrow.computed}' "
-                   f"exists on no subject type of '{arrow.tupleset}'", "arrow_unreachable", arrow.pos)
 
 
 def _wildcard_via(schema: Schema, tname: str, rname: str, seen: set[str]) -> str | None:
@@ -572,8 +570,10 @@ def _spicedb_allowed(schema: Schema, t: TypeDef, rel: Relation) -> None:
                            f"'{wildcard}': wildcard relations cannot be transitively included",
                            "transitive_wildcard", rel.pos)
         if ref.condition and ref.condition not in schema.conditions:
-            raise _err(f"caveat '{ref.condition}' used by '{t.name}#{rel.name}' is not defined", "undefined_condition",
-                       rel.pos)
+            hint = (" (for relationships that expire, put 'use expiration' at the top of the schema)"
+                    if ref.condition == "expiration" else "")
+            raise _err(f"caveat '{ref.condition}' used by '{t.name}#{rel.name}' is not defined{hint}",
+                       "undefined_condition", rel.pos)
 
 
 def _spicedb_alias_cycles(t: TypeDef) -> None:
@@ -605,6 +605,42 @@ def _spicedb_caveat(cond: Condition) -> None:
             raise _err(f"duplicate parameter '{p.name}' defined on caveat '{cond.name}'", "duplicate_param", cond.pos)
         seen.add(p.name)
         check_param_type(p.type, CEL_TYPES, f"caveat '{cond.name}'")
+    check_cel_shape(cond)
+    _spicedb_caveat_compiles(cond)
+    for p in cond.params:
         if p.name not in used:
             raise _err(f"parameter '{p.name}' for caveat '{cond.name}' is unused", "unused_param", cond.pos)
-    check_cel_shape(cond)
+
+
+def _spicedb_caveat_compiles(cond: Condition) -> None:
+    """SpiceDB's compiler type-checks each caveat's CEL against its parameters (undeclared
+    names, syntax, a non-boolean result) before its type system looks for unused parameters;
+    the check is the engine's own compile, so what loads here also prepares."""
+    from tenantguard.schema.engine.conditions import CompiledCondition  # the engine imports this module's package
+
+    try:
+        CompiledCondition(cond, max_chars=len(cond.expression) + 1, dialect="spicedb")
+    except SchemaError as e:
+        if e.rule == "condition_not_bool":
+            raise _err(f"invalid expression for caveat '{cond.name}': caveat expression must result in a boolean "
+                       "value", "invalid_caveat_expression", cond.expression_pos if cond.expression_pos.line
+                       else cond.pos) from None
+        detail = (e.message.split(" does not compile: ", 1)[-1].removeprefix("INVALID_ARGUMENT: ")
+                  .removesuffix(" [INVALID_ARGUMENT]"))
+        where = cond.pos
+        start = cond.expression_pos
+        if start.line:
+            # CEL counts from the expression's start; say where in the schema, as SpiceDB does
+            def in_schema(m: re.Match[str]) -> str:
+                line, col = int(m.group(1)), int(m.group(2))
+                return f"{cond.name}:{start.line + line - 1}:{start.column + col - 1 if line == 1 else col}"
+
+            detail = _CEL_ERROR_AT.sub(in_schema, detail)
+            first = re.search(rf"{re.escape(cond.name)}:(\d+):(\d+)", detail)
+            if first:
+                where = Position(int(first.group(1)), int(first.group(2)))
+        raise _err(f"invalid expression for caveat '{cond.name}': {detail}", "invalid_caveat_expression",
+                   where) from None
+
+
+_CEL_ERROR_AT = re.compile(r"<input>:(\d+):(\d+)")

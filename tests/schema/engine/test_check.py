@@ -149,6 +149,23 @@ def test_spicedb_all_arrow_and_nil() -> None:
     assert not e.check(r, "doc:d", "nobody", "user:anne").allowed
 
 
+def test_all_arrow_fails_on_a_parent_without_the_relation() -> None:
+    """SpiceDB (v1.54.0, asked the same): a parent whose type has no ``view`` has no members, so
+    ``parent.all(view)`` is denied even when every other parent grants; ``->`` skips it."""
+    zed = ("definition user {}\ndefinition folder {\n    relation owner: user\n}\n"
+           "definition doc {\n    relation parent: folder | doc\n    relation viewer: user\n"
+           "    permission view = viewer + parent->view\n    permission strict = parent.all(view)\n}")
+    e = SchemaEngine(load(zed, "m.zed"))
+    r = MemoryReads()
+    for obj, rel, subject in [("doc:d", "parent", "folder:f"), ("doc:d", "parent", "doc:e"),
+                              ("doc:e", "viewer", "user:b"), ("doc:y", "parent", "doc:e")]:
+        r.write(obj, rel, subject)
+    assert e.check(r, "doc:d", "view", "user:b").allowed
+    assert not e.check(r, "doc:d", "strict", "user:b").allowed
+    assert e.check(r, "doc:y", "strict", "user:b").allowed
+    assert [i.id for i in e.lookup_resources(r, "doc", "strict", "user:b").items] == ["doc:y"]
+
+
 def test_tuples_the_schema_no_longer_allows_are_ignored() -> None:
     e, r = engine("openfga"), reads()
     r.write("doc:q", "viewer", "folder:f1")  # folder is not an allowed subject of doc#viewer

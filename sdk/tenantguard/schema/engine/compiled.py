@@ -306,6 +306,8 @@ class CompiledCheck:
                     target = arrow_target(other)
                 entry = nodes.get(target.partition(":")[0], {}).get(computed)
                 if entry is None:
+                    if every:
+                        return DENY  # SpiceDB: a parent whose type lacks the relation has no members
                     continue
                 parents.append((entry, target, ALLOW if meta is None else ev.condition(meta)))
             if every:

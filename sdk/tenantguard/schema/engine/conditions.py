@@ -10,7 +10,8 @@ evaluate median/p99 3.7/4.3 us against 5.2/5.9 us for ``common-expression-langua
 (Rust, untyped: no compile-time check of parameter names or types) and 256/20,000 us for the
 pure-Python ``cel-python``; compiling happens once per schema so its cost does not matter.
 It has no ``ipaddress`` type: parameters declared ``ipaddress`` are CEL strings validated on
-the way in, with the ``in_cidr`` member function OpenFGA and SpiceDB define on them.
+the way in, with the ``in_cidr`` member function OpenFGA and SpiceDB define on them; SpiceDB's
+``isSubtreeOf`` on ``map<any>`` is defined too.
 
 Context: the tuple's context wins over the request's on the same name (OpenFGA: "the
 relationship's context takes precedence"; SpiceDB: "context on the relationship always
@@ -37,11 +38,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cel_expr_python import cel
+from cel_expr_python.ext.ext_optional import ExtOptional
 
 from tenantguard.schema.engine.errors import ConditionError
 from tenantguard.schema.engine.outcome import ALLOW, DENY, Outcome, conditional
 from tenantguard.schema.errors import SchemaError
-from tenantguard.schema.model import Condition
+from tenantguard.schema.model import Condition, Dialect
 
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 _IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
@@ -57,9 +59,42 @@ def _in_cidr(address: str, cidr: str) -> bool:
         raise ValueError(f"in_cidr: {e}") from None
 
 
-_FUNCTIONS = [cel.FunctionDecl("in_cidr", [cel.Overload(
+def _same(a: Any, b: Any) -> bool:
+    """Go's ``==`` on two JSON values held as ``any``: numbers are all float64 there, a bool
+    never equals a number, and comparing lists panics (an error here)."""
+    if isinstance(a, list | tuple) or isinstance(b, list | tuple):
+        raise ValueError("isSubtreeOf: cannot compare lists")
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    return bool(a == b)
+
+
+def _is_subtree_of(inner: Mapping[str, Any], outer: Mapping[str, Any]) -> bool:
+    """SpiceDB's ``map<any>.isSubtreeOf(map<any>)`` (``pkg/caveats/types/map.go``): every key of
+    ``inner`` is in ``outer`` with an equal value, nested maps compared the same way."""
+    for key, value in inner.items():
+        if key not in outer:
+            return False
+        other = outer[key]
+        if isinstance(value, Mapping):
+            if not isinstance(other, Mapping) or not _is_subtree_of(value, other):
+                return False
+        elif not _same(value, other):
+            return False
+    return True
+
+
+_ANY_MAP = cel.Type.Map(cel.Type.STRING, cel.Type.DYN)
+_IN_CIDR = cel.FunctionDecl("in_cidr", [cel.Overload(
     "ipaddress_in_cidr", return_type=cel.Type.BOOL, parameters=[cel.Type.STRING, cel.Type.STRING],
-    is_member=True, impl=_in_cidr)])]
+    is_member=True, impl=_in_cidr)])
+_IS_SUBTREE_OF = cel.FunctionDecl("isSubtreeOf", [cel.Overload(
+    "map_is_subtree_of_map", return_type=cel.Type.BOOL, parameters=[_ANY_MAP, _ANY_MAP], is_member=True,
+    impl=_is_subtree_of)])
+# Each language's functions beyond CEL's own: OpenFGA has no isSubtreeOf; SpiceDB's environment
+# also has CEL's optional types (``m.?key.orValue(x)``, pkg/caveats/types/typeset.go).
+_FUNCTIONS: dict[Dialect, list[Any]] = {"openfga": [_IN_CIDR], "spicedb": [_IN_CIDR, _IS_SUBTREE_OF]}
+_EXTENSIONS: dict[Dialect, list[Any]] = {"openfga": [], "spicedb": [ExtOptional()]}
 
 
 def _split_generic(spelled: str) -> tuple[str, str | None]:
@@ -70,18 +105,23 @@ def _split_generic(spelled: str) -> tuple[str, str | None]:
     return s, None
 
 
-def cel_type(spelled: str) -> Any:
-    """The CEL type of a declared parameter type (``map<T>`` is a map from string to T)."""
+def cel_type(spelled: str, dialect: Dialect = "openfga") -> Any:
+    """The CEL type of a declared parameter type (``map<T>`` is a map from string to T).
+
+    SpiceDB declares its ``uint`` as CEL ``int`` holding a non-negative value
+    (``pkg/caveats/types/basic.go``), so ``u == 42`` type-checks there and ``u == 42u`` does
+    not; OpenFGA's ``uint`` is CEL's."""
     head, arg = _split_generic(spelled)
-    simple = {"int": cel.Type.INT, "uint": cel.Type.UINT, "double": cel.Type.DOUBLE, "bool": cel.Type.BOOL,
-              "string": cel.Type.STRING, "bytes": cel.Type.BYTES, "duration": cel.Type.DURATION,
-              "timestamp": cel.Type.TIMESTAMP, "ipaddress": cel.Type.STRING, "any": cel.Type.DYN}
+    simple = {"int": cel.Type.INT, "uint": cel.Type.INT if dialect == "spicedb" else cel.Type.UINT,
+              "double": cel.Type.DOUBLE, "bool": cel.Type.BOOL, "string": cel.Type.STRING, "bytes": cel.Type.BYTES,
+              "duration": cel.Type.DURATION, "timestamp": cel.Type.TIMESTAMP, "ipaddress": cel.Type.STRING,
+              "any": cel.Type.DYN}
     if arg is None and head in simple:
         return simple[head]
     if head == "list" and arg is not None:
-        return cel.Type.List(cel_type(arg))
+        return cel.Type.List(cel_type(arg, dialect))
     if head == "map" and arg is not None:
-        return cel.Type.Map(cel.Type.STRING, cel_type(arg))
+        return cel.Type.Map(cel.Type.STRING, cel_type(arg, dialect))
     raise SchemaError(f"unsupported condition parameter type {spelled!r}", rule="condition_param_type")
 
 
@@ -159,13 +199,15 @@ class CompiledCondition:
 
     __slots__ = ("_program", "name", "params", "referenced", "required")
 
-    def __init__(self, condition: Condition, *, max_chars: int, require_all: bool = False) -> None:
+    def __init__(self, condition: Condition, *, max_chars: int, require_all: bool = False,
+                 dialect: Dialect = "spicedb") -> None:
         if len(condition.expression) > max_chars:
             raise SchemaError(f"condition {condition.name!r} is over {max_chars} characters",
                               rule="condition_too_large")
         self.name = condition.name
         self.params = {p.name: p.type for p in condition.params}
-        env = cel.NewEnv(variables={p.name: cel_type(p.type) for p in condition.params}, functions=_FUNCTIONS)
+        env = cel.NewEnv(variables={p.name: cel_type(p.type, dialect) for p in condition.params},
+                         functions=_FUNCTIONS[dialect], extensions=_EXTENSIONS[dialect])
         try:
             self._program = env.compile(condition.expression)
         except RuntimeError as e:
@@ -208,10 +250,10 @@ class CompiledCondition:
         raise ConditionError(f"condition {self.name!r} failed: {result.value()}", condition=self.name)
 
 
-def compile_all(conditions: Mapping[str, Condition], *, max_chars: int,
-                require_all: bool = False) -> dict[str, CompiledCondition]:
+def compile_all(conditions: Mapping[str, Condition], *, max_chars: int, require_all: bool = False,
+                dialect: Dialect = "spicedb") -> dict[str, CompiledCondition]:
     """Every condition compiled; ``require_all`` is OpenFGA's rule for missing parameters."""
-    return {name: CompiledCondition(c, max_chars=max_chars, require_all=require_all)
+    return {name: CompiledCondition(c, max_chars=max_chars, require_all=require_all, dialect=dialect)
             for name, c in conditions.items()}
 
 

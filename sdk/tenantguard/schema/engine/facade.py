@@ -63,7 +63,7 @@ class SchemaEngine:
         self.max_depth = self.limits.depth_for(schema.dialect)
         self._prepared = prepare(schema)
         self._conditions = compile_all(schema.conditions, max_chars=self.limits.max_expression_chars,
-                                       require_all=schema.dialect == "openfga")
+                                       require_all=schema.dialect == "openfga", dialect=schema.dialect)
         self._compiled = CompiledCheck(self._prepared) if compiled else None
 
     def _evaluation(self, reads: RelationReads, context: Mapping[str, Any] | None, now: float | None,
