@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -57,9 +58,11 @@ MSG_ID: Final = "Nats-Msg-Id"
 DUPLICATE_WINDOW: Final = 600.0  # seconds JetStream remembers a Nats-Msg-Id: revocations (relation writes keep
 # their keys in the replicated state, see idempotency.py; the window stays on TG_RELATIONS for replicas of
 # earlier versions during a rolling upgrade)
-PING_INTERVAL: Final = 1.0  # seconds between client pings; a node that misses MAX_OUTSTANDING_PINGS is left
-MAX_OUTSTANDING_PINGS: Final = 3  # so a hung node (alive to TCP, answering nothing) is left within ~4 s
-# (2 made writes fail during the meta leader's lame-duck handover in 2 of 3 runs of tests/cluster)
+PING_INTERVAL: Final = 0.5  # seconds between client pings; a node that misses MAX_OUTSTANDING_PINGS is left
+MAX_OUTSTANDING_PINGS: Final = 4  # so a hung or blackholed node (alive to TCP, answering nothing) is left
+# 2.0-2.5 s after its last answer, and another node reached within 3 s (tests/cluster/test_partitions.py).
+# (1 s x 3 before, 3-4 s; 1 s x 2 had made writes fail during the meta leader's lame-duck handover in 2 of
+# 3 runs of tests/cluster, while nats-py still reshuffled the server list on every reconnect)
 MOVE_GRACE: Final = 5.0  # seconds a replica moving to another node still takes writes (see Publisher.moving)
 READ_PATIENCE: Final = 3.0  # seconds a read is asked again while JetStream is in a handover (Publisher._read)
 READ_PAUSE: Final = 0.1  # seconds between two such asks
@@ -204,12 +207,18 @@ class Publisher:
 
     async def connect(self) -> None:
         """First connect, bounded; any node of the server list will do, and nats-py then
-        reconnects forever across the list. Pings every second: with nats-py's default (every
+        reconnects forever across the list. Pings every half second: with nats-py's default (every
         2 minutes, 2 outstanding) a replica attached to a hung node kept it for minutes,
-        answering 503 to every write while reporting ready. Failures leave as typed errors with the
-        servers redacted (an authorization refusal is reported at once, not as a timeout)."""
+        answering 503 to every write while reporting ready. The list is shuffled once, here, and
+        then dialled in turn (``dont_randomize``): nats-py otherwise reshuffles it on every
+        reconnect, so a replica leaving a blackholed node could dial that node again first and wait
+        out ``connect_timeout`` there (a 6.4 s move in tests/cluster/test_partitions.py). Failures
+        leave as typed errors with the servers redacted (an authorization refusal is reported at
+        once, not as a timeout)."""
+        servers = random.sample(self.connection.servers, len(self.connection.servers))  # spread the replicas
         nc = await natsconn.connect(
-            self.connection, timeout=self.connect_timeout * 2, connect_timeout=max(1, int(self.connect_timeout)),
+            self.connection, servers=servers, dont_randomize=True,
+            timeout=self.connect_timeout * 2, connect_timeout=max(1, int(self.connect_timeout)),
             allow_reconnect=True, max_reconnect_attempts=-1, reconnect_time_wait=1, error_cb=self._on_error,
             ping_interval=PING_INTERVAL, max_outstanding_pings=MAX_OUTSTANDING_PINGS,
             disconnected_cb=self._on_disconnect, reconnected_cb=self._on_reconnect,

@@ -115,7 +115,7 @@ def test_a_sidecar_blackholed_from_its_node_moves_to_a_healthy_one(pdep: Deploym
 def test_a_replica_blackholed_from_its_node_moves_to_a_healthy_one(pdep: Deployment) -> None:
     dep, plane = pdep, 0
     node = eventually(lambda: _plane_node(dep, plane), "the replica attached")
-    load = WriteLoad(dep, threads=2, prefix="pb", planes=[plane]).start()
+    load = WriteLoad(dep, threads=2, prefix="pb", planes=[plane], pause=0.05).start()
     ready: list[tuple[float, bool]] = []
     try:
         load.wait_acked(4)
@@ -147,7 +147,7 @@ def test_a_replica_blackholed_from_its_node_moves_to_a_healthy_one(pdep: Deploym
 def test_a_replica_cut_off_from_all_nats_says_so_and_refuses_writes(pdep: Deployment) -> None:
     dep, plane = pdep, 1
     eventually(lambda: dep.plane_ready(plane), "the replica ready")
-    load = WriteLoad(dep, threads=2, prefix="pc", planes=[plane]).start()
+    load = WriteLoad(dep, threads=2, prefix="pc", planes=[plane], pause=0.05).start()
     seen: dict[str, float] = {}
     try:
         load.wait_acked(4)
@@ -158,8 +158,9 @@ def test_a_replica_cut_off_from_all_nats_says_so_and_refuses_writes(pdep: Deploy
             if "not_ready" not in seen and not dep.plane_ready(plane):
                 seen["not_ready"] = time.monotonic() - cut_at
             answered = [a for w in load.writes for a in w.attempts if a.start >= cut_at]
-            first = next((a for a in answered if a.status == 503 and a.retry_after), None)
-            if first is not None:
+            refusals = [a for a in answered if a.status == 503 and a.retry_after]
+            if refusals:
+                first = min(refusals, key=lambda a: a.end)
                 seen["refused"] = first.end - cut_at
                 seen["refusal_took"] = first.end - first.start
             return "not_ready" in seen and "refused" in seen
@@ -172,17 +173,20 @@ def test_a_replica_cut_off_from_all_nats_says_so_and_refuses_writes(pdep: Deploy
         during = [a for w in load.writes for a in w.attempts if a.start >= cut_at + seen["refused"]]
         assert during and all(a.status == 503 and a.retry_after for a in during), \
             sorted({(a.status, a.error) for a in during})
+        _links(dep).heal()
         heal_at = time.monotonic()
-        converged = _healed(dep)
         resumed = _until(lambda: any(a.status == 200 and a.start > heal_at for w in load.writes
                                      for a in w.attempts), "writes through it after the heal", heal_at)
     finally:
         load.stop()
+    converged = _healed(dep)  # the writers stopped: every digest can agree
     exact = stream_is_exact(dep, load)  # nothing acknowledged lost or doubled, across the cut
     codes = sorted({(a.status, a.error) for w in load.writes for a in w.attempts if a.status != 200})
     print(f"\nreplica {plane} cut off from all NATS: /ready 503 after {seen['not_ready']:.2f} s; first write refused "
-          f"(503 + Retry-After) {seen['refused']:.2f} s after the cut, that attempt taking {seen['refusal_took']:.2f} s; "
-          f"refusals {codes}; after the heal: converged {converged:.2f} s, writes through it {resumed:.2f} s; "
+          f"(503 + Retry-After) {seen['refused']:.2f} s after the cut, the attempt taking "
+          f"{seen['refusal_took']:.2f} s; "
+          f"refusals {codes}; after the heal: writes through it {resumed:.2f} s, converged {converged:.2f} s after "
+          f"the writers stopped; "
           f"{load.acked()} acknowledged, {exact['unacked']} unanswered, none lost or doubled")
     assert seen["not_ready"] < ASSERTED, seen
 
@@ -217,6 +221,7 @@ def test_a_sidecar_cut_off_from_everything_answers_from_memory(pdep: Deployment)
     assert all(not s["high_risk"]["allow"] for s in samples[-20:])
     assert "high_risk_unconfirmed" in reasons, reasons
     assert status["feed"] != "live" and status["feed_detail"]["connected"] is False, status["feed"]
+    _links(dep).heal()
     heal_at = time.monotonic()
     caught_up = _until(lambda: _allowed(dep.check(service, "dora", project="pd")), "the news after the heal", heal_at)
     confirmed = _until(lambda: _allowed(dep.high_risk(service)), "high risk allowed again", heal_at)
