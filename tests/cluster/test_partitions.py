@@ -73,6 +73,20 @@ def _plane_node(dep: Deployment, i: int) -> int | None:
         return None
 
 
+def _attached(probe: Callable[[], int | None], what: str) -> int:
+    """The node ``probe`` names, once it names one (node 0 included)."""
+    found: list[int] = []
+
+    def named() -> bool:
+        node = probe()
+        if node is not None:
+            found.append(node)
+        return node is not None
+
+    eventually(named, what)
+    return found[-1]
+
+
 def _healed(dep: Deployment) -> float:
     """Heal every path; seconds until every replica is ready and planes and sidecars agree."""
     _links(dep).heal()
@@ -89,7 +103,7 @@ def _allowed(r: httpx.Response) -> bool:
 
 def test_a_sidecar_blackholed_from_its_node_moves_to_a_healthy_one(pdep: Deployment) -> None:
     dep, service = pdep, "orders"
-    node = eventually(lambda: _sidecar_node(dep, service), "the sidecar attached")
+    node = _attached(lambda: _sidecar_node(dep, service), "the sidecar attached")
     checker = Checker(dep, service).start()
     try:
         cut_at = time.monotonic()
@@ -114,7 +128,7 @@ def test_a_sidecar_blackholed_from_its_node_moves_to_a_healthy_one(pdep: Deploym
 
 def test_a_replica_blackholed_from_its_node_moves_to_a_healthy_one(pdep: Deployment) -> None:
     dep, plane = pdep, 0
-    node = eventually(lambda: _plane_node(dep, plane), "the replica attached")
+    node = _attached(lambda: _plane_node(dep, plane), "the replica attached")
     load = WriteLoad(dep, threads=2, prefix="pb", planes=[plane], pause=0.05).start()
     ready: list[tuple[float, bool]] = []
     try:
