@@ -1,10 +1,17 @@
-"""Every client's path to every NATS node through its own proxy, so a test can cut any one of them.
+"""Every client's path to every NATS node, and every route between nodes, through its own proxy, so
+a test can cut any one of them.
 
 A proxied :class:`~tests.harness.r3_cluster.Deployment` gives each plane replica and each sidecar
 its own :class:`~tests.harness.netproxy.NetProxy` per node and hands the client those proxies'
 URLs as its ``--nats`` list; the nodes run with ``no_advertise`` so that no client learns a node's
 real address from INFO and dials around the proxies. Cutting "sidecar orders from n1" is then
 blackholing one proxy; cutting a replica off from all NATS is blackholing its three.
+
+:class:`RouteLinks` does the same for the cluster's routes: node ``i`` dials node ``j`` through its
+own proxy ``i->j`` (both directions of a pair are dialled, by each side), and each node advertises
+the address of one of the proxies into it, so the address gossiped to the third node leads through
+a proxy too and never around them to a node's own route listener. Isolating node ``k`` (a minority
+of one) is blackholing every proxy into and out of it.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ class ClientLinks:
     """The proxies of every client (``plane0``, ``orders``, ...), one per node, made on first use."""
 
     nats: NatsCluster
-    network: Network = field(default_factory=Network)
+    network: Network
     links: dict[str, list[NetProxy]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # replicas start in parallel
 
@@ -61,5 +68,34 @@ class ClientLinks:
                 for proxy in proxies:
                     proxy.heal()
 
-    def close(self) -> None:
-        self.network.close()
+
+
+@dataclass
+class RouteLinks:
+    """One proxy per ordered pair of nodes, made before the nodes start (their configs name them)."""
+
+    nats: NatsCluster
+    network: Network
+    pairs: dict[tuple[int, int], NetProxy] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        size = len(self.nats.nodes)
+        for i in range(size):
+            for j in range(size):
+                if i != j:
+                    self.pairs[i, j] = self.network.proxy("127.0.0.1", self.nats.route_ports[j],
+                                                          name=f"route n{i}->n{j}")
+        # node j is advertised at the proxy its successor dials it through: any node told of j dials
+        # a proxy into j, which an isolation of j cuts like the others
+        self.nats.route_through(lambda i, j: self.pairs[i, j].address,
+                                lambda j: self.pairs[(j + 1) % size, j].address)
+
+    def isolate(self, node: int) -> None:
+        """Cut every route into and out of ``node``, both ways: it is alone, the others keep quorum."""
+        for (i, j), proxy in self.pairs.items():
+            if node in (i, j):
+                proxy.blackhole()
+
+    def heal(self) -> None:
+        for proxy in self.pairs.values():
+            proxy.heal()

@@ -32,9 +32,10 @@ from tenantguard.identity.keys import SigningKey, TrustSet, load_public_key_file
 from tenantguard.identity.tokens import mint
 from tenantguard.relations import ChangeBatch
 
-from .client_links import ClientLinks
+from .client_links import ClientLinks, RouteLinks
 from .cluster import rel
 from .launch import Proc, launch, pid_alive, signal_proc
+from .netproxy import Network
 from .paths import BUNDLE_DIR, TENANTGUARD
 from .waiting import eventually
 
@@ -63,13 +64,23 @@ class Deployment:
     nats_options: dict[str, Any] = field(default_factory=lambda: dict(LAME_DUCK))
     # every plane replica and sidecar reaches each node through its own proxy (client_links.py)
     proxied: bool = False
+    # every route between two nodes through its own proxy too (client_links.RouteLinks)
+    routes_proxied: bool = False
     links: ClientLinks | None = field(init=False, default=None)
+    routes: RouteLinks | None = field(init=False, default=None)
+    network: Network | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         options = {**self.nats_options, **({"no_advertise": True} if self.proxied else {})}
         self.nats = NatsCluster(self.root / "nats", self.nodes, **options)
+        if self.proxied or self.routes_proxied:
+            self.network = Network()
         if self.proxied:
-            self.links = ClientLinks(self.nats)
+            assert self.network is not None
+            self.links = ClientLinks(self.nats, self.network)
+        if self.routes_proxied:
+            assert self.network is not None
+            self.routes = RouteLinks(self.nats, self.network)
 
     def nats_urls(self, client: str) -> str:
         """The ``--nats`` list ``client`` (``plane0``, ``orders``) is started with."""
@@ -134,8 +145,8 @@ class Deployment:
                     os.kill(proc.pid, signal.SIGKILL)
         pids = [p.pid for p in self.started] + [self.nats.pid(i) or 0 for i in range(self.nodes)]
         self.nats.close()
-        if self.links is not None:
-            self.links.close()
+        if self.network is not None:
+            self.network.close()
         return [pid for pid in pids if pid and pid_alive(pid)]
 
     def __enter__(self) -> Deployment:
