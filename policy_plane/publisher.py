@@ -65,6 +65,7 @@ MAX_OUTSTANDING_PINGS: Final = 4  # so a hung or blackholed node (alive to TCP, 
 # 3 runs of tests/cluster, while nats-py still reshuffled the server list on every reconnect)
 MOVE_GRACE: Final = 5.0  # seconds a replica moving to another node still takes writes (see Publisher.moving)
 SILENT_GRACE: Final = 0.5  # the same after leaving a node that went silent: the cut may be on our side
+PEER_SILENT_NS: Final = 2_000_000_000  # a stream replica its leader has not heard from for 2 s is not counted
 LOST_POLL: Final = 0.05  # seconds between two looks at whether a request in flight lost its connection
 READ_PATIENCE: Final = 3.0  # seconds a read is asked again while JetStream is in a handover (Publisher._read)
 READ_PAUSE: Final = 0.1  # seconds between two such asks
@@ -474,6 +475,17 @@ class Publisher:
     async def last_seq_on(self, stream: str, subject: str, *, patience: float = READ_PATIENCE) -> int:
         last = await self.last_on_subject(stream, subject, patience=patience)
         return last.stream_seq if last is not None else 0
+
+    async def quorum_answers(self, stream: str) -> bool:
+        """Whether ``stream``'s leader answers (one ask, no patience) and hears from enough of its
+        replicas to commit. A leader cut off with a minority still answers reads until it steps
+        down, several seconds later; it already reports its peers as not current or long silent."""
+        info = await self._read(f"stream info {stream}", lambda: self.js.stream_info(stream), patience=0.0)
+        if info is None:
+            raise Unavailable(f"stream info {stream}: there is no such stream")
+        peers = (info.cluster.replicas if info.cluster is not None else None) or []
+        heard = 1 + sum(1 for p in peers if p.current and not p.offline and (p.active or 0) < PEER_SILENT_NS)
+        return heard > (len(peers) + 1) // 2
 
     async def stream_bounds(self, stream: str) -> tuple[int, int]:
         """(first, last) sequence stored in ``stream``; (0, 0) or (n+1, n) when empty."""

@@ -57,7 +57,7 @@ class _NoChange(Exception):
 WATCH_INTERVAL = 1.0
 STALL_RESTART = 2.0  # seconds behind the stream without progress before a follower is re-created
 LAG_NOT_READY = 5.0  # seconds behind the stream before the replica says it is not ready
-CUT_OFF_AFTER = 3.0  # seconds without an answer from the relations stream's leader: cut off from JetStream
+CUT_OFF_AFTER = 3.0  # seconds without a quorum answering for the relations stream: cut off from JetStream
 PROBE_EVERY = 0.5  # seconds between two such questions
 PROBE_TIMEOUT = 1.0  # seconds one question may take
 CLOCK_SLACK = 60.0  # seconds read back before the idempotency window (NATS' clock and ours may differ)
@@ -270,8 +270,9 @@ class Plane:
             self.lagging = lagging
 
     async def _watch_jetstream(self) -> None:
-        """Every ``PROBE_EVERY``, ask the relations stream's leader for its last message; no answer
-        for ``CUT_OFF_AFTER`` and the replica is cut off: not ready, and its heartbeats withheld.
+        """Every ``PROBE_EVERY``, ask the relations stream's leader whether it hears from a quorum of
+        its replicas (:meth:`Publisher.quorum_answers`); no such answer for ``CUT_OFF_AFTER`` and the
+        replica is cut off: not ready, and its heartbeats withheld.
 
         Why: a replica attached to a node that is cut from the other nodes (a minority) stays
         connected and sees nothing wrong but timeouts. Its writes are never acknowledged (JetStream
@@ -280,11 +281,10 @@ class Plane:
         Withheld, the last heartbeat expires and those sidecars refuse high-risk actions. Writes are
         not refused here: during an ordinary stream-leader election the probe goes unanswered too,
         and a write waits for the new leader (writer.py) rather than being refused."""
-        relations = self.followers["relations"]
         while True:
             try:
-                await asyncio.wait_for(relations.stored_last(patience=0.0), PROBE_TIMEOUT)
-                self.jetstream_heard_at = time.monotonic()
+                if await asyncio.wait_for(self.publisher.quorum_answers(topo.STREAM_RELATIONS), PROBE_TIMEOUT):
+                    self.jetstream_heard_at = time.monotonic()
             except (TenantGuardError, TimeoutError):
                 pass
             cut = time.monotonic() - self.jetstream_heard_at > CUT_OFF_AFTER

@@ -111,16 +111,18 @@ def test_a_minority_node_refuses_writes_and_its_sidecar_refuses_high_risk(rdep: 
     eventually(lambda: all(dep.plane_ready(i) for i in range(2)), "both replicas ready", timeout=120)
     converge(dep)
     converged = time.monotonic() - heal_at
-    minority_attempts = [a for w in loads["minority"].writes for a in w.attempts
-                         if cut_at + 0.5 < a.start and a.end < heal_at]
+    # answers given while the node was isolated (the one in flight at the cut included)
+    minority_attempts = [a for w in loads["minority"].writes for a in w.attempts if cut_at + 0.5 < a.end < heal_at]
     acked_on_minority = [a for a in minority_attempts if a.status == 200]
     exact = {side: stream_is_exact(dep, load) for side, load in loads.items()}
+    codes = sorted({(a.status, a.error) for a in minority_attempts})
     print(f"\nnode n{minority} isolated {HOLD:g} s: plane 1 (on it) not ready after "
           f"{seen.get('plane1_not_ready', float('nan')):.1f} s (cut_off {status['cut_off']}); billing (on it) refused "
           f"high risk after {seen.get('billing_high_risk_refused', float('nan')):.1f} s; {majority_during} writes "
           f"acknowledged by the majority meanwhile, {len(minority_attempts)} attempts at the minority, "
-          f"{len(acked_on_minority)} acknowledged; {checker.answers} checks answered at billing, "
+          f"{len(acked_on_minority)} acknowledged ({codes}); {checker.answers} checks answered at billing, "
           f"{len(checker.failures)} failed; converged {converged:.1f} s after the heal; stream {exact}")
+    assert minority_attempts, "no write was answered at the minority while it was isolated"
     assert not acked_on_minority, "the minority acknowledged a write"
     assert all(a.retryable for a in minority_attempts), sorted({(a.status, a.error) for a in minority_attempts})
     assert majority_during > 0, "the majority stopped taking writes"
