@@ -281,6 +281,7 @@ class Plane:
         Withheld, the last heartbeat expires and those sidecars refuse high-risk actions. Writes are
         not refused here: during an ordinary stream-leader election the probe goes unanswered too,
         and a write waits for the new leader (writer.py) rather than being refused."""
+        self.jetstream_heard_at = time.monotonic()  # the bootstrap just read the streams
         while True:
             try:
                 if await asyncio.wait_for(self.publisher.quorum_answers(topo.STREAM_RELATIONS), PROBE_TIMEOUT):
