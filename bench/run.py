@@ -34,6 +34,7 @@ SUITE: dict[str, tuple[list[str], list[str] | None]] = {
     "propagation": ([], None),
     "plane": ([], None),
     "sdk": ([], None),  # needs wrk
+    "grpc_cost": ([], ["--requests", "300"]),  # needs h2load (else says skipped); ~15 s quick
     # Cerbos, SpiceDB and the 8-hop chain (bench/install_peers.sh first; a peer not
     # installed is skipped with the reason). Not in --quick: CI's budget is tight, and
     # tests/bench/test_peers_smoke.py runs the proxy and a chain on every CI run;

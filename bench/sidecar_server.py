@@ -5,8 +5,9 @@
 ``/v1/check``, and answers a constant body of the same shape: ``/v1/check`` minus
 ``/bench/empty`` is what deciding costs on top of the HTTP stack. ``POST /bench/framework``
 does the same through FastAPI's routing (what every door cost before the front).
-Run by ``bench/bench_sidecar.py`` (``--no-memo`` turns the verdict memo off); not part of
-the product.
+``--constant-grpc`` makes the gRPC door answer a constant allow without deciding (the
+transport's cost inside the real process, for ``bench/bench_grpc_cost.py``). Run by
+``bench/bench_sidecar.py`` (``--no-memo`` turns the verdict memo off); not part of the product.
 """
 
 from __future__ import annotations
@@ -42,6 +43,17 @@ async def empty_door(sidecar: Sidecar, scope: Scope, body: bytes) -> Reply:
     return json_reply(EMPTY)
 
 
+def answer_constantly() -> None:
+    """Every gRPC Check answers OK without deciding (the door's servicer keeps its transport)."""
+    from envoy.service.auth.v3 import external_auth_pb2 as pb
+    from google.rpc import code_pb2, status_pb2
+
+    from authz_sidecar.grpc_ext_authz import ExtAuthzServicer
+
+    answer = pb.CheckResponse(status=status_pb2.Status(code=code_pb2.OK))
+    ExtAuthzServicer.check = lambda self, request: answer  # type: ignore[method-assign]
+
+
 async def main(world_dir: Path, memo: bool) -> None:
     config = SidecarConfig(
         service="billing",
@@ -71,4 +83,6 @@ async def main(world_dir: Path, memo: bool) -> None:
 
 
 if __name__ == "__main__":
+    if "--constant-grpc" in sys.argv[2:]:
+        answer_constantly()
     event_loop_runner()(main(Path(sys.argv[1]), memo="--no-memo" not in sys.argv[2:]))

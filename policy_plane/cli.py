@@ -34,6 +34,7 @@ from .config import (
     DEFAULT_ROLLOUT_RECONCILE_SECONDS,
     DEFAULT_SNAPSHOT_EVERY,
 )
+from .purge import DEFAULT_PURGE_GRACE, DEFAULT_PURGE_SECONDS
 
 app = typer.Typer(help="Run the policy plane (relationships, bundles, trust, revocations).", no_args_is_help=True)
 ENV = "TG_PLANE_"
@@ -80,6 +81,15 @@ def serve(
     heartbeat_seconds: Annotated[
         float, typer.Option(envvar=ENV + "HEARTBEAT_SECONDS", help="Seconds between signed heartbeats")
     ] = 5.0,
+    purge_seconds: Annotated[float, typer.Option(
+        envvar=ENV + "PURGE_SECONDS",
+        help="Seconds between deletions of expired tuples (through the cell's stream, like any write); 0 = never")
+    ] = DEFAULT_PURGE_SECONDS,
+    purge_grace: Annotated[float, typer.Option(
+        envvar=ENV + "PURGE_GRACE",
+        help="Seconds a tuple stays expired before it is deleted (room for the sidecars' clocks); it grants "
+             "nothing from its expiry on either way")
+    ] = DEFAULT_PURGE_GRACE,
     rollout_reconcile_seconds: Annotated[float, typer.Option(
         min=0.1, max=3600, envvar=ENV + "ROLLOUT_RECONCILE_SECONDS",
         help="Seconds between checks that every scope a staged rollout has reached runs its bundle; a scope "
@@ -202,6 +212,8 @@ def serve(
         snapshot_every=snapshot_every,
         snapshot_seconds=snapshot_seconds,
         heartbeat_seconds=heartbeat_seconds,
+        purge_seconds=purge_seconds,
+        purge_grace=purge_grace,
         rollout_reconcile_seconds=rollout_reconcile_seconds,
         max_body_bytes=max_body_bytes,
         max_bundle_bytes=max_bundle_bytes,

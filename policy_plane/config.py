@@ -26,6 +26,7 @@ from tenantguard.server.serving import (
 )
 from tenantguard.util.httptls import ServerTls
 
+from .purge import DEFAULT_PURGE_GRACE, DEFAULT_PURGE_SECONDS
 from .secrets import SecretChecker
 
 DEFAULT_PORT = 8282
@@ -66,6 +67,8 @@ class PlaneConfig:
     snapshot_seconds: float = DEFAULT_SNAPSHOT_SECONDS
     heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS
     rollout_reconcile_seconds: float = DEFAULT_ROLLOUT_RECONCILE_SECONDS  # see BundleService.reconcile_rollout
+    purge_seconds: float = DEFAULT_PURGE_SECONDS  # between deletions of expired tuples (policy_plane.purge); 0: off
+    purge_grace: float = DEFAULT_PURGE_GRACE  # seconds a tuple stays expired before it is deleted
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_bundle_bytes: int = DEFAULT_MAX_BUNDLE_BYTES
     http_read_timeout: float = DEFAULT_READ_TIMEOUT  # a request's head and body must arrive within it (408)
@@ -113,6 +116,10 @@ class PlaneConfig:
             raise ConfigError(f"port {self.port} is out of range")
         if self.snapshot_every < 1 or self.snapshot_seconds <= 0 or self.heartbeat_seconds <= 0:
             raise ConfigError("snapshot_every, snapshot_seconds and heartbeat_seconds must be positive")
+        if self.purge_seconds != 0 and not 0.1 <= self.purge_seconds <= 86400:
+            raise ConfigError("purge_seconds must be 0 (no purge) or within 0.1..86400")
+        if not 0 <= self.purge_grace <= 30 * 86400:
+            raise ConfigError("purge_grace must be within 0 s..30 days")
         if not 0.1 <= self.rollout_reconcile_seconds <= 3600:
             raise ConfigError("rollout_reconcile_seconds must be within 0.1..3600")
         self.http_limits  # noqa: B018 - validates the HTTP limits

@@ -41,6 +41,7 @@ from .idempotency import changes_digest, key_hash, legacy_key_hash, revocation_m
 from .metrics import PlaneMetrics
 from .migrate import carry_legacy_relations
 from .publisher import Publisher
+from .purge import ExpiredPurge
 from .revocations import REQUEST_DIGEST, request_digest, same_request
 from .snapshots import Heartbeat, Snapshotter
 from .state import OwnBatch, PlaneState
@@ -142,6 +143,8 @@ class Plane:
                                        config.event_key, self.metrics, every=config.snapshot_every,
                                        seconds=config.snapshot_seconds)
         self.heartbeat = Heartbeat(s, p, config.event_key, config.replica, config.heartbeat_seconds)
+        self.purge = ExpiredPurge(lambda: s.index.indexes, self.commit_purge, seconds=config.purge_seconds,
+                                  grace=config.purge_grace, ready=lambda: self.ready)
         self.bootstrapped = False
         self.lagging: dict[str, float] = {}  # follower -> seconds behind its stream (watchdog)
         self.jetstream_heard_at = time.monotonic()  # the relations stream's leader last answered (probe)
@@ -230,6 +233,8 @@ class Plane:
                        loop.create_task(self._watch_followers(), name="plane-follower-watchdog"),
                        loop.create_task(self._watch_jetstream(), name="plane-jetstream-watch"),
                        loop.create_task(self._reconcile_rollouts(), name="plane-rollout-reconciler")]
+        if self.config.purge_seconds:
+            self._tasks.append(loop.create_task(self.purge.run_forever(), name="plane-expired-purge"))
         log.info("plane replica %s ready: relations seq %d", self.config.replica, self.state.index.applied_seq)
 
     async def stop(self) -> None:
@@ -385,15 +390,40 @@ class Plane:
         return sum(getattr(c, counter) for c in self._committers.values())
 
     def _sign_relations(self, cell: str, members: Sequence[Member]) -> tuple[int, bytes]:
-        """The next batch of ``cell`` holding ``members``' changes in order, and their keys; the
-        state applies it from here when it comes back (:class:`~.state.OwnBatch`)."""
-        seq = self.state.index.index(cell).applied_seq + 1
-        batch = ChangeBatch(seq, tuple(c for m in members for c in m.changes))
+        """The next batch of ``cell`` holding ``members``' changes in order, and their keys."""
         keys = tuple((m.key, m.digest) for m in members if m.key is not None and m.digest is not None)
+        return self._signed_relations(cell, tuple(c for m in members for c in m.changes), keys)
+
+    def _signed_relations(self, cell: str, changes: tuple[RelationChange, ...],
+                          keys: tuple[tuple[str, str], ...] = ()) -> tuple[int, bytes]:
+        """The next batch of ``cell`` holding ``changes``, signed; the state applies it from here
+        when it comes back (:class:`~.state.OwnBatch`)."""
+        seq = self.state.index.index(cell).applied_seq + 1
+        batch = ChangeBatch(seq, changes)
         now = time.time()
         data = sign_batch(self.config.event_key, batch, cell=cell, keys=keys, now=now)
         self.state.expect_own(topo.relations_subject(cell), OwnBatch(data, batch, keys, int(now * 1000) / 1000))
         return seq, data
+
+    async def commit_purge(self, cell: str, choose: Callable[[], list[RelationChange]]) -> int:
+        """Publish one batch of the deletes ``choose`` picks (inside the writer's build, on the state
+        the batch lands on: :mod:`.purge`); how many, 0 when it picked none (nothing published)."""
+        self.require_ready("relations")
+        chosen: list[int] = []
+
+        def build() -> bytes:
+            changes = choose()
+            if not changes:
+                raise _NoChange
+            chosen.append(len(changes))
+            return self._signed_relations(cell, tuple(changes))[1]
+
+        try:
+            await self.relations_writer(cell).commit(build)
+        except _NoChange:
+            return 0
+        self.metrics.relation_changes.inc(chosen[-1])
+        return chosen[-1]
 
     async def change_trust(self, change: Callable[[TrustSet], list[TrustedKey]]) -> tuple[int, bool]:
         """Apply ``change`` to the current trust set and publish the result; ``(seq, changed)``."""
@@ -548,6 +578,8 @@ class Plane:
                                               lambda: self._committed("batches")),
                 "tg_plane_relation_writes": ("Relation write requests committed by this replica (several share "
                                              "a batch under load)", lambda: self._committed("members")),
+                "tg_plane_expired_purged": ("Expired tuples this replica deleted (purge_seconds, purge_grace)",
+                                            lambda: self.purge.purged),
                 "tg_plane_events_rejected": ("Stream messages that did not verify", lambda: sum(s.rejected.values())),
                 "tg_plane_write_conflicts": ("Expected-sequence conflicts with other replicas",
                                              lambda: sum(w.conflicts for w in [*self.writers.values(),

@@ -53,6 +53,7 @@ def test_text_and_wire_forms_round_trip_with_meta() -> None:
 
 @pytest.mark.parametrize(("text", "needle"), [
     ("acme/doc:1#v@user:a[Ip]", "condition name"),
+    ("acme/doc:1#v@user:a[foo/only_on_tuesday]", "condition 'foo'"),  # SpiceDB's prefixed caveat names
     ("acme/doc:1#v@user:a[ip:{nope}]", "not JSON"),
     ("acme/doc:1#v@user:a[ip:[1]]", "JSON object"),
     ("acme/doc:1#v@user:a[ip:{\"r\":0.5}]", "integers"),

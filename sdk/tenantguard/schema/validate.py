@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from tenantguard.relations.model import NAME_PATTERN, NAME_RE
 from tenantguard.schema.errors import SchemaError
 from tenantguard.schema.limits import check_counts
 from tenantguard.schema.model import (
@@ -389,6 +388,9 @@ def check_cel_shape(cond: Condition) -> None:
 
 SPICEDB_DEFINITION = re.compile(r"([a-z][a-z0-9_]{1,61}[a-z0-9]/)*[a-z][a-z0-9_]{1,62}[a-z0-9]")
 SPICEDB_RELATION = re.compile(r"[a-z][a-z0-9_]{1,62}[a-z0-9]")
+# SpiceDB's CaveatDefinition name (core.proto): ``c``, ``Cav``, ``foo/bar/only_on_tuesday``. The
+# plane's relationship stream carries lowercase names only; it refuses a tuple naming another.
+SPICEDB_CAVEAT = re.compile(r"[a-zA-Z0-9_][a-zA-Z0-9/_|-]{0,127}")
 SPICEDB_PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -523,9 +525,9 @@ def _spicedb_alias_cycles(t: TypeDef) -> None:
 
 
 def _spicedb_caveat(cond: Condition) -> None:
-    if not NAME_RE.fullmatch(cond.name):  # SpiceDB takes more (``A``, ``x/y``); a tuple can only name these
-        raise _err(f"caveat name '{cond.name}' must match {NAME_PATTERN} (the condition names a relationship "
-                   "can carry)", "invalid_name", cond.pos)
+    if not SPICEDB_CAVEAT.fullmatch(cond.name):
+        raise _err(f"caveat name '{cond.name}' does not match SpiceDB's naming rule ({SPICEDB_CAVEAT.pattern})",
+                   "invalid_name", cond.pos)
     if not cond.params:
         raise _err(f"caveat '{cond.name}' must have at least one parameter defined", "invalid_condition", cond.pos)
     used = cel_identifiers(cond.expression)

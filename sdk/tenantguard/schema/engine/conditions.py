@@ -14,11 +14,16 @@ the way in, with the ``in_cidr`` member function OpenFGA and SpiceDB define on t
 
 Context: the tuple's context wins over the request's on the same name (OpenFGA: "the
 relationship's context takes precedence"; SpiceDB: "context on the relationship always
-takes precedence"). Missing parameters do not deny and never allow: the expression runs
-without them, and if CEL's error absorption still yields a boolean (``true || x``) that is
-the answer, as with SpiceDB's partial evaluation; otherwise the answer is conditional
-with the missing names the expression references. An expression that errors with every
-parameter present raises ``ConditionError`` (both originals answer an error, not a denial).
+takes precedence"). Missing parameters do not deny and never allow. Under SpiceDB's rule
+the expression runs without them, and if CEL's error absorption still yields a boolean
+(``true || x``) that is the answer (SpiceDB's partial evaluation); otherwise the answer is
+conditional with the missing names the expression references. Under OpenFGA's rule
+(``require_all``) any declared parameter missing from both contexts makes the answer
+conditional with every missing name, whatever the expression would give without it: OpenFGA's
+Check fails with "missing context parameters" even for ``x < 100 || y < 50`` given only
+``x: 10`` (openfga ``internal/condition/eval``; its ``abac_tests.yaml`` asserts it). An
+expression that errors with every parameter present raises ``ConditionError`` (both originals
+answer an error, not a denial).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import base64
 import datetime
 import ipaddress
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -113,6 +119,8 @@ def convert(spelled: str, value: Any, budget: list[int]) -> Any:
     if head == "double":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"expected double, got {type(value).__name__}")
+        if not math.isfinite(value):  # JSON has no infinity: OpenFGA refuses 1.8e309 (abac_tests handles_floats)
+            raise ValueError("expected a finite double")
         return float(value)
     if head == "bool":
         if not isinstance(value, bool):
@@ -149,9 +157,9 @@ def convert(spelled: str, value: Any, budget: list[int]) -> Any:
 class CompiledCondition:
     """One condition, compiled once; ``evaluate`` per tuple."""
 
-    __slots__ = ("_program", "name", "params", "referenced")
+    __slots__ = ("_program", "name", "params", "referenced", "required")
 
-    def __init__(self, condition: Condition, *, max_chars: int) -> None:
+    def __init__(self, condition: Condition, *, max_chars: int, require_all: bool = False) -> None:
         if len(condition.expression) > max_chars:
             raise SchemaError(f"condition {condition.name!r} is over {max_chars} characters",
                               rule="condition_too_large")
@@ -168,6 +176,7 @@ class CompiledCondition:
                               rule="condition_not_bool")
         idents = set(_IDENT.findall(_STRINGS.sub('""', condition.expression)))
         self.referenced = frozenset(n for n in self.params if n in idents)
+        self.required = frozenset(self.params) if require_all else frozenset()
 
     def evaluate(self, tuple_context: Mapping[str, Any], request_context: Mapping[str, Any] | None,
                  max_items: int) -> Outcome:
@@ -183,6 +192,8 @@ class CompiledCondition:
                 except (ValueError, TypeError, OverflowError) as e:
                     raise ConditionError(f"condition {self.name!r} parameter {key!r}: {e}",
                                          condition=self.name, parameter=key) from None
+        if self.required and not self.required <= data.keys():
+            return conditional(frozenset(n for n in self.required if n not in data))
         missing = frozenset(n for n in self.referenced if n not in data)
         try:
             result = self._program.eval(data=data)
@@ -197,8 +208,11 @@ class CompiledCondition:
         raise ConditionError(f"condition {self.name!r} failed: {result.value()}", condition=self.name)
 
 
-def compile_all(conditions: Mapping[str, Condition], *, max_chars: int) -> dict[str, CompiledCondition]:
-    return {name: CompiledCondition(c, max_chars=max_chars) for name, c in conditions.items()}
+def compile_all(conditions: Mapping[str, Condition], *, max_chars: int,
+                require_all: bool = False) -> dict[str, CompiledCondition]:
+    """Every condition compiled; ``require_all`` is OpenFGA's rule for missing parameters."""
+    return {name: CompiledCondition(c, max_chars=max_chars, require_all=require_all)
+            for name, c in conditions.items()}
 
 
 Evaluator = Callable[[str, Mapping[str, Any], Mapping[str, Any] | None], Outcome]

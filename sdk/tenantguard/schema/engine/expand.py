@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tenantguard.schema.engine.check import Evaluation
+from tenantguard.schema.engine.check import Evaluation, arrow_target
 from tenantguard.schema.engine.errors import ResolutionTooComplex, UnknownRelation
 from tenantguard.schema.model import Arrow, Computed, Direct, Exclusion, Expr, Intersection, Nil, Union
 
@@ -63,10 +63,11 @@ def _tree(ev: Evaluation, obj: str, type_name: str, relation: str, expr: Expr, d
         children = []
         for other, meta in ev.reads.subjects(obj, expr.tupleset):
             ev.budget.spend()
-            if "#" in other or other.endswith(":*") or not ev.valid(type_name, expr.tupleset, other, meta):
+            if other.endswith(":*") or not ev.valid(type_name, expr.tupleset, other, meta):
                 continue
-            if ev.schema.relation(other.partition(":")[0], expr.computed) is not None:
-                child = expand(ev, other, expr.computed, depth + 1)
+            target = arrow_target(other)
+            if ev.schema.relation(target.partition(":")[0], expr.computed) is not None:
+                child = expand(ev, target, expr.computed, depth + 1)
                 if meta is not None and meta.condition:
                     child["condition"] = meta.condition
                 children.append(child)

@@ -60,7 +60,8 @@ class SchemaEngine:
         self.limits = limits or Limits()
         self.max_depth = self.limits.depth_for(schema.dialect)
         self._prepared = prepare(schema)
-        self._conditions = compile_all(schema.conditions, max_chars=self.limits.max_expression_chars)
+        self._conditions = compile_all(schema.conditions, max_chars=self.limits.max_expression_chars,
+                                       require_all=schema.dialect == "openfga")
 
     def _evaluation(self, reads: RelationReads, context: Mapping[str, Any] | None, now: float | None,
                     max_steps: int | None = None, *, memo: bool = True) -> Evaluation:
@@ -90,6 +91,13 @@ class SchemaEngine:
             raise InvalidQuery(f"subject {text!r}: a wildcard cannot be asked about in SpiceDB's dialect "
                                "(ask about one subject)", rule="wildcard_subject")
         return subject
+
+    def _conditions_on_walk(self) -> bool:
+        """Whether a lookup first walks every candidate evaluating conditions: OpenFGA's ListObjects
+        and ListUsers fail when a tuple on their walk lacks a condition parameter, even where Check
+        allows another way, so an OpenFGA-dialect lookup does too (a schema without conditions
+        cannot meet one, and pages without the extra walk)."""
+        return self.schema.dialect == "openfga" and bool(self.schema.conditions)
 
     def _steps(self, max_steps: int | None) -> int:
         return self.limits.max_steps if max_steps is None else min(max_steps, self.limits.max_steps)
@@ -129,6 +137,10 @@ class SchemaEngine:
         size = self._page_size(page_size)
         digest = query_digest("resources", object_type, relation, subject, dict(context or {}))
         offset = decode(cursor, digest)
+        if self._conditions_on_walk():  # ListObjects fails when a condition on its walk lacks context
+            for _ in resource_candidates(self._evaluation(reads, context, now), object_type, relation, subj,
+                                         conditions=True):
+                pass
         ev = self._evaluation(reads, context, now)
 
         def decide(obj: str) -> Item | None:
@@ -146,6 +158,10 @@ class SchemaEngine:
         size = self._page_size(page_size)
         digest = query_digest("subjects", object, relation, subject_type, subject_relation, dict(context or {}))
         offset = decode(cursor, digest)
+        if self._conditions_on_walk():  # ListUsers fails when a condition on its walk lacks context
+            for _ in subject_candidates(self._evaluation(reads, context, now), object, relation, subject_type,
+                                        subject_relation, conditions=True):
+                pass
         ev = self._evaluation(reads, context, now)
 
         def decide(text: str) -> Item | None:

@@ -16,19 +16,33 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 
-from tenantguard.schema.engine.check import Evaluation
+from tenantguard.relations.reads import TupleMeta
+from tenantguard.schema.engine.check import Evaluation, arrow_target
+from tenantguard.schema.engine.errors import ConditionError
+from tenantguard.schema.engine.outcome import Decision
 from tenantguard.schema.engine.prepared import walk
 from tenantguard.schema.engine.subjects import Subject, split
 from tenantguard.schema.model import Arrow, Computed, Direct
 
 
-def resource_candidates(ev: Evaluation, object_type: str, relation: str | None, subject: Subject) -> Iterator[str]:
+def resource_candidates(ev: Evaluation, object_type: str, relation: str | None, subject: Subject, *,
+                        conditions: bool = False) -> Iterator[str]:
     """Objects of ``object_type`` that may have ``relation`` for ``subject``, each once;
     ``relation`` None: any relation of the type. The nodes visited do not depend on the
     target (only on what reaches the subject's kind), so one walk gives the union of every
-    relation's walk, in one deterministic order."""
+    relation's walk, in one deterministic order.
+
+    ``conditions`` (``relation`` given): OpenFGA's ListObjects walk, which reads only tuples
+    on the relations ``relation`` can reach, evaluates each one's condition, follows those met
+    and fails the query on one it cannot evaluate (openfga ``reverseexpand``; ``fga model
+    test`` answers the error even where Check allows another way): a missing parameter
+    raises ``ConditionError`` (rule ``missing_parameters``)."""
     p = ev.p
     kind = subject.kind
+    below = _below(ev, object_type, relation) if conditions and relation is not None else None
+
+    def followed(t: str, r: str, meta: TupleMeta | None) -> bool:
+        return below is None or ((t, r) in below and _met(ev, meta))
 
     def target(type_name: str, rel: str) -> bool:
         return type_name == object_type and (relation is None or rel == relation)
@@ -53,7 +67,7 @@ def resource_candidates(ev: Evaluation, object_type: str, relation: str | None, 
         for t, r in p.direct_by_kind.get(sub_kind, ()):
             for obj, meta in ev.reads.objects(t, r, text):
                 ev.budget.spend()
-                if ev.valid(t, r, text, meta):
+                if ev.valid(t, r, text, meta) and followed(t, r, meta):
                     yield from reached(obj, r)
 
     if subject.relation is not None:
@@ -68,19 +82,25 @@ def resource_candidates(ev: Evaluation, object_type: str, relation: str | None, 
         yield from seed(f"{obj}#{rel}", (type_name, rel))
         for other in p.computed_users.get((type_name, rel), ()):
             yield from reached(obj, other)
-        for t, r, tupleset in p.arrow_users.get((type_name, rel), ()):
-            for parent_obj, meta in ev.reads.objects(t, tupleset, obj):
+        for t, r, tupleset, via in p.arrow_users.get((type_name, rel), ()):
+            named = obj if via is None else f"{obj}#{via}"
+            for parent_obj, meta in ev.reads.objects(t, tupleset, named):
                 ev.budget.spend()
-                if ev.valid(t, tupleset, obj, meta):
+                if ev.valid(t, tupleset, named, meta) and followed(t, r, meta):
                     yield from reached(parent_obj, r)
 
 
 def subject_candidates(ev: Evaluation, obj: str, relation: str | None, subject_type: str,
-                       subject_relation: str | None) -> Iterator[str]:
+                       subject_relation: str | None, *, conditions: bool = False) -> Iterator[str]:
     """Subjects of ``subject_type`` (``#subject_relation``) that may have ``relation`` on
     ``obj``, each once; ``type:*`` when a wildcard tuple may grant (plain subjects only).
     ``relation`` None: any relation of ``obj``'s type (one walk from all of them, in the
-    type's sorted relation order: the union of every relation's walk)."""
+    type's sorted relation order: the union of every relation's walk).
+
+    ``conditions``: OpenFGA's ListUsers walk, which evaluates the condition of every tuple it
+    reads, follows only those met, and fails the whole query when one cannot be evaluated
+    (openfga ``listusers`` ``expandDirect``/``expandTTU``), even where Check would have found
+    another way: a missing parameter raises ``ConditionError`` (rule ``missing_parameters``)."""
     p = ev.p
     schema = ev.schema
     want = (subject_type, subject_relation)
@@ -118,7 +138,7 @@ def subject_candidates(ev: Evaluation, obj: str, relation: str | None, subject_t
             if isinstance(e, Direct):
                 for other, meta in ev.reads.subjects(o, r):
                     ev.budget.spend()
-                    if not ev.valid(t, r, other, meta):
+                    if not ev.valid(t, r, other, meta) or (conditions and not _met(ev, meta)):
                         continue
                     s_obj, s_type, s_rel = split(other)
                     if s_rel is None:
@@ -133,7 +153,44 @@ def subject_candidates(ev: Evaluation, obj: str, relation: str | None, subject_t
             elif isinstance(e, Arrow):
                 for other, meta in ev.reads.subjects(o, e.tupleset):
                     ev.budget.spend()
-                    if "#" in other or other.endswith(":*") or not ev.valid(t, e.tupleset, other, meta):
+                    if other.endswith(":*") or not ev.valid(t, e.tupleset, other, meta):
                         continue
-                    if schema.relation(other.partition(":")[0], e.computed) is not None:
-                        yield from reach(other, e.computed)
+                    if conditions and not _met(ev, meta):
+                        continue
+                    target = arrow_target(other)
+                    if schema.relation(target.partition(":")[0], e.computed) is not None:
+                        yield from reach(target, e.computed)
+
+
+def _below(ev: Evaluation, object_type: str, relation: str) -> set[tuple[str, str]]:
+    """The (type, relation) pairs evaluating ``object_type#relation`` can read tuples of."""
+    schema = ev.schema
+    out: set[tuple[str, str]] = set()
+    todo = [(object_type, relation)]
+    while todo:
+        node = todo.pop()
+        rel = schema.relation(*node)
+        if node in out or rel is None:
+            continue
+        out.add(node)
+        for e in walk(rel.rewrite):
+            if isinstance(e, Direct):
+                todo += [(ref.type, ref.relation) for ref in rel.allowed if ref.relation]
+            elif isinstance(e, Computed):
+                todo.append((node[0], e.relation))
+            elif isinstance(e, Arrow):
+                tupleset = schema.relation(node[0], e.tupleset)
+                todo += [(ref.type, e.computed) for ref in tupleset.allowed if not ref.wildcard] if tupleset else []
+    return out
+
+
+def _met(ev: Evaluation, meta: TupleMeta | None) -> bool:
+    """Whether a tuple's condition holds under the query's context; one lacking parameters fails."""
+    if meta is None or meta.condition is None:
+        return True
+    outcome = ev.condition(meta)
+    if outcome.decision is Decision.CONDITIONAL:
+        names = ", ".join(sorted(outcome.missing))
+        raise ConditionError(f"condition {meta.condition!r} lacks context parameters: {names}",
+                             rule="missing_parameters", condition=meta.condition, missing=sorted(outcome.missing))
+    return outcome.allowed

@@ -43,7 +43,9 @@ class Prepared:
     # reverse edges for lookups
     direct_by_kind: dict[tuple[str, str | None], list[Node]] = field(default_factory=lambda: defaultdict(list))
     computed_users: dict[Node, list[str]] = field(default_factory=lambda: defaultdict(list))
-    arrow_users: dict[Node, list[tuple[str, str, str]]] = field(default_factory=lambda: defaultdict(list))
+    # (subject type, computed) -> (type, relation, tupleset, the tupleset's subject relation | None): the
+    # objects whose arrow reaches a subject object, read by the subject text the tuple names
+    arrow_users: dict[Node, list[tuple[str, str, str, str | None]]] = field(default_factory=lambda: defaultdict(list))
     # (type, relation) -> (its rewrite, the kinds that reach it): check's one lookup per node
     nodes: dict[Node, tuple[Expr, frozenset[Kind]]] = field(default_factory=dict)
     # (type, relation) -> (the subject kinds a tuple may name, (type, relation | "*" | None); whether
@@ -68,8 +70,8 @@ def prepare(schema: Schema) -> Prepared:
                     p.computed_users[(tname, e.relation)].append(rname)
                 elif isinstance(e, Arrow):
                     for ref in schema.types[tname].relations[e.tupleset].allowed if e.tupleset in t.relations else ():
-                        if ref.relation is None and not ref.wildcard:
-                            entry = (tname, rname, e.tupleset)
+                        if not ref.wildcard:  # an arrow walks to a userset subject's object too
+                            entry = (tname, rname, e.tupleset, ref.relation)
                             if entry not in p.arrow_users[(ref.type, e.computed)]:
                                 p.arrow_users[(ref.type, e.computed)].append(entry)
     _reach(p)
@@ -92,7 +94,7 @@ def _reach(p: Prepared) -> None:
                 out |= reach.get((tname, e.relation), set())
             elif isinstance(e, Arrow):
                 for st, sr, _ in p.accepts.get((tname, e.tupleset), ()):
-                    if sr is None:
+                    if sr != "*":
                         out |= reach.get((st, e.computed), set())
         return out
 

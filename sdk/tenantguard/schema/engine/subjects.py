@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from tenantguard.schema.engine.errors import InvalidQuery
 
-MAX_LEN = 1024
+MAX_ID_LEN = 1024  # SpiceDB's object id limit (its extendedids suite asks with 1,024-character ids)
+MAX_LEN = 2048  # a whole ``type:id#relation``: the id plus room for prefixed type names
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +22,11 @@ class Subject:
     grantees: tuple[tuple[str, tuple[str, str | None]], ...]
 
 
+def _shown(text: str) -> str:
+    """A bounded repr for messages: a 2,000-character id is not echoed back whole."""
+    return repr(text) if len(text) <= 80 else repr(text[:77] + "...")
+
+
 def split(text: str) -> tuple[str, str, str | None]:
     """(object, type, relation) of a subject string, without checks (tuples from the index)."""
     obj, _, rel = text.partition("#")
@@ -33,7 +39,9 @@ def parse_object(text: str, what: str = "object") -> tuple[str, str]:
         raise InvalidQuery(f"{what} must be a string of at most {MAX_LEN} characters")
     t, sep, oid = text.partition(":")
     if not sep or not t or not oid or "#" in text:
-        raise InvalidQuery(f"{what} {text!r} is not type:id")
+        raise InvalidQuery(f"{what} {_shown(text)} is not type:id")
+    if len(oid) > MAX_ID_LEN:
+        raise InvalidQuery(f"{what} id must be at most {MAX_ID_LEN} characters")
     return t, oid
 
 
@@ -43,7 +51,7 @@ def parse_subject(text: str) -> Subject:
     obj, _, rel = text.partition("#")
     t, oid = parse_object(obj, "subject")
     if "#" in text and not rel:
-        raise InvalidQuery(f"subject {text!r} has an empty relation")
+        raise InvalidQuery(f"subject {_shown(text)} has an empty relation")
     own = (text, (t, "*" if oid == "*" else rel or None))
     grantees = (own,) if rel or oid == "*" else (own, (f"{t}:*", (t, "*")))
     return Subject(text, obj, t, rel or None, oid == "*", (t, rel or None), grantees)

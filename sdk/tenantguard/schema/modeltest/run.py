@@ -8,7 +8,9 @@ the test, naming the rule). Answers are judged as the source tool judges them:
   OpenFGA, so "conditional" fails either expectation, naming the missing parameters.
 - ``zed`` assertions are three-valued: assertTrue needs allowed, assertCaveated conditional,
   assertFalse denied.
-- list objects / list users compare sets; a conditional answer in them is reported.
+- list objects / list users compare sets; a conditional answer in them is reported. Under
+  an OpenFGA schema a lookup that meets a tuple whose condition lacks a parameter fails with
+  that error, as ``fga model test`` reports OpenFGA's ListObjects and ListUsers failing.
 - zed expected relations compare the subjects ``expand`` finds, each with the
   relationships it was found through, its caveat marker and a wildcard's exceptions.
 """

@@ -19,7 +19,7 @@ from tenantguard.relations.reads import TupleMeta
 from tenantguard.schema.modeltest.cases import TupleSpec
 from tenantguard.schema.modeltest.errors import TestFileError
 
-_NAME = r"[a-z][a-z0-9_]*(?:/[a-z][a-z0-9_]*)?"
+_NAME = r"[a-z][a-z0-9_]*(?:/[a-z][a-z0-9_]*)*"
 _ID = r"[^\s#@:\[\]]+"
 ZED_RELATIONSHIP = re.compile(
     rf"(?P<object>{_NAME}:{_ID})#(?P<relation>[a-z][a-z0-9_]*)"
