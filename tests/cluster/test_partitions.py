@@ -8,8 +8,8 @@ no FIN, no RST, only the clients' own pings notice. Each test cuts, measures wha
 heals, and measures convergence. Figures are printed (``pytest -s``); assertions hold the bound
 with slack (twice it: single runs on a loaded 2-core host), and safety without any: nothing
 acknowledged is lost or doubled, a cut-off sidecar never stops answering and never allows a
-high-risk action it cannot confirm. docs/operations.md ("Partitions") and BENCHMARKS.md carry the
-figures.
+high-risk action it cannot confirm. docs/operations.md ("Which node", "What failures look like")
+and BENCHMARKS.md carry the figures.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ when it leaves the node, and takes writes for only ``SILENT_GRACE`` more while i
 A node that closes the connection (it died or was drained) keeps the long ``MOVE_GRACE``
 (tests/plane/test_moving.py): the next node answers at once there. Silence may be this replica's
 own cut from every node, and then holding writes 5 s more only delays their refusal
-(docs/operations.md, "Partitions"). The silence is made with a blackholing proxy
+(docs/operations.md, "Which node"). The silence is made with a blackholing proxy
 (tests/harness/netproxy.py); this test also pins what :func:`policy_plane.publisher._went_silent`
 reads of nats-py.
 """
