@@ -149,6 +149,7 @@ class Plane:
         self.lagging: dict[str, float] = {}  # follower -> seconds behind its stream (watchdog)
         self.jetstream_heard_at = time.monotonic()  # the relations stream's leader last answered (probe)
         self.cut_off = False  # no answer for CUT_OFF_AFTER: see _watch_jetstream
+        self._stopping = False
         self.heartbeat.withheld = lambda: self.cut_off
         self.started_at = time.time()
         # writes the hot doors answered, and those they handed to the framework (policy_plane.api.hot)
@@ -238,6 +239,7 @@ class Plane:
         log.info("plane replica %s ready: relations seq %d", self.config.replica, self.state.index.applied_seq)
 
     async def stop(self) -> None:
+        self._stopping = True
         for committer in self._committers.values():
             await committer.close()
         for task in self._tasks:
@@ -287,9 +289,14 @@ class Plane:
         not refused here: during an ordinary stream-leader election the probe goes unanswered too,
         and a write waits for the new leader (writer.py) rather than being refused."""
         self.jetstream_heard_at = time.monotonic()  # the bootstrap just read the streams
-        while True:
+        while not self._stopping:
             try:
-                if await asyncio.wait_for(self.publisher.quorum_answers(topo.STREAM_RELATIONS), PROBE_TIMEOUT):
+                # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow the task's own
+                # cancellation when the answer lands at the same moment, and this loop then outlived
+                # stop() (a teardown hung in tests/plane/test_lag_scope.py, 1 run in 3)
+                async with asyncio.timeout(PROBE_TIMEOUT):
+                    answered = await self.publisher.quorum_answers(topo.STREAM_RELATIONS)
+                if answered:
                     self.jetstream_heard_at = time.monotonic()
             except (TenantGuardError, TimeoutError):
                 pass
