@@ -58,6 +58,9 @@ class _NoChange(Exception):
 WATCH_INTERVAL = 1.0
 STALL_RESTART = 2.0  # seconds behind the stream without progress before a follower is re-created
 LAG_NOT_READY = 5.0  # seconds behind the stream before the replica says it is not ready
+CUT_OFF_AFTER = 3.0  # seconds without a quorum answering for the relations stream: cut off from JetStream
+PROBE_EVERY = 0.5  # seconds between two such questions
+PROBE_TIMEOUT = 1.0  # seconds one question may take
 CLOCK_SLACK = 60.0  # seconds read back before the idempotency window (NATS' clock and ours may differ)
 IDEMPOTENCY_KEY_RE = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
@@ -144,6 +147,10 @@ class Plane:
                                   grace=config.purge_grace, ready=lambda: self.ready)
         self.bootstrapped = False
         self.lagging: dict[str, float] = {}  # follower -> seconds behind its stream (watchdog)
+        self.jetstream_heard_at = time.monotonic()  # the relations stream's leader last answered (probe)
+        self.cut_off = False  # no answer for CUT_OFF_AFTER: see _watch_jetstream
+        self._stopping = False
+        self.heartbeat.withheld = lambda: self.cut_off
         self.started_at = time.time()
         # writes the hot doors answered, and those they handed to the framework (policy_plane.api.hot)
         self.write_doors = {"answered": 0, "to_framework": 0}
@@ -225,12 +232,14 @@ class Plane:
         self._tasks = [loop.create_task(self.snapshotter.run_forever(), name="plane-snapshots"),
                        loop.create_task(self.heartbeat.run_forever(), name="plane-heartbeat"),
                        loop.create_task(self._watch_followers(), name="plane-follower-watchdog"),
+                       loop.create_task(self._watch_jetstream(), name="plane-jetstream-watch"),
                        loop.create_task(self._reconcile_rollouts(), name="plane-rollout-reconciler")]
         if self.config.purge_seconds:
             self._tasks.append(loop.create_task(self.purge.run_forever(), name="plane-expired-purge"))
         log.info("plane replica %s ready: relations seq %d", self.config.replica, self.state.index.applied_seq)
 
     async def stop(self) -> None:
+        self._stopping = True
         for committer in self._committers.values():
             await committer.close()
         for task in self._tasks:
@@ -267,6 +276,40 @@ class Plane:
                     lagging[name] = round(behind, 1)
             self.lagging = lagging
 
+    async def _watch_jetstream(self) -> None:
+        """Every ``PROBE_EVERY``, ask the relations stream's leader whether it hears from a quorum of
+        its replicas (:meth:`Publisher.quorum_answers`); no such answer for ``CUT_OFF_AFTER`` and the
+        replica is cut off: not ready, and its heartbeats withheld.
+
+        Why: a replica attached to a node that is cut from the other nodes (a minority) stays
+        connected and sees nothing wrong but timeouts. Its writes are never acknowledged (JetStream
+        needs a quorum), yet its heartbeats, signed and unexpired, kept telling the sidecars on that
+        node that their state was current, so they confirmed high-risk actions on stale relations.
+        Withheld, the last heartbeat expires and those sidecars refuse high-risk actions. Writes are
+        not refused here: during an ordinary stream-leader election the probe goes unanswered too,
+        and a write waits for the new leader (writer.py) rather than being refused."""
+        self.jetstream_heard_at = time.monotonic()  # the bootstrap just read the streams
+        while not self._stopping:
+            try:
+                # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow the task's own
+                # cancellation when the answer lands at the same moment, and this loop then outlived
+                # stop() (a teardown hung in tests/plane/test_lag_scope.py, 1 run in 3)
+                async with asyncio.timeout(PROBE_TIMEOUT):
+                    answered = await self.publisher.quorum_answers(topo.STREAM_RELATIONS)
+                if answered:
+                    self.jetstream_heard_at = time.monotonic()
+            except (TenantGuardError, TimeoutError):
+                pass
+            cut = time.monotonic() - self.jetstream_heard_at > CUT_OFF_AFTER
+            if cut != self.cut_off:
+                if cut:
+                    log.warning("no answer from JetStream for %.0f s: cut off; heartbeats withheld, not ready",
+                                CUT_OFF_AFTER)
+                else:
+                    log.info("JetStream answers again; heartbeats resume")
+                self.cut_off = cut
+            await asyncio.sleep(PROBE_EVERY)
+
     async def _reconcile_rollouts(self) -> None:
         """Every ``rollout_reconcile_seconds`` (jittered, so replicas rarely look at once): announce the
         current rollout's bundle to the reached scopes that lack it (:meth:`BundleService.reconcile_rollout`).
@@ -290,7 +333,7 @@ class Plane:
     @property
     def ready(self) -> bool:
         return (self.bootstrapped and self.publisher.connected and self.state.relations_broken is None
-                and not self.lagging)
+                and not self.lagging and not self.cut_off)
 
     def require_ready(self, *needs: str) -> None:
         """Refuse (503, retryable) what this replica cannot do now. ``needs``: the followers the
@@ -469,6 +512,8 @@ class Plane:
             "replica": self.config.replica,
             "ready": self.ready,
             "lagging": dict(self.lagging),
+            "cut_off": self.cut_off,
+            "jetstream_silent_seconds": round(time.monotonic() - self.jetstream_heard_at, 3),
             "follower_restarts": {name: f.restarts for name, f in self.followers.items() if f.restarts},
             "uptime_seconds": round(time.time() - self.started_at, 3),
             "nats": {"connected": self.publisher.connected, "disconnects": self.publisher.disconnects,

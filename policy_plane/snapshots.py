@@ -130,6 +130,7 @@ class Heartbeat:
         self.replica = replica
         self.seconds = seconds
         self.sent = 0
+        self.withheld: Callable[[], bool] = lambda: False  # the replica is cut off (Plane._watch_jetstream)
 
     def event(self, now: float | None = None) -> bytes:
         """A signed :class:`~tenantguard.feed.freshness.Heartbeat` naming every stream's newest version."""
@@ -145,7 +146,8 @@ class Heartbeat:
 
     async def run_forever(self) -> None:
         while True:
-            with contextlib.suppress(TenantGuardError):
-                await self.publisher.publish_core(topo.SUBJECT_HEARTBEAT, self.event())
-                self.sent += 1
+            if not self.withheld():  # a cut-off replica's state may be old: say nothing rather than "current"
+                with contextlib.suppress(TenantGuardError):
+                    await self.publisher.publish_core(topo.SUBJECT_HEARTBEAT, self.event())
+                    self.sent += 1
             await asyncio.sleep(self.seconds)

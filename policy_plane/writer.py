@@ -145,9 +145,11 @@ class SequencedWriter:
         loop = asyncio.get_running_loop()
         unknown = False
         while True:
+            if not self.publisher.connected and not self.publisher.moving:
+                # gone past the grace: refuse at once (raised inside the try below, it was taken for
+                # one more unknown outcome and the write sent again until its 10 s deadline)
+                raise Unavailable("not connected to NATS")
             try:
-                if not self.publisher.connected and not self.publisher.moving:
-                    raise Unavailable("not connected to NATS")  # gone past the grace: refuse at once
                 try:  # a copy sent again waits no later than the commit's deadline (no hang past it)
                     return await self.publisher.publish(self.subject, data, expected_last_subject_seq=expected,
                                                         headers=headers, msg_id=msg_id,

@@ -29,8 +29,11 @@ class FeedOptions:
     fetch_timeout: float = 60.0  # one snapshot or bundle download
     backoff_initial: float = 0.1
     backoff_max: float = 5.0
-    ping_interval: float = 1.0  # a silent (hung) server is left within ping_interval * (pings + 1) = 3 s
-    max_outstanding_pings: int = 2
+    # a silent (hung, blackholed) server is left 2.0-2.5 s after its last answer (ping_interval *
+    # pings to ping_interval * (pings + 1)), and the next node dialled at once: moved within 3 s.
+    # 1 s x 2 allowed up to 3 s of silence, and a move took 3.0-3.2 s (tests/cluster/test_partitions.py)
+    ping_interval: float = 0.5
+    max_outstanding_pings: int = 4
     idle_heartbeat: float = 2.0  # JetStream consumer heartbeats (stalled-consumer detection)
     persist_interval: float = 30.0
     lag_grace: float = 5.0  # behind a believable heartbeat for longer than this: lagging (high risk refused)

@@ -32,8 +32,10 @@ from tenantguard.identity.keys import SigningKey, TrustSet, load_public_key_file
 from tenantguard.identity.tokens import mint
 from tenantguard.relations import ChangeBatch
 
+from .client_links import ClientLinks, RouteLinks
 from .cluster import rel
 from .launch import Proc, launch, pid_alive, signal_proc
+from .netproxy import Network
 from .paths import BUNDLE_DIR, TENANTGUARD
 from .waiting import eventually
 
@@ -60,9 +62,34 @@ class Deployment:
     edge: SigningKey = field(default_factory=SigningKey.generate)
     launches: int = 0
     nats_options: dict[str, Any] = field(default_factory=lambda: dict(LAME_DUCK))
+    # every plane replica and sidecar reaches each node through its own proxy (client_links.py)
+    proxied: bool = False
+    # every route between two nodes through its own proxy too (client_links.RouteLinks)
+    routes_proxied: bool = False
+    links: ClientLinks | None = field(init=False, default=None)
+    routes: RouteLinks | None = field(init=False, default=None)
+    network: Network | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self.nats = NatsCluster(self.root / "nats", self.nodes, **self.nats_options)
+        options = {**self.nats_options, **({"no_advertise": True} if self.proxied else {})}
+        self.nats = NatsCluster(self.root / "nats", self.nodes, **options)
+        if self.proxied or self.routes_proxied:
+            self.network = Network()
+        if self.proxied:
+            assert self.network is not None
+            self.links = ClientLinks(self.nats, self.network)
+        if self.routes_proxied:
+            assert self.network is not None
+            self.routes = RouteLinks(self.nats, self.network)
+
+    def nats_urls(self, client: str) -> str:
+        """The ``--nats`` list ``client`` (``plane0``, ``orders``) is started with."""
+        return self.links.urls(client) if self.links is not None else self.nats.urls
+
+    def node_of(self, server: str) -> int:
+        """The node behind a server URL a client reports (its proxy's, when proxied) or a server name."""
+        node = self.links.node_of(server) if self.links is not None else None
+        return node if node is not None else self.nats.index_of(server)
 
     # ------------------------------------------------------------------ paths and material
 
@@ -118,6 +145,8 @@ class Deployment:
                     os.kill(proc.pid, signal.SIGKILL)
         pids = [p.pid for p in self.started] + [self.nats.pid(i) or 0 for i in range(self.nodes)]
         self.nats.close()
+        if self.network is not None:
+            self.network.close()
         return [pid for pid in pids if pid and pid_alive(pid)]
 
     def __enter__(self) -> Deployment:
@@ -132,8 +161,8 @@ class Deployment:
 
     # ------------------------------------------------------------------ planes
 
-    def plane_args(self) -> list[str]:
-        args = ["plane", "serve", "--nats", self.nats.urls, "--stream-replicas", "3",
+    def plane_args(self, i: int = 0) -> list[str]:
+        args = ["plane", "serve", "--nats", self.nats_urls(f"plane{i}"), "--stream-replicas", "3",
                 "--event-key", str(self.keys / "event.pem"), "--bundle-key", str(self.keys / "bundle.pem"),
                 "--admin-token-file", str(self.keys / "admin.token"), "--port", "0",
                 "--heartbeat-seconds", "0.5", "--connect-timeout", "2"]
@@ -143,7 +172,7 @@ class Deployment:
 
     def _launch_plane(self, i: int) -> Proc:
         self.launches += 1
-        proc = launch(f"plane{i}-{self.launches}", self.plane_args(), self.logs, timeout=START_TIMEOUT)
+        proc = launch(f"plane{i}-{self.launches}", self.plane_args(i), self.logs, timeout=START_TIMEOUT)
         self.started.append(proc)
         return proc
 
@@ -169,7 +198,7 @@ class Deployment:
     def plane_node(self, i: int) -> int | None:
         """The NATS node plane ``i`` is attached to (None while it is not connected)."""
         server = self.plane_status(i)["nats"]["server"]
-        return self.nats.index_of(server) if server else None
+        return self.node_of(server) if server else None
 
     def relations_consumer_node(self, i: int) -> int | None:
         return self.nats.consumer_holder(topo.STREAM_RELATIONS, self.plane_client_name(i))
@@ -197,7 +226,7 @@ class Deployment:
     # ------------------------------------------------------------------ sidecars
 
     def sidecar_args(self, service: str) -> list[str]:
-        return ["sidecar", "serve", "--service", service, "--nats", self.nats.urls,
+        return ["sidecar", "serve", "--service", service, "--nats", self.nats_urls(service),
                 "--plane-key", str(self.keys / "event.pem.pub"), "--bundle-key", str(self.keys / "bundle.pem.pub"),
                 "--plane-url", self.planes[0].url,
                 "--join-secret-file", str(self.keys / "join-secrets" / f"{service}.secret"),

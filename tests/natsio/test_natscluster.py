@@ -173,3 +173,34 @@ def test_close_stops_every_node_even_a_paused_one(tmp_path: Path) -> None:
     cluster.pause(1)
     cluster.close()
     assert not any(_alive(p or 0) for p in pids)
+
+
+async def _connect_urls(url: str) -> list[str]:
+    nc = await nats.connect([url], connect_timeout=2, error_cb=_quiet, allow_reconnect=False)
+    try:
+        return list(nc._server_info.get("connect_urls") or [])
+    finally:
+        await nc.close()
+
+
+def test_clients_learn_the_other_nodes_unless_no_advertise(cluster: NatsCluster, tmp_path: Path) -> None:
+    """By default a node tells its clients every node's address (INFO ``connect_urls``) and nats-py
+    adds them to its server list, so a client given proxies would dial around them; with
+    ``no_advertise`` it tells none, and a client dials only what it was given (the partition tests)."""
+    told = _run(_connect_urls(cluster.nodes[0].url))
+    assert {f"127.0.0.1:{cluster.nodes[j].port}" for j in (1, 2)} <= set(told), told
+    quiet = NatsCluster(tmp_path / "quiet", no_advertise=True)
+    assert "no_advertise: true" in quiet.nodes[0]._config_text()
+    with quiet:
+        assert _run(_connect_urls(quiet.nodes[0].url)) == []
+
+
+def test_routes_can_be_dialled_and_advertised_elsewhere(tmp_path: Path) -> None:
+    """``route_through`` rewrites every node's routes and advertised address (before the start)."""
+    cluster = NatsCluster(tmp_path / "c")
+    cluster.route_through(lambda i, j: f"127.0.0.1:{40000 + 10 * i + j}", lambda i: f"127.0.0.1:{41000 + i}")
+    text = cluster.nodes[1]._config_text()
+    assert '"nats-route://127.0.0.1:40010"' in text and '"nats-route://127.0.0.1:40012"' in text
+    assert "40011" not in text  # a node does not dial itself
+    assert 'advertise: "127.0.0.1:41001"' in text
+    assert f'listen: "127.0.0.1:{cluster.route_ports[1]}"' in text

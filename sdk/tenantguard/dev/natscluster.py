@@ -37,8 +37,8 @@ import socket
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Self
@@ -76,7 +76,7 @@ class NatsCluster:
     """N local nats-server processes forming one JetStream cluster; see the module docstring."""
 
     def __init__(self, root: str | os.PathLike[str], size: int = 3, *, name: str = DEFAULT_CLUSTER_NAME,
-                 host: str = "127.0.0.1", **server_options: Any) -> None:
+                 host: str = "127.0.0.1", no_advertise: bool = False, **server_options: Any) -> None:
         if size < 1:
             raise NatsServerError("a cluster needs at least one node")
         self.root = Path(root).resolve()
@@ -85,10 +85,12 @@ class NatsCluster:
         # every port of every node at once: distinct, so no node's port can be another's route
         ports = _free_ports(host, 3 * size)
         route_ports, client_ports, monitor_ports = ports[:size], ports[size:2 * size], ports[2 * size:]
+        self.route_ports = tuple(route_ports)
         routes = tuple(f"nats-route://{host}:{p}" for p in route_ports)
         self.nodes = [
             NatsServer(self.root / f"n{i}", host=host, port=client_ports[i], monitor_port=monitor_ports[i],
-                       server_name=f"n{i}", cluster=NatsRoutes(name, route_ports[i], routes), **server_options)
+                       server_name=f"n{i}", cluster=NatsRoutes(name, route_ports[i], routes, no_advertise=no_advertise),
+                       **server_options)
             for i in range(size)
         ]
         self._paused: set[int] = set()
@@ -109,6 +111,16 @@ class NatsCluster:
             if server == self.server_name(i) or (node.port and server.rstrip("/") == node.url):
                 return i
         raise NatsServerError(f"{server!r} is no node of this cluster")
+
+    def route_through(self, dial: Callable[[int, int], str], advertise: Callable[[int], str]) -> None:
+        """Before the nodes start: node ``i`` dials node ``j``'s route at ``dial(i, j)`` (``host:port``)
+        and tells its peers to find it at ``advertise(i)``: each route can then run through its own
+        proxy (a partition test), and the address gossiped to the others leads where the test says,
+        never around the proxies to the node's own listener."""
+        for i, node in enumerate(self.nodes):
+            assert node.cluster is not None
+            routes = tuple(f"nats-route://{dial(i, j)}" for j in range(len(self.nodes)) if j != i)
+            node.cluster = replace(node.cluster, routes=routes, advertise=advertise(i))
 
     def pid(self, i: int) -> int | None:
         return self.nodes[i].pid

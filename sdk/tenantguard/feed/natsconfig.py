@@ -80,13 +80,25 @@ class NatsServerTls:
 @dataclass(frozen=True, slots=True)
 class NatsRoutes:
     """The ``cluster {}`` block of one node of a cluster: the cluster's name, this node's route
-    port (fixed: the other nodes' configs name it) and the routes to every node."""
+    port (fixed: the other nodes' configs name it) and the routes to every node.
+
+    ``no_advertise``: the node does not tell its clients the other nodes' addresses (INFO
+    ``connect_urls``), so a client only ever dials the server list it was given: behind a load
+    balancer or a proxy, or where the nodes' own addresses are not reachable from the clients.
+    ``advertise``: the ``host:port`` the other nodes are told to dial for this node's routes (a
+    route through NAT or a proxy) instead of the address it listens on.
+    """
 
     name: str
     port: int
     routes: tuple[str, ...]
+    no_advertise: bool = False
+    advertise: str | None = None
 
     def block(self, host: str) -> str:
         routes = "\n".join(f"    {json.dumps(r)}" for r in self.routes)
+        extra = "  no_advertise: true\n" if self.no_advertise else ""
+        if self.advertise is not None:
+            extra += f"  advertise: {json.dumps(self.advertise)}\n"
         return (f"cluster {{\n  name: {json.dumps(self.name)}\n  listen: {json.dumps(f'{host}:{self.port}')}\n"
-                f"  routes: [\n{routes}\n  ]\n  connect_retries: 120\n}}\n")
+                f"  routes: [\n{routes}\n  ]\n  connect_retries: 120\n{extra}}}\n")
