@@ -107,8 +107,10 @@ class Sidecar:
         self.core = DecisionCore(config.service, self.relations, revocations=self.revocations,
                                  on_decision=self.decision_log.submit, memo=self.memo)
         self.readiness = Readiness(self.core, self.relations, config.cells, fed=config.nats_url is not None)
-        # Set on every bundle swap and shadow change: the feed reports it on tg.status.<service> at once.
+        # Set on every bundle swap, shadow change and hold change: the feed reports it on
+        # tg.status.<service> at once (the fleet's "ready" is /ready's).
         self.status_changed = asyncio.Event()
+        self.core.hold.on_change = self._hold_changed
         self.policy = PolicySlot(config, self.core, self.metrics,
                                  bundle_trust if bundle_trust is not None else TrustSet(),
                                  on_swap=self._policy_swapped, on_shadow=self.status_changed.set)
@@ -191,6 +193,11 @@ class Sidecar:
     def ready(self) -> bool:
         """Whether this sidecar can decide (:attr:`Readiness.ready`)."""
         return self.readiness.ready
+
+    def _hold_changed(self) -> None:
+        """Decisions held or released: readiness and the fleet report follow at once."""
+        self.readiness.changed.set()
+        self.status_changed.set()
 
     def _policy_swapped(self) -> None:
         """A new revision decides: readiness and the fleet report follow it, and the local state is fresh."""

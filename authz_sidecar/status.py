@@ -89,7 +89,8 @@ def fleet_report(sidecar: Reported) -> SidecarStatus:
                          bundle_revision=sidecar.policy.bundle_revision,
                          bundle_serial=active.order if active is not None else None,
                          bundle_sha256=sidecar.policy.active_sha256(),
-                         relations_seq=sidecar.relations.applied_seq, ready=sidecar.core.ready, sent_at=time.time(),
+                         relations_seq=sidecar.relations.applied_seq, ready=sidecar.readiness.ready,
+                         sent_at=time.time(),
                          shadow=sidecar.policy.shadow.stats(examples=REPORTED_EXAMPLES),
                          staleness_seconds=round(sidecar.staleness(), 3), trust_seq=sidecar.trust_seq,
                          revocations_seq=sidecar.revocations_seq, decisions=sidecar.metrics.decided)
@@ -123,6 +124,7 @@ def read_metrics(sidecar: Reported) -> None:
         gauges={
             "tg_staleness_seconds": ("Seconds since the last bundle or relations update", sidecar.staleness),
             "tg_relations_seq": ("Applied relations sequence", lambda: sidecar.relations.applied_seq),
-            "tg_ready": ("1 when a verified bundle is active", lambda: 1.0 if sidecar.core.ready else 0.0),
+            "tg_ready": ("1 when this sidecar can decide, as /ready (a verified bundle is active, its cells are "
+                         "loaded and nothing holds decisions)", lambda: 1.0 if sidecar.readiness.ready else 0.0),
         },
     )

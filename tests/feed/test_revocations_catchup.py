@@ -98,11 +98,16 @@ async def test_a_revoked_token_is_never_allowed_while_the_stream_is_replayed(
     node = await world.start(fleet, "catchup")
     assert not node.sidecar.ready
     assert node.sidecar.metrics.registry.get_sample_value("tg_revocations_caught_up") == 0.0
+    # the fleet view and tg_ready say what /ready says: a held sidecar is no ready member of a rollout
+    assert node.sidecar.fleet_status().ready is False
+    assert node.sidecar.metrics.registry.get_sample_value("tg_ready") == 0.0
     seen = await watch_catch_up(node, world.token, last)
     assert "revocations_not_synced" in seen, "the replay was never observed in progress"
     assert set(seen) <= {"revocations_not_synced"}, seen
     await eventually(lambda: node.sidecar.ready, "ready once the replay is complete", timeout=30)
     assert node.sidecar.metrics.registry.get_sample_value("tg_revocations_caught_up") == 1.0
+    assert node.sidecar.fleet_status().ready is True
+    assert node.sidecar.metrics.registry.get_sample_value("tg_ready") == 1.0
     assert outcome(node, world.token) == "token_revoked"
     other = mint(world.edge, issuer="edge", sub="alice", tenant_id="acme", audience="billing")
     assert outcome(node, other) == "allowed"  # a live token still works once caught up
