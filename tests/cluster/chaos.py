@@ -1,12 +1,17 @@
 """Chaos run: a 3-node JetStream cluster (R3), two plane replicas and three sidecars under load,
 while NATS nodes, the relations stream leader, the meta leader, plane replicas and sidecars are
 killed, stopped (SIGSTOP/SIGCONT), restarted or sent into lame-duck mode, the whole cluster is
-restarted, and a tenant kill switch is tripped mid-fault.
+restarted, and a tenant kill switch is tripped mid-fault. On a proxied deployment (every client link and
+every route through its own loopback proxy, tests/harness/client_links.py) it also partitions: a
+sidecar's or a plane replica's link to its node blackholed, or one node's routes blackholed (the
+node alone, the other two keeping quorum), each healed after the hold.
 
     python -m tests.cluster.chaos --duration 120            # the long run; prints JSON
     python -m tests.cluster.chaos --pause-hold 12           # SIGSTOP past JetStream's election timeouts
     python -m tests.cluster.chaos --kinds meta-ldm,cluster-restart --duration 0
+    python -m tests.cluster.chaos --partitions --duration 120   # the partition kinds, proxied deployment
     pytest tests/cluster/test_chaos.py                       # the short run (one fault of each kind)
+    pytest tests/cluster/test_chaos_partitions.py            # the short partition run (own deployment)
 
 Every kind and option: docs/testing.md ("A NATS cluster under faults").
 
@@ -36,6 +41,7 @@ import json
 import random
 import shutil
 import signal
+import statistics
 import sys
 import tempfile
 import threading
@@ -59,7 +65,10 @@ SHORT = ("leader-kill", "nats-pause", "plane-kill", "plane-pause", "sidecar-kill
 LONG = ("nats-kill", "leader-kill", "nats-pause", "leader-pause", "nats-restart", "plane-kill", "plane-pause",
         "plane-restart", "sidecar-kill", "sidecar-pause", "sidecar-restart", "nats-ldm", "leader-ldm",
         "cluster-restart")
-KINDS = frozenset(LONG) | {"meta-kill", "meta-pause", "meta-ldm"}
+# partitions (need a proxied deployment): a sidecar's or a replica's link to the node it is attached
+# to blackholed, both ways; one node's routes blackholed, both ways (a minority of one)
+PARTITIONS = ("sidecar-cut", "plane-cut", "nats-isolate")
+KINDS = frozenset(LONG) | {"meta-kill", "meta-pause", "meta-ldm"} | set(PARTITIONS)
 REVOKED_TENANT = "globex"
 
 
@@ -69,6 +78,7 @@ class Chaos:
     rng: random.Random
     hold: float = 2.0  # seconds a fault lasts before the process is restarted or resumed
     pause_hold: float | None = None  # seconds a NATS node stays SIGSTOPped (None: ``hold``)
+    partition_hold: float | None = None  # seconds a partition lasts before the heal (None: ``hold``)
     gap: float = 1.0  # quiet seconds between faults (writes go on)
     windows: list[Window] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -89,6 +99,8 @@ class Chaos:
                 dep.nats.stop(node)
             self._hold(during, self._probe_high_risk)
             dep.nats.start(timeout=90)
+        elif how in ("cut", "isolate"):
+            stopped = self._partition(window, what, during)
         elif what in ("nats", "leader", "meta"):
             node = None
             if what == "leader":
@@ -141,6 +153,46 @@ class Chaos:
         else:
             bring_back()
         return stopped
+
+    def _partition(self, window: Window, what: str, during: Callable[[], None] | None) -> float:
+        """Blackhole a client's link to the node it is attached to, or every route of one node, hold
+        the cut, heal it; return how long the cut took to set."""
+        dep = self.dep
+        if what == "nats":
+            assert dep.routes is not None, "nats-isolate needs a deployment with proxied routes"
+            node = self.rng.choice(dep.nats.running())
+            window.target = f"n{node}"
+            window.start = time.monotonic()
+            dep.routes.isolate(node)
+            cut = round(time.monotonic() - window.start, 2)
+            self._hold(during, hold=self.partition_hold)
+            dep.routes.heal()
+            return cut
+        assert dep.links is not None, f"{what}-cut needs a deployment with proxied client links"
+        if what == "plane":
+            i = self.rng.randrange(len(dep.planes))
+            client, window.target = f"plane{i}", f"plane{i}"
+            attached: Callable[[], int | None] = lambda: dep.plane_node(i)  # noqa: E731
+        else:
+            service = self.rng.choice(sorted(dep.sidecars))
+            client, window.target = service, service
+
+            def attached() -> int | None:
+                detail = dep.sidecar_status(service)["feed_detail"]
+                return dep.node_of(detail["server"]) if detail["connected"] and detail["server"] else None
+
+        def named() -> list[int] | None:  # node 0 is falsy: eventually() waits for a list
+            node = attached()
+            return None if node is None else [node]
+
+        node = eventually(named, f"{client} attached to a node", 30)[0]
+        self.notes.append(f"{window.kind} #{len(self.windows) + 1}: {client} cut from n{node}")
+        window.start = time.monotonic()
+        dep.links.cut_off(client, node)
+        cut = round(time.monotonic() - window.start, 2)
+        self._hold(during, hold=self.partition_hold)
+        dep.links.heal(client)
+        return cut
 
     def _hold(self, during: Callable[[], None] | None, then: Callable[[], None] | None = None,
               hold: float | None = None) -> None:
@@ -217,14 +269,18 @@ class Chaos:
 
 
 def run(root: Path, *, duration: float, kinds: tuple[str, ...], seed: int = 1, hold: float = 2.0,
-        gap: float = 1.0, writers: int = 4, pause_hold: float | None = None) -> dict[str, Any]:
-    """Run the chaos; return the measurements and the verdict (``violations``)."""
-    dep = Deployment(root)
+        gap: float = 1.0, writers: int = 4, pause_hold: float | None = None, partition_hold: float | None = None,
+        proxied: bool = False) -> dict[str, Any]:
+    """Run the chaos; return the measurements and the verdict (``violations``). The deployment is
+    proxied (client links and routes) when asked, or when a partition kind is among ``kinds``."""
+    proxied = proxied or bool(set(kinds) & set(PARTITIONS))
+    dep = Deployment(root, proxied=proxied, routes_proxied=proxied)
     started = time.monotonic()
     try:
         dep.start()
         report = run_on(dep, duration=duration, kinds=kinds, seed=seed, hold=hold, gap=gap, writers=writers,
-                        pause_hold=pause_hold)
+                        pause_hold=pause_hold, partition_hold=partition_hold)
+        report["proxied"] = proxied
         report["setup_s"] = round(time.monotonic() - started - report["run_s"], 1)
         return report
     finally:
@@ -235,7 +291,7 @@ def run(root: Path, *, duration: float, kinds: tuple[str, ...], seed: int = 1, h
 
 def run_on(dep: Deployment, *, duration: float, kinds: tuple[str, ...], seed: int = 1, hold: float = 2.0,
            gap: float = 1.0, writers: int = 4, write_pause: float = 0.01,
-           pause_hold: float | None = None) -> dict[str, Any]:
+           pause_hold: float | None = None, partition_hold: float | None = None) -> dict[str, Any]:
     """The chaos on a running deployment (which it leaves running, whole again)."""
     rng = random.Random(seed)
     started = time.monotonic()
@@ -244,7 +300,7 @@ def run_on(dep: Deployment, *, duration: float, kinds: tuple[str, ...], seed: in
     for service in dep.sidecars:  # the revoked tenant is allowed everywhere before the switch
         eventually(lambda s=service: dep.check(s, "gina", tenant=REVOKED_TENANT, project="g1").json()["allow"],
                    f"{service} allows gina before the kill switch")
-    chaos = Chaos(dep, rng, hold=hold, gap=gap, pause_hold=pause_hold)
+    chaos = Chaos(dep, rng, hold=hold, gap=gap, pause_hold=pause_hold, partition_hold=partition_hold)
     load = WriteLoad(dep, threads=writers, prefix=f"chaos{seed}", pause=write_pause).start()
     checkers = {s: Checker(dep, s).start() for s in dep.sidecars}
     load.wait_acked(5)
@@ -293,6 +349,8 @@ def _verdict(dep: Deployment, chaos: Chaos, load: WriteLoad, checkers: dict[str,
     if seqs != list(range(1, len(seqs) + 1)):
         violations.append(f"relations batches not gap-free: {seqs[:5]}...{seqs[-5:]}")
     where: dict[str, list[int]] = {}
+    lost: list[Any] = []  # acknowledged, and missing or stored at another sequence
+    doubled: list[Any] = []  # stored more than once
     for _, batch in batches:
         for change in batch.changes:
             rel = change.rel
@@ -304,8 +362,10 @@ def _verdict(dep: Deployment, chaos: Chaos, load: WriteLoad, checkers: dict[str,
         found = where.get(write.tuple_, [])
         if write.token is not None and found != [write.token]:
             violations.append(f"{write.tuple_}: answered {write.token}, stored at {found}")
+            (doubled if len(found) > 1 else lost).append(write)
         elif write.token is None and len(found) > 1:
             violations.append(f"{write.tuple_}: never acknowledged, stored {len(found)} times")
+            doubled.append(write)
     for a in attempts:
         if a.status >= 500 and not in_any(windows, a.start, a.end):
             violations.append(f"5xx outside every fault window: {a.status} {a.error} {a.message[:80]}")
@@ -346,6 +406,7 @@ def _verdict(dep: Deployment, chaos: Chaos, load: WriteLoad, checkers: dict[str,
     revoked_at = chaos.revocation.get("at")
     return {
         "violations": violations,
+        "by_kind": _by_kind(windows, acked, lost, doubled, checkers),
         "writes": {"acknowledged": len(acked), "attempts": len(attempts), "replayed": sum(w.replayed for w in acked),
                    "retried": sum(1 for w in acked if len(w.attempts) > 1),
                    "answered_before_applied_here": sum(1 for w in acked if not w.applied_here),
@@ -362,6 +423,30 @@ def _verdict(dep: Deployment, chaos: Chaos, load: WriteLoad, checkers: dict[str,
     }
 
 
+def _by_kind(windows: list[Window], acked: list[Any], lost: list[Any], doubled: list[Any],
+             checkers: dict[str, Checker]) -> dict[str, dict[str, Any]]:
+    """Per fault kind: faults survived (each ended whole), writes acknowledged, lost and doubled
+    among those whose [start, end] overlaps one of its windows, seconds from the restart, resume
+    or heal to whole again (converged), and sidecar checks answered and failed inside its windows."""
+    out: dict[str, dict[str, Any]] = {}
+    for kind in dict.fromkeys(w.kind for w in windows):
+        own = [w for w in windows if w.kind == kind]
+        converge = [round(w.end - w.start - w.steps.get("restored", 0.0), 2) for w in own]
+        out[kind] = {
+            "faults_survived": len(own),
+            "writes": {"acknowledged": sum(1 for w in acked if in_any(own, w.start, w.end)),
+                       "lost": sum(1 for w in lost if in_any(own, w.start, w.end)),
+                       "doubled": sum(1 for w in doubled if in_any(own, w.start, w.end))},
+            "converged_after_s": {"median": round(statistics.median(converge), 2), "max": max(converge)},
+            "window_s_max": round(max(w.end - w.start for w in own), 2),
+            "checks_during": {"answered": sum(1 for c in checkers.values() for t in c.answered_at
+                                              if in_any(own, t, t)),
+                              "failed": sum(1 for c in checkers.values() for f in c.failures
+                                            if in_any(own, f[0], f[1]))},
+        }
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.cluster.chaos", description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=120.0, help="seconds of faults (at least one of each kind)")
@@ -373,16 +458,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--short", action="store_true", help="the short sequence of the test suite")
     parser.add_argument("--kinds", help=f"comma-separated fault kinds, in this order (default: {','.join(LONG)}; "
                         f"also {','.join(sorted(KINDS - set(LONG)))})")
+    parser.add_argument("--partitions", action="store_true",
+                        help=f"the partition kinds ({','.join(PARTITIONS)}) on a proxied deployment")
+    parser.add_argument("--proxied", action="store_true", help="every client link and route through its own "
+                        "proxy, for any kinds (implied by a partition kind)")
+    parser.add_argument("--partition-hold", type=float, help="seconds a partition lasts (default: --hold)")
     parser.add_argument("--pause-hold", type=float, help="seconds a NATS node stays SIGSTOPped (default: --hold); "
                         "past 10 it outlasts JetStream's election timeouts (4-9 s) and lost-quorum interval")
     args = parser.parse_args(argv)
     root = args.root or Path(tempfile.mkdtemp(prefix="tg-chaos-"))
-    kinds = SHORT if args.short else tuple(args.kinds.split(",")) if args.kinds else LONG
+    kinds = SHORT if args.short else tuple(args.kinds.split(",")) if args.kinds else PARTITIONS \
+        if args.partitions else LONG
     unknown = set(kinds) - KINDS - set(SHORT)
     if unknown:
         parser.error(f"unknown fault kinds: {', '.join(sorted(unknown))}")
     report = run(root, duration=0 if args.short else args.duration, kinds=kinds, seed=args.seed, hold=args.hold,
-                 gap=args.gap, writers=args.writers, pause_hold=args.pause_hold)
+                 gap=args.gap, writers=args.writers, pause_hold=args.pause_hold,
+                 partition_hold=args.partition_hold, proxied=args.proxied)
     print(json.dumps(report, indent=2, default=str))
     if not report["violations"] and args.root is None:
         shutil.rmtree(root, ignore_errors=True)

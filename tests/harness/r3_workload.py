@@ -187,6 +187,7 @@ class Checker:
     def __init__(self, dep: Deployment, service: str) -> None:
         self.dep, self.service = dep, service
         self.answers = 0
+        self.answered_at: list[float] = []  # when each answer came (to count answers inside a fault)
         self.failures: list[tuple[float, float, str]] = []  # (start, end, what)
         self.globex_denied_at: float | None = None
         self.globex_allowed_after_deny: list[float] = []
@@ -211,11 +212,13 @@ class Checker:
             return None
         if r.status_code == 401:  # a revoked tenant's token: refused outright
             self.answers += 1
+            self.answered_at.append(time.monotonic())
             return False
         if r.status_code != 200:
             self.failures.append((now, time.monotonic(), f"HTTP {r.status_code}"))
             return None
         self.answers += 1
+        self.answered_at.append(time.monotonic())
         return bool(r.json()["allow"])
 
     def _run(self) -> None:
