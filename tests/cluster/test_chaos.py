@@ -1,6 +1,7 @@
 """The short chaos run (see chaos.py): one fault of each kind on the shared deployment.
 
 The long run is ``python -m tests.cluster.chaos --duration 120``; figures in docs/operations.md.
+The partition kinds need a proxied deployment: their short run is test_chaos_partitions.py.
 """
 
 from __future__ import annotations
