@@ -181,7 +181,6 @@ def start_bench_sidecar(world_dir: Path, extra: list[str]) -> Server:
 
 def core_row(world: World, request: Any, count: int) -> float:
     """CPU-µs of the door's decision alone, in this process (no transport)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from authz_sidecar.config import SidecarConfig
     from authz_sidecar.grpc_ext_authz import ExtAuthzServicer
     from authz_sidecar.runtime import Sidecar

@@ -60,17 +60,6 @@ def _until(probe: Callable[[], bool], what: str, since: float, timeout: float = 
     return time.monotonic() - since
 
 
-def _sidecar_node(dep: Deployment, service: str) -> int | None:
-    """The node a sidecar's feed is attached to (None between sessions)."""
-    detail = dep.sidecar_status(service)["feed_detail"]
-    return dep.node_of(detail["server"]) if detail["connected"] and detail["server"] else None
-
-
-def _plane_node(dep: Deployment, i: int) -> int | None:
-    try:
-        return dep.plane_node(i)
-    except httpx.HTTPError:
-        return None
 
 
 def _attached(probe: Callable[[], int | None], what: str) -> int:
@@ -103,12 +92,12 @@ def _allowed(r: httpx.Response) -> bool:
 
 def test_a_sidecar_blackholed_from_its_node_moves_to_a_healthy_one(pdep: Deployment) -> None:
     dep, service = pdep, "orders"
-    node = _attached(lambda: _sidecar_node(dep, service), "the sidecar attached")
+    node = _attached(lambda: dep.sidecar_node(service), "the sidecar attached")
     checker = Checker(dep, service).start()
     try:
         cut_at = time.monotonic()
         _links(dep).cut_off(service, node)
-        moved = _until(lambda: _sidecar_node(dep, service) not in (None, node), "the sidecar left", cut_at)
+        moved = _until(lambda: dep.sidecar_node(service) not in (None, node), "the sidecar left", cut_at)
         live = _until(lambda: dep.sidecar_status(service)["feed"] == "live", "the feed live again", cut_at)
         # the new path carries news: a write made now reaches the sidecar while the old one is cut
         r = dep.write(0, "acme/project:pa#member@user:ann")
@@ -117,7 +106,7 @@ def test_a_sidecar_blackholed_from_its_node_moves_to_a_healthy_one(pdep: Deploym
     finally:
         checker.stop()
     converged = _healed(dep)
-    print(f"\nsidecar {service} blackholed from n{node}: attached to n{_sidecar_node(dep, service)} after "
+    print(f"\nsidecar {service} blackholed from n{node}: attached to n{dep.sidecar_node(service)} after "
           f"{moved:.2f} s, live {live:.2f} s, a new write allowed {fed:.2f} s after the cut; "
           f"{checker.answers} checks answered, {len(checker.failures)} failed; converged {converged:.2f} s "
           f"after the heal")
@@ -128,7 +117,7 @@ def test_a_sidecar_blackholed_from_its_node_moves_to_a_healthy_one(pdep: Deploym
 
 def test_a_replica_blackholed_from_its_node_moves_to_a_healthy_one(pdep: Deployment) -> None:
     dep, plane = pdep, 0
-    node = _attached(lambda: _plane_node(dep, plane), "the replica attached")
+    node = _attached(lambda: dep.plane_node_or_none(plane), "the replica attached")
     load = WriteLoad(dep, threads=2, prefix="pb", planes=[plane], pause=0.05).start()
     ready: list[tuple[float, bool]] = []
     try:
@@ -139,7 +128,7 @@ def test_a_replica_blackholed_from_its_node_moves_to_a_healthy_one(pdep: Deploym
 
         def moved_on() -> bool:
             ready.append((time.monotonic() - cut_at, dep.plane_ready(plane)))
-            return _plane_node(dep, plane) not in (None, node)
+            return dep.plane_node_or_none(plane) not in (None, node)
 
         moved = _until(moved_on, "the replica left its node", cut_at)
         writes = _until(lambda: load.acked() >= acked + 4, "writes through it again", cut_at)
@@ -149,7 +138,8 @@ def test_a_replica_blackholed_from_its_node_moves_to_a_healthy_one(pdep: Deploym
     refusals = [a for w in load.writes for a in w.attempts if a.status != 200]
     converged = _healed(dep)
     not_ready = [t for t, ok in ready if not ok]
-    print(f"\nreplica {plane} blackholed from n{node}: attached to n{_plane_node(dep, plane)} after {moved:.2f} s; "
+    print(f"\nreplica {plane} blackholed from n{node}: attached to n{dep.plane_node_or_none(plane)} "
+          f"after {moved:.2f} s; "
           f"writes through it again {writes:.2f} s after the cut; /ready 503 "
           f"{'never' if not not_ready else f'{min(not_ready):.1f}-{max(not_ready):.1f} s'}; {load.acked()} writes "
           f"acknowledged, {exact['unacked']} unanswered, {len(refusals)} refusals "

@@ -44,16 +44,6 @@ def rdep(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
         assert not left, f"processes left running: {left}"
 
 
-def _node_of_sidecar(dep: Deployment, service: str) -> int | None:
-    detail = dep.sidecar_status(service)["feed_detail"]
-    return dep.node_of(detail["server"]) if detail["connected"] and detail["server"] else None
-
-
-def _node_of_plane(dep: Deployment, i: int) -> int | None:
-    try:
-        return dep.plane_node(i)
-    except httpx.HTTPError:
-        return None
 
 
 def _allowed(r: httpx.Response) -> bool:
@@ -63,17 +53,17 @@ def _allowed(r: httpx.Response) -> bool:
 def test_a_minority_node_refuses_writes_and_its_sidecar_refuses_high_risk(rdep: Deployment) -> None:
     dep = rdep
     assert dep.links is not None and dep.routes is not None
-    eventually(lambda: _node_of_plane(dep, 1) is not None, "plane 1 attached")
-    minority = _node_of_plane(dep, 1)
+    eventually(lambda: dep.plane_node_or_none(1) is not None, "plane 1 attached")
+    minority = dep.plane_node_or_none(1)
     assert minority is not None
     majority = [n for n in range(3) if n != minority]
     dep.links.cut_off("plane1", *majority)  # the minority's clients reach only the minority node
     dep.links.cut_off("billing", *majority)
     dep.links.cut_off("plane0", minority)  # the majority's only the majority
     dep.links.cut_off("orders", minority)
-    eventually(lambda: _node_of_sidecar(dep, "billing") == minority, "billing on the minority node", timeout=60)
-    eventually(lambda: _node_of_sidecar(dep, "orders") in majority, "orders on the majority", timeout=60)
-    eventually(lambda: _node_of_plane(dep, 0) in majority, "plane 0 on the majority", timeout=60)
+    eventually(lambda: dep.sidecar_node("billing") == minority, "billing on the minority node", timeout=60)
+    eventually(lambda: dep.sidecar_node("orders") in majority, "orders on the majority", timeout=60)
+    eventually(lambda: dep.plane_node_or_none(0) in majority, "plane 0 on the majority", timeout=60)
     for service in SERVICES:
         eventually(lambda: _allowed(dep.high_risk(service)), f"high risk allowed at {service}", timeout=60)  # noqa: B023
 

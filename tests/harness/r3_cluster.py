@@ -200,6 +200,18 @@ class Deployment:
         server = self.plane_status(i)["nats"]["server"]
         return self.node_of(server) if server else None
 
+    def plane_node_or_none(self, i: int) -> int | None:
+        """:meth:`plane_node`, or None while the replica does not answer (cut off, restarting)."""
+        try:
+            return self.plane_node(i)
+        except httpx.HTTPError:
+            return None
+
+    def sidecar_node(self, service: str) -> int | None:
+        """The NATS node a sidecar's feed is attached to (None between sessions)."""
+        detail = self.sidecar_status(service)["feed_detail"]
+        return self.node_of(detail["server"]) if detail["connected"] and detail["server"] else None
+
     def relations_consumer_node(self, i: int) -> int | None:
         return self.nats.consumer_holder(topo.STREAM_RELATIONS, self.plane_client_name(i))
 

@@ -298,7 +298,7 @@ class CompiledCheck:
                     continue
                 if meta is None:
                     target, _, s_rel = other.partition("#")
-                    if (target.partition(":")[0], "*" if target.endswith(":*") else s_rel or None) not in plain:
+                    if (target.partition(":")[0], s_rel or None) not in plain:  # wildcards were skipped above
                         continue
                 elif not ev.valid(tname, tupleset, other, meta):
                     continue
